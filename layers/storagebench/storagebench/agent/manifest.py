@@ -1,0 +1,165 @@
+"""The agent's output: a directory of raw tool output plus ``manifest.json``.
+
+Layout (paths relative to the output directory)::
+
+    manifest.json                       this document, rewritten atomically after every step
+    plan.json                           the plan as received
+    agent.log                           the progress lines also written to stderr
+    prewarm/<target>/                   dd.<device>.stderr or fio.<device>.json per member device
+    steps/<step id>/<phase>/            one directory per phase of a step
+        job.fio                         fio: the job file as run
+        fio.json                        fio: --output-format=json+ part (per-job, with latency bins)
+        fio.txt                         fio: the normal part (fio's own group summary lines)
+        fio.stderr
+        ts/<job>_{iops,lat,bw}.<n>.log  fio: 1 s averaged time series when the phase asks for them
+        dd.<thread>.stderr              dd: dd's own records in/out and rate lines
+        stdout.<thread>.txt, stderr.<thread>.txt   command
+        timing.json                     real/user/sys measured by the agent (os.wait4 rusage)
+
+Nothing here is parsed by the agent beyond splitting fio's combined output: turning raw output
+into records is the domain's job (``storagebench.results``), so a raw file is never lost to a
+parser bug and can be re-parsed later.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from typing import Any, Dict, List, Optional
+
+try:
+    from typing import TypedDict
+except ImportError:  # pragma: no cover
+    TypedDict = dict  # type: ignore[assignment,misc]
+
+MANIFEST_VERSION = 1
+STATUS_OK = "ok"
+STATUS_FAILED = "failed"
+STATUS_SKIPPED = "skipped"
+
+
+class ThreadTiming(TypedDict, total=False):
+    thread: int
+    rc: int
+    real_s: float
+    user_s: float
+    sys_s: float
+    bytes: int
+    files: int
+
+
+class Timing(TypedDict, total=False):
+    real_s: float
+    user_s: float
+    sys_s: float
+    threads: List[ThreadTiming]
+
+
+class PhaseResult(TypedDict, total=False):
+    name: str
+    engine: str
+    dir: str
+    status: str
+    error: Optional[str]
+    rc: Optional[int]
+    started_at: str
+    ended_at: str
+    timing: Timing
+    files: List[str]
+
+
+class StepResult(TypedDict, total=False):
+    id: str
+    workload: str
+    profile: str
+    variant: Dict[str, Any]
+    repetition: int
+    target: str
+    intent: str
+    status: str
+    error: Optional[str]
+    started_at: str
+    ended_at: str
+    phases: List[PhaseResult]
+
+
+class DeviceInfo(TypedDict, total=False):
+    path: str
+    name: str
+    volume_id: Optional[str]
+    serial: Optional[str]
+    model: Optional[str]
+    size_bytes: int
+    emulated: Optional[Dict[str, Any]]
+
+
+class TargetResult(TypedDict, total=False):
+    id: str
+    kind: str
+    mode: str  # raw | filesystem | directory | network
+    path: str  # what workloads use: a block device (raw) or a directory
+    devices: List[DeviceInfo]
+    md_device: Optional[str]
+    filesystem: Optional[str]
+    labels: List[str]
+
+
+class PrewarmDevice(TypedDict, total=False):
+    path: str
+    bytes: int
+    seconds: float
+    mibps: float
+    files: List[str]
+
+
+class PrewarmResult(TypedDict, total=False):
+    target: str
+    method: str
+    status: str
+    error: Optional[str]
+    dir: str
+    devices: List[PrewarmDevice]
+
+
+class Manifest(TypedDict, total=False):
+    manifest_version: int
+    agent_version: str
+    run_id: str
+    config_id: str
+    status: str  # running | ok | failed | partial
+    error: Optional[str]
+    started_at: str
+    ended_at: Optional[str]
+    system: Dict[str, Any]
+    targets: List[TargetResult]
+    prewarm: List[PrewarmResult]
+    steps: List[StepResult]
+    emulation_events: List[Dict[str, Any]]
+    cleanup: Dict[str, Any]
+
+
+def write_json_atomic(path: str, document: Any) -> None:
+    """Write JSON so a reader (or a crash) never sees half a file."""
+    directory = os.path.dirname(path) or "."
+    fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=directory)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            json.dump(document, handle, indent=2, sort_keys=True)
+            handle.write("\n")
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def read_manifest(output_dir: str) -> Manifest:
+    with open(os.path.join(output_dir, "manifest.json"), encoding="utf-8") as handle:
+        document = json.load(handle)
+    if not isinstance(document, dict) or document.get("manifest_version") != MANIFEST_VERSION:
+        raise ValueError(
+            f"{output_dir}/manifest.json: manifest_version {document.get('manifest_version')!r} "
+            f"is not {MANIFEST_VERSION}"
+        )
+    return document  # type: ignore[return-value]

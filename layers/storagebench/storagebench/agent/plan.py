@@ -1,0 +1,278 @@
+"""The agent plan: the only document the benchmark agent reads.
+
+The domain package (``storagebench.planning``) expands a validated request config into this
+plan; the agent executes it literally. Everything here is plain JSON so the agent stays
+stdlib-only and runs on Python 3.9. ``check_plan`` is the agent's own guard against a
+malformed plan (a hand-written plan, a version mismatch): it names every bad field.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Dict, List, Optional
+
+try:  # TypedDict is in typing from 3.8; keep the import explicit for readers on 3.9.
+    from typing import TypedDict
+except ImportError:  # pragma: no cover
+    TypedDict = dict  # type: ignore[assignment,misc]
+
+PLAN_VERSION = 1
+
+TARGET_KINDS = ("ebs", "instance_store", "efs", "fsx_lustre", "nfs", "directory")
+BLOCK_KINDS = ("ebs", "instance_store")
+NETWORK_KINDS = ("efs", "fsx_lustre", "nfs")
+FILESYSTEMS = ("xfs", "ext4", "btrfs", "raw")
+PREWARM_METHODS = ("none", "dd", "fio")
+ENGINES = ("fio", "dd", "command")
+
+_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@=,+-]{0,127}$")
+
+
+class EmulationLimits(TypedDict, total=False):
+    """Combined (read + write) ceilings of an emulated EBS volume.
+
+    ``iops``/``mibps`` are the sustained (baseline) ceilings. When ``credit_capacity`` is set,
+    the volume starts with a full bucket and runs at ``burst_iops``/``burst_mibps`` until the
+    bucket is empty (gp2 I/O credits; st1/sc1 throughput credits in MiB), refilling at
+    ``credit_refill_per_s``. ``credit_unit`` says what a credit is: ``io`` or ``mib``.
+    """
+
+    iops: float
+    mibps: float
+    burst_iops: float
+    burst_mibps: float
+    credit_capacity: float
+    credit_refill_per_s: float
+    credit_unit: str
+    io_size_kib: int
+
+
+class Emulation(TypedDict):
+    """A loop device standing in for one EBS volume on a machine without EBS."""
+
+    volume_type: str
+    size_gib: float
+    capacity_bytes: int
+    limits: EmulationLimits
+
+
+class TargetSpec(TypedDict, total=False):
+    id: str
+    kind: str
+    # ebs: the volumes to find by NVMe serial; device_names only for Xen instances.
+    volume_ids: List[str]
+    device_names: List[str]
+    # ebs (count > 1 stripes with mdadm RAID0) and instance_store (0 = every device).
+    count: int
+    raid_chunk_kib: int
+    # Local runs: one emulation per stripe member instead of volume_ids.
+    emulate: List[Emulation]
+    filesystem: str
+    mkfs_options: List[str]
+    mount_options: str
+    # efs / fsx_lustre / nfs: what to mount.
+    source: str
+    fstype: str
+    lustre_stripe_count: int
+    # directory: an existing directory to benchmark in place.
+    path: str
+    # Writing over a device that carries data is refused unless this is true.
+    allow_destroy: bool
+
+
+class FioJob(TypedDict):
+    name: str
+    options: Dict[str, Any]
+
+
+class FioSpec(TypedDict, total=False):
+    global_options: Dict[str, Any]
+    jobs: List[FioJob]
+    timeseries: bool
+
+
+class DdSpec(TypedDict, total=False):
+    direction: str  # write: input -> file on target; read: file on target -> /dev/null
+    input: str  # /dev/zero or /dev/urandom for writes
+    file: str  # file name relative to the target (a thread index is appended when parallel > 1)
+    bs: str
+    count: int
+    iflag: str
+    oflag: str
+    conv: str
+    parallel: int
+
+
+class CommandSpec(TypedDict, total=False):
+    script: str  # run by /bin/sh with SB_TARGET_DIR, SB_THREAD, SB_THREADS in the environment
+    parallel: int
+    env: Dict[str, str]
+
+
+class Phase(TypedDict, total=False):
+    name: str
+    engine: str
+    fio: FioSpec
+    dd: DdSpec
+    command: CommandSpec
+    drop_caches: bool  # sync and drop the page cache before this phase (root only)
+    timeout_s: int
+
+
+class Step(TypedDict, total=False):
+    id: str
+    workload: str
+    profile: str
+    variant: Dict[str, Any]
+    repetition: int
+    target: str
+    phases: List[Phase]
+    cleanup: bool  # remove what the step wrote under the target afterwards
+    intent: str  # iops | throughput | latency | metadata | application
+
+
+class Prewarm(TypedDict, total=False):
+    method: str
+    targets: List[str]
+    block_size: str
+    iodepth: int
+
+
+class Plan(TypedDict, total=False):
+    plan_version: int
+    run_id: str
+    config_id: str
+    targets: List[TargetSpec]
+    prewarm: Prewarm
+    steps: List[Step]
+    setup: Optional[str]
+    teardown: Optional[str]
+    fail_fast: bool
+
+
+class PlanError(ValueError):
+    """A plan the agent cannot execute; ``problems`` lists every bad field."""
+
+    def __init__(self, problems: List[str]) -> None:
+        super().__init__("invalid agent plan:\n  " + "\n  ".join(problems))
+        self.problems = problems
+
+
+def _check_choice(problems: List[str], path: str, value: Any, allowed: tuple) -> None:  # type: ignore[type-arg]
+    if value not in allowed:
+        problems.append(f"{path}: {value!r} is not one of {', '.join(allowed)}")
+
+
+def _check_id(problems: List[str], path: str, value: Any) -> None:
+    if not isinstance(value, str) or not _ID.match(value):
+        problems.append(f"{path}: {value!r} must be 1-128 characters of letters, digits and ._@=,+-")
+
+
+def _check_positive_int(problems: List[str], path: str, value: Any, minimum: int = 1) -> None:
+    if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
+        problems.append(f"{path}: {value!r} must be an integer >= {minimum}")
+
+
+def _check_target(problems: List[str], path: str, target: Dict[str, Any]) -> None:
+    _check_id(problems, f"{path}.id", target.get("id"))
+    kind = target.get("kind")
+    _check_choice(problems, f"{path}.kind", kind, TARGET_KINDS)
+    if kind in BLOCK_KINDS:
+        _check_choice(problems, f"{path}.filesystem", target.get("filesystem", "raw"), FILESYSTEMS)
+    if kind == "ebs":
+        volume_ids = target.get("volume_ids") or []
+        emulate = target.get("emulate") or []
+        if bool(volume_ids) == bool(emulate):
+            problems.append(f"{path}: an ebs target needs exactly one of volume_ids or emulate")
+        for i, emu in enumerate(emulate):
+            _check_positive_int(problems, f"{path}.emulate[{i}].capacity_bytes", emu.get("capacity_bytes"), 1 << 20)
+            limits = emu.get("limits") or {}
+            for key in ("iops", "mibps"):
+                value = limits.get(key)
+                if not isinstance(value, (int, float)) or value <= 0:
+                    problems.append(f"{path}.emulate[{i}].limits.{key}: {value!r} must be a number > 0")
+    if kind == "instance_store":
+        _check_positive_int(problems, f"{path}.count", target.get("count", 0), 0)
+    if kind in NETWORK_KINDS:
+        for key in ("source", "fstype"):
+            if not isinstance(target.get(key), str) or not target.get(key):
+                problems.append(f"{path}.{key}: required for a {kind} target")
+    if kind == "directory" and not (isinstance(target.get("path"), str) and target.get("path")):
+        problems.append(f"{path}.path: required for a directory target")
+
+
+def _check_phase(problems: List[str], path: str, phase: Dict[str, Any]) -> None:
+    engine = phase.get("engine")
+    _check_choice(problems, f"{path}.engine", engine, ENGINES)
+    _check_id(problems, f"{path}.name", phase.get("name"))
+    if engine == "fio":
+        jobs = (phase.get("fio") or {}).get("jobs")
+        if not isinstance(jobs, list) or not jobs:
+            problems.append(f"{path}.fio.jobs: at least one job is required")
+    elif engine == "dd":
+        dd = phase.get("dd") or {}
+        _check_choice(problems, f"{path}.dd.direction", dd.get("direction"), ("read", "write"))
+        _check_positive_int(problems, f"{path}.dd.count", dd.get("count"))
+        _check_positive_int(problems, f"{path}.dd.parallel", dd.get("parallel", 1))
+    elif engine == "command":
+        command = phase.get("command") or {}
+        if not isinstance(command.get("script"), str) or not command.get("script", "").strip():
+            problems.append(f"{path}.command.script: a non-empty shell script is required")
+        _check_positive_int(problems, f"{path}.command.parallel", command.get("parallel", 1))
+    if "timeout_s" in phase:
+        _check_positive_int(problems, f"{path}.timeout_s", phase["timeout_s"])
+
+
+def check_plan(plan: Any) -> Plan:
+    """Validate a plan document; raise PlanError naming every bad field."""
+    if not isinstance(plan, dict):
+        raise PlanError([f"plan: expected a JSON object, got {type(plan).__name__}"])
+    problems: List[str] = []
+    if plan.get("plan_version") != PLAN_VERSION:
+        problems.append(f"plan_version: {plan.get('plan_version')!r} is not supported (this agent reads {PLAN_VERSION})")
+    _check_id(problems, "run_id", plan.get("run_id"))
+    _check_id(problems, "config_id", plan.get("config_id"))
+    targets = plan.get("targets")
+    if not isinstance(targets, list) or not targets:
+        problems.append("targets: at least one target is required")
+        targets = []
+    target_ids = set()
+    for i, target in enumerate(targets):
+        if not isinstance(target, dict):
+            problems.append(f"targets[{i}]: expected an object")
+            continue
+        _check_target(problems, f"targets[{i}]", target)
+        if target.get("id") in target_ids:
+            problems.append(f"targets[{i}].id: {target.get('id')!r} is used twice")
+        target_ids.add(target.get("id"))
+    prewarm = plan.get("prewarm") or {"method": "none"}
+    _check_choice(problems, "prewarm.method", prewarm.get("method"), PREWARM_METHODS)
+    for i, target_id in enumerate(prewarm.get("targets") or []):
+        if target_id not in target_ids:
+            problems.append(f"prewarm.targets[{i}]: {target_id!r} names no target")
+    steps = plan.get("steps")
+    if not isinstance(steps, list):
+        problems.append("steps: expected a list")
+        steps = []
+    step_ids = set()
+    for i, step in enumerate(steps):
+        path = f"steps[{i}]"
+        if not isinstance(step, dict):
+            problems.append(f"{path}: expected an object")
+            continue
+        _check_id(problems, f"{path}.id", step.get("id"))
+        if step.get("id") in step_ids:
+            problems.append(f"{path}.id: {step.get('id')!r} is used twice")
+        step_ids.add(step.get("id"))
+        if step.get("target") not in target_ids:
+            problems.append(f"{path}.target: {step.get('target')!r} names no target")
+        _check_positive_int(problems, f"{path}.repetition", step.get("repetition"))
+        phases = step.get("phases")
+        if not isinstance(phases, list) or not phases:
+            problems.append(f"{path}.phases: at least one phase is required")
+            continue
+        for j, phase in enumerate(phases):
+            _check_phase(problems, f"{path}.phases[{j}]", phase if isinstance(phase, dict) else {})
+    if problems:
+        raise PlanError(problems)
+    return plan  # type: ignore[return-value]

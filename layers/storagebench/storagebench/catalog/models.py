@@ -1,0 +1,178 @@
+"""Typed view of ``catalog.json``: AWS storage rules and performance envelopes.
+
+The catalog is data, versioned with the package, and every value in it points at a source
+(``sources`` table: title, URL, date read). Code reads it through these models only.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class Source(_Frozen):
+    title: str
+    url: str
+    retrieved: str = Field(description="ISO date the value was read from the source")
+    note: str | None = None
+
+
+class Range(_Frozen):
+    min: float
+    max: float
+    source: str
+
+
+class IopsRule(_Frozen):
+    """What a request may provision for a volume type's IOPS."""
+
+    min: int
+    max: int
+    max_per_gib: float | None = None
+    required: bool = False
+    default: int | None = None
+    source: str
+
+
+class ThroughputRule(_Frozen):
+    min: float
+    max: float
+    max_per_iops: float | None = None
+    default: float | None = None
+    source: str
+
+
+class Gp2Burst(_Frozen):
+    """gp2 I/O credit bucket."""
+
+    burst_iops: int
+    burst_mibps: float
+    credit_capacity: float
+    credits_per_gib_s: float
+    no_burst_from_gib: int
+    source: str
+
+
+class ThroughputCredits(_Frozen):
+    """st1/sc1 throughput credits: baseline and burst scale with size (MiB/s per TiB)."""
+
+    baseline_mibps_per_tib: float
+    burst_mibps_per_tib: float
+    max_mibps: float
+    bucket_mib_per_tib: float
+    source: str
+
+
+class SizeTier(_Frozen):
+    """A value that depends on volume size (gp2 throughput)."""
+
+    up_to_gib: float | None = Field(default=None, description="inclusive upper size bound; None = no bound")
+    value: float
+
+
+class EbsVolumeType(_Frozen):
+    media: Literal["ssd", "hdd", "magnetic"]
+    description: str
+    io_size_kib: int = Field(description="largest I/O counted as one operation")
+    size_gib: Range
+    iops: IopsRule | None = Field(default=None, description="None: IOPS are not provisionable")
+    throughput_mibps: ThroughputRule | None = Field(default=None, description="None: not provisionable")
+    # Performance model (read by catalog.envelope).
+    baseline_iops_per_gib: float | None = None
+    baseline_iops_min: float | None = None
+    included_iops: float | None = None
+    max_iops: float
+    max_mibps: float
+    mibps_per_iops: float | None = Field(default=None, description="throughput per provisioned IOPS (io1/io2)")
+    mibps_by_size: list[SizeTier] | None = None
+    gp2_burst: Gp2Burst | None = None
+    throughput_credits: ThroughputCredits | None = None
+    consistency: str
+    source: str
+    history: str | None = None
+
+
+class InstanceStoreSpec(_Frozen):
+    devices: int
+    device_gib: float
+    media: Literal["nvme", "ssd", "hdd"]
+    source: str
+
+
+class InstanceType(_Frozen):
+    vcpus: int
+    memory_gib: float
+    arch: Literal["x86_64", "arm64"]
+    nitro: bool
+    ebs_baseline_mbps: float = Field(description="MB/s (10^6 bytes), as AWS publishes it")
+    ebs_baseline_iops: int
+    ebs_max_mbps: float
+    ebs_max_iops: int
+    ebs_burst_minutes_per_day: int | None = Field(
+        default=None, description="30 for instances that reach the maximum only 30 min per 24 h"
+    )
+    instance_store: InstanceStoreSpec | None = None
+    on_demand_usd_per_hour_us_east_1: float | None = None
+    source: str
+
+
+class EfsRules(_Frozen):
+    provisioned_mibps: Range
+    baseline_mibps_per_tib: float
+    burst_mibps_per_tib: float
+    burst_floor_mibps: float
+    elastic_max_read_mibps: float
+    elastic_max_write_mibps: float
+    source: str
+
+
+class FsxDeployment(_Frozen):
+    capacity_gib_allowed: list[int] = Field(description="explicit sizes always allowed")
+    capacity_gib_step: int = Field(description="any multiple of this is allowed too")
+    capacity_gib_max: int
+    per_unit_mibps_per_tib: list[int] = Field(default_factory=list, description="empty: not settable")
+    baseline_mibps_per_tib: float
+    burst_mibps_per_tib: float | None = None
+    storage_type: Literal["SSD", "HDD"] = "SSD"
+    source: str
+
+
+class Catalog(_Frozen):
+    catalog_version: str
+    sources: dict[str, Source]
+    ebs: dict[str, EbsVolumeType]
+    instances: dict[str, InstanceType]
+    efs: EfsRules
+    fsx_lustre: dict[str, FsxDeployment]
+
+    @model_validator(mode="after")
+    def _sources_resolve(self) -> Catalog:
+        """Every ``source`` id used anywhere must be in the sources table."""
+        missing: set[str] = set()
+
+        def visit(node: object) -> None:
+            if isinstance(node, BaseModel):
+                for name in type(node).model_fields:
+                    value = getattr(node, name)
+                    if name == "source" and isinstance(value, str) and value not in self.sources:
+                        missing.add(value)
+                    visit(value)
+            elif isinstance(node, dict):
+                for value in node.values():
+                    visit(value)
+            elif isinstance(node, list):
+                for value in node:
+                    visit(value)
+
+        visit(self.ebs)
+        visit(self.instances)
+        visit(self.efs)
+        visit(self.fsx_lustre)
+        if missing:
+            raise ValueError(f"catalog cites unknown sources: {sorted(missing)}")
+        return self

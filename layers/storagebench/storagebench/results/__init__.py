@@ -1,0 +1,1 @@
+"""From raw agent output to normalized records and their statistics."""

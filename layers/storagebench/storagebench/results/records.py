@@ -1,0 +1,96 @@
+"""Normalized measurement records: one per config, workload, repetition, phase and direction.
+
+Every engine (fio, dd, a timed command, the pre-warm read) produces the same record shape so
+results across EBS, instance store, EFS, FSx and NFS compare on one scale. Units are fixed
+and spelled in the field names: MiB/s (2^20 bytes), microseconds, seconds, bytes.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+Direction = Literal["read", "write", "trim", "mixed"]
+Engine = Literal["fio", "dd", "command", "prewarm"]
+VariantValue = int | float | str
+
+
+class LatencyStats(BaseModel):
+    """Latency of completed I/O in microseconds.
+
+    ``basis`` says what fio measured: ``lat`` (submission + completion, our default because
+    jobs set ``lat_percentiles=1``) or ``clat`` (completion only, fio's default percentiles).
+    Percentiles merged across jobs come from their histograms, never from averaging.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    basis: Literal["lat", "clat"]
+    samples: int
+    mean_us: float
+    stdev_us: float
+    min_us: float
+    max_us: float
+    p50_us: float | None = None
+    p90_us: float | None = None
+    p95_us: float | None = None
+    p99_us: float | None = None
+    p999_us: float | None = None
+
+
+class HistogramBucket(BaseModel):
+    """I/O count whose latency is below ``le_us`` and at or above the previous bucket's bound."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    le_us: float
+    count: int
+
+
+class ResultRecord(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    config_id: str
+    target_id: str
+    workload: str = Field(description="workload id as named in the request (profile name or alias)")
+    profile: str
+    variant: dict[str, VariantValue] = Field(default_factory=dict, description="sweep point, e.g. numjobs=16")
+    repetition: int = Field(ge=1)
+    phase: str = Field(description="phase of the workload: run, create, read, prewarm, ...")
+    direction: Direction
+    engine: Engine
+    group: int | None = Field(default=None, description="fio job group (groupid)")
+    jobs: int = Field(default=1, ge=1, description="jobs, threads or processes that did the I/O")
+
+    iops: float | None = None
+    bw_mibps: float | None = None
+    bytes: int = Field(ge=0)
+    ios: int | None = Field(default=None, ge=0)
+    runtime_s: float = Field(ge=0, description="wall time of the measured I/O")
+    latency: LatencyStats | None = None
+    histogram: list[HistogramBucket] | None = Field(
+        default=None, description="latency histogram on log buckets (4 per octave), empty buckets omitted"
+    )
+
+    # fio's group statistics, as its normal output prints them (minb/maxb/mint/maxt).
+    job_bw_min_mibps: float | None = None
+    job_bw_max_mibps: float | None = None
+    job_runtime_min_s: float | None = None
+    job_runtime_max_s: float | None = None
+
+    cpu_usr_pct: float | None = Field(default=None, description="fio: mean per job; command: user/real*100")
+    cpu_sys_pct: float | None = None
+    real_s: float | None = None
+    user_s: float | None = None
+    sys_s: float | None = None
+    files: int | None = Field(default=None, description="files created or read (metadata workloads)")
+
+    started_at: str | None = None
+    raw: list[str] = Field(default_factory=list, description="raw artifacts, relative to the agent output")
+    labels: list[str] = Field(default_factory=list, description="e.g. emulated:gp2, unthrottled-directory")
+
+    def key(self) -> tuple[str, str, str, str, str, str, int | None]:
+        """What repetitions of the same measurement share."""
+        variant = ",".join(f"{k}={v}" for k, v in sorted(self.variant.items()))
+        return (self.config_id, self.target_id, self.workload, variant, self.phase, self.direction, self.group)
