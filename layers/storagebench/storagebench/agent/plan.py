@@ -88,6 +88,7 @@ class FioJob(TypedDict):
 class FioSpec(TypedDict, total=False):
     global_options: Dict[str, Any]
     jobs: List[FioJob]
+    job_file: str  # a user's fio job file, run as is (jobs is then empty)
     timeseries: bool
 
 
@@ -107,6 +108,7 @@ class CommandSpec(TypedDict, total=False):
     script: str  # run by /bin/sh with SB_TARGET_DIR, SB_THREAD, SB_THREADS in the environment
     parallel: int
     env: Dict[str, str]
+    accounting: Dict[str, int]  # bytes / files the script moves, known to the planner (for MiB/s)
 
 
 class Phase(TypedDict, total=False):
@@ -206,9 +208,10 @@ def _check_phase(problems: List[str], path: str, phase: Dict[str, Any]) -> None:
     _check_choice(problems, f"{path}.engine", engine, ENGINES)
     _check_id(problems, f"{path}.name", phase.get("name"))
     if engine == "fio":
-        jobs = (phase.get("fio") or {}).get("jobs")
-        if not isinstance(jobs, list) or not jobs:
-            problems.append(f"{path}.fio.jobs: at least one job is required")
+        fio = phase.get("fio") or {}
+        jobs = fio.get("jobs")
+        if not fio.get("job_file") and (not isinstance(jobs, list) or not jobs):
+            problems.append(f"{path}.fio.jobs: at least one job (or a job_file) is required")
     elif engine == "dd":
         dd = phase.get("dd") or {}
         _check_choice(problems, f"{path}.dd.direction", dd.get("direction"), ("read", "write"))

@@ -1,0 +1,212 @@
+"""Turn validation failures into messages a person can act on.
+
+Each error names the field path (``configs[0].targets[1].iops``), the value given and what is
+allowed. Pydantic's own wording is rewritten where it leaks internals (discriminator tags,
+regular expressions, "extra inputs").
+"""
+
+from __future__ import annotations
+
+import json
+import types
+import typing
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Union, get_args, get_origin
+
+from pydantic import BaseModel, ValidationError
+
+from storagebench.request import model as request_model
+
+_MISSING = object()
+
+PATTERN_HELP = {
+    request_model.SLUG_PATTERN: "1-63 lowercase letters, digits and dashes, starting with a letter or digit",
+    request_model.INSTANCE_TYPE_PATTERN: "an EC2 instance type such as c5.4xlarge",
+    request_model.REGION_PATTERN: "an AWS region code such as us-east-1",
+    request_model.SNAPSHOT_PATTERN: "a snapshot id such as snap-0123456789abcdef0",
+    r"^[a-z][a-z0-9-]{0,30}$": "1-31 lowercase letters, digits and dashes, starting with a letter",
+    r"^\d+[kKmM]$": "a size such as 128k or 1M",
+    r"^/.*": "an absolute path",
+    r"^/[^\s]*$": "an absolute export path such as /bucket",
+}
+
+
+@dataclass(frozen=True)
+class FieldError:
+    path: str
+    value: Any
+    message: str
+
+    def __str__(self) -> str:
+        if self.value is _MISSING:
+            return f"{self.path}: {self.message}"
+        return f"{self.path}: {self.message} (got {_show(self.value)})"
+
+    def as_dict(self) -> dict[str, Any]:
+        value = None if self.value is _MISSING else self.value
+        try:
+            json.dumps(value)
+        except (TypeError, ValueError):
+            value = repr(value)
+        return {"path": self.path, "value": value, "message": self.message}
+
+
+class RequestError(ValueError):
+    """A request that must not run; ``errors`` holds every problem found."""
+
+    def __init__(self, errors: list[FieldError]) -> None:
+        lines = "\n".join(f"  {e}" for e in errors)
+        super().__init__(f"invalid benchmark request ({len(errors)} problem{'s' * (len(errors) != 1)}):\n{lines}")
+        self.errors = errors
+
+
+def _show(value: Any) -> str:
+    text = json.dumps(value) if isinstance(value, str | int | float | bool | type(None)) else repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _path(parts: list[str | int]) -> str:
+    out = ""
+    for part in parts:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out or "(request)"
+
+
+def _models_in(annotation: Any) -> list[type[BaseModel]]:
+    """The pydantic models a field annotation can hold (through Optional, list, dict, Annotated)."""
+    origin = get_origin(annotation)
+    if origin is typing.Annotated:
+        return _models_in(get_args(annotation)[0])
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return [annotation]
+    if origin in (Union, types.UnionType, list, dict, tuple):
+        found: list[type[BaseModel]] = []
+        for arg in get_args(annotation):
+            found.extend(_models_in(arg))
+        return found
+    return []
+
+
+def _walk(loc: tuple[str | int, ...], document: Any) -> tuple[list[str | int], Any, type[BaseModel] | None]:
+    """Follow a pydantic location through the input: drop union tags, find the value and its model."""
+    parts: list[str | int] = []
+    node: Any = document
+    model: type[BaseModel] | None = request_model.BenchmarkRequest
+    candidates: list[type[BaseModel]] = [model]
+    for segment in loc:
+        if isinstance(node, dict) and isinstance(segment, str) and segment not in node and node.get("kind") == segment:
+            continue  # a discriminator tag pydantic put in the location
+        parts.append(segment)
+        if isinstance(segment, int):
+            node = node[segment] if isinstance(node, list) and -len(node) <= segment < len(node) else _MISSING
+        else:
+            node = node.get(segment, _MISSING) if isinstance(node, dict) else _MISSING
+            next_candidates: list[type[BaseModel]] = []
+            for candidate in candidates:
+                field = candidate.model_fields.get(segment)
+                if field is not None:
+                    next_candidates.extend(_models_in(field.annotation))
+            candidates = next_candidates
+        if isinstance(node, dict) and len(candidates) > 1:
+            kind = node.get("kind")
+            candidates = [c for c in candidates if _kind_of(c) == kind] or candidates
+    model = candidates[0] if len(candidates) == 1 else None
+    return parts, node, model
+
+
+def _kind_of(model: type[BaseModel]) -> Any:
+    field = model.model_fields.get("kind")
+    if field is None:
+        return None
+    args = get_args(field.annotation)
+    return args[0] if args else None
+
+
+def _message(error: dict[str, Any], parent_model: type[BaseModel] | None) -> str:
+    kind = error["type"]
+    ctx = error.get("ctx") or {}
+    if kind == "missing":
+        return "required"
+    if kind == "extra_forbidden":
+        if parent_model is not None:
+            allowed = ", ".join(parent_model.model_fields)
+            return f"unknown field; allowed here: {allowed}"
+        return "unknown field"
+    if kind == "string_pattern_mismatch":
+        pattern = ctx.get("pattern", "")
+        return "must be " + PATTERN_HELP.get(pattern, f"text matching {pattern}")
+    if kind == "literal_error":
+        return "must be one of " + str(ctx.get("expected", "")).replace("'", "")
+    if kind in ("greater_than_equal", "greater_than", "less_than_equal", "less_than"):
+        sign = {"greater_than_equal": ">=", "greater_than": ">", "less_than_equal": "<=", "less_than": "<"}[kind]
+        bound = next(iter(ctx.values()), "")
+        return f"must be {sign} {bound}"
+    if kind in ("too_short", "too_long"):
+        field_type = ctx.get("field_type", "value")
+        if kind == "too_short":
+            return f"{field_type.lower()} needs at least {ctx.get('min_length')} item(s)"
+        return f"{field_type.lower()} takes at most {ctx.get('max_length')} item(s)"
+    if kind == "union_tag_invalid":
+        return f"must be one of {str(ctx.get('expected_tags', '')).replace(chr(39), '')}"
+    if kind == "union_tag_not_found":
+        return "needs a kind: " + ", ".join(sorted(_target_kinds()))
+    return str(error["msg"]).removeprefix("Value error, ")
+
+
+def _target_kinds() -> list[str]:
+    kinds: list[str] = []
+    for model in _models_in(request_model.Config.model_fields["targets"].annotation):
+        kind = _kind_of(model)
+        if kind:
+            kinds.append(str(kind))
+    return kinds
+
+
+def field_errors(exc: ValidationError, document: Any) -> list[FieldError]:
+    result: list[FieldError] = []
+    for error in exc.errors():
+        loc = tuple(error["loc"])
+        if error["type"] in ("union_tag_invalid", "union_tag_not_found"):
+            loc = (*loc, "kind")
+        parts, value, _ = _walk(loc, document)
+        _, _, parent_model = _walk(loc[:-1], document) if loc else ([], None, None)
+        if error["type"] in ("missing", "union_tag_not_found"):
+            value = _MISSING
+        elif value is _MISSING:
+            value = error.get("input")
+        result.append(FieldError(_path(parts), value, _message(dict(error), parent_model)))
+    return result
+
+
+def parse_request(document: Any) -> request_model.BenchmarkRequest:
+    """Validate a request document; RequestError lists every problem with its path."""
+    if not isinstance(document, dict):
+        raise RequestError([FieldError("(request)", document, "must be a JSON object")])
+    try:
+        return request_model.BenchmarkRequest.model_validate(document)
+    except ValidationError as exc:
+        errors = field_errors(exc, document)
+    # The model's cross-reference checks run only once every field is valid; run them on the raw
+    # document too so one pass reports everything.
+    known = {(e.path, e.message) for e in errors}
+    for path, value, message in request_model.reference_problems(document):
+        if (path_text := _path(list(path))) and (path_text, message) not in known:
+            errors.append(FieldError(path_text, value, message))
+    raise RequestError(errors)
+
+
+def load_request(path: str | Path) -> request_model.BenchmarkRequest:
+    """Read and validate a request file (JSON); syntax errors name the line and column."""
+    file = Path(path)
+    try:
+        text = file.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise RequestError([FieldError(str(file), _MISSING, f"cannot read the file: {exc.strerror}")]) from None
+    try:
+        document = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise RequestError(
+            [FieldError(str(file), _MISSING, f"not valid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}")]
+        ) from None
+    return parse_request(document)

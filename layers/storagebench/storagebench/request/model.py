@@ -1,0 +1,490 @@
+"""The benchmark request: the one document the API, the schedules and the CLI accept.
+
+Structure is checked by the field types; AWS's rules (sizes, IOPS:GiB ratios, gp3
+throughput per IOPS, which kinds need which fields) come from the catalog and are checked by
+the model validators, each problem located at its field so the user sees
+``configs[1].targets[0].iops: ...`` with the value and the allowed range. Nothing is launched
+from a request that does not validate.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
+
+from storagebench.catalog import ebs_volume_type, instance_type, load_catalog
+from storagebench.catalog.models import EbsVolumeType
+from storagebench.request.problems import Problems, fmt_int
+from storagebench.workloads import PROFILES, SUITES, get_profile
+from storagebench.workloads.profile import ParamsError, check_params
+
+SLUG_PATTERN = r"^[a-z0-9][a-z0-9-]{0,62}$"
+Slug = Annotated[str, StringConstraints(pattern=SLUG_PATTERN)]
+INSTANCE_TYPE_PATTERN = r"^[a-z][a-z0-9-]*\.[a-z0-9-]+$"
+REGION_PATTERN = r"^[a-z]{2}(-gov|-iso[a-z]?)?-[a-z]+-\d{1,2}$"
+SNAPSHOT_PATTERN = r"^snap-[0-9a-f]{8,17}$"
+
+EbsType = Literal["gp2", "gp3", "io1", "io2", "st1", "sc1", "standard"]
+Filesystem = Literal["xfs", "ext4", "btrfs", "raw"]
+MAX_CONFIGS = 40  # inline Map concurrency ceiling; larger matrices belong in a Distributed Map
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
+
+
+# ------------------------------------------------------------------------- EBS rules
+
+
+def _iops_bounds(spec: EbsVolumeType, size_gib: int) -> tuple[int, int]:
+    """Allowed provisioned IOPS for a size: the ratio binds above what the type includes."""
+    assert spec.iops is not None
+    high = spec.iops.max
+    if spec.iops.max_per_gib is not None:
+        by_ratio = int(spec.iops.max_per_gib * size_gib)
+        high = min(high, max(by_ratio, spec.included_iops or 0))
+    return spec.iops.min, max(high, spec.iops.min)
+
+
+def check_ebs(problems: Problems, type_: str, size_gib: int, iops: int | None, throughput: int | None) -> None:
+    """AWS's CreateVolume rules for one volume (root or data), located at its fields."""
+    spec = ebs_volume_type(type_)
+    size = spec.size_gib
+    if not size.min <= size_gib <= size.max:
+        problems.add(("size_gib",), size_gib,
+                     f"{type_} volumes are {fmt_int(size.min)}..{fmt_int(size.max)} GiB")
+    if spec.iops is None:
+        if iops is not None:
+            how = {"gp2": "3 per GiB, at least 100", "st1": "throughput-based", "sc1": "throughput-based",
+                   "standard": "about 100"}.get(type_, "fixed")
+            problems.add(("iops",), iops, f"cannot be provisioned on {type_} (its IOPS are {how}); remove it")
+    elif iops is None:
+        if spec.iops.required:
+            low, high = _iops_bounds(spec, size_gib)
+            problems.add(("iops",), None, f"required for {type_}: {fmt_int(low)}..{fmt_int(high)} IOPS "
+                         f"for {fmt_int(size_gib)} GiB")
+    else:
+        low, high = _iops_bounds(spec, size_gib)
+        if not low <= iops <= high:
+            ratio = f"{fmt_int(spec.iops.max_per_gib)} per GiB, " if spec.iops.max_per_gib else ""
+            problems.add(("iops",), iops, f"{type_} allows {fmt_int(low)}..{fmt_int(high)} IOPS for "
+                         f"{fmt_int(size_gib)} GiB ({ratio}at most {fmt_int(spec.iops.max)})")
+    rule = spec.throughput_mibps
+    if rule is None:
+        if throughput is not None:
+            problems.add(("throughput_mibps",), throughput, f"can only be provisioned on gp3, not {type_}; remove it")
+    elif throughput is not None:
+        effective_iops = iops if iops is not None else (spec.iops.default if spec.iops else None) or 0
+        high_tp = rule.max
+        if rule.max_per_iops is not None:
+            high_tp = min(high_tp, max(rule.min, rule.max_per_iops * effective_iops))
+        if not rule.min <= throughput <= high_tp:
+            per = (f" ({rule.max_per_iops} MiB/s per IOPS: {fmt_int(effective_iops)} IOPS allow "
+                   f"{fmt_int(high_tp)})" if rule.max_per_iops and high_tp < rule.max else "")
+            problems.add(("throughput_mibps",), throughput,
+                         f"{type_} allows {fmt_int(rule.min)}..{fmt_int(high_tp)} MiB/s{per}")
+
+
+class RootVolume(_Model):
+    """The instance's boot volume: priced with the config, as the File Gateway study did."""
+
+    type: EbsType = "gp3"
+    size_gib: int = Field(default=8, ge=1)
+    iops: int | None = Field(default=None, ge=1)
+    throughput_mibps: int | None = Field(default=None, ge=1)
+    encrypted: bool = True
+
+    @model_validator(mode="after")
+    def _aws_rules(self) -> RootVolume:
+        problems = Problems("RootVolume")
+        check_ebs(problems, self.type, self.size_gib, self.iops, self.throughput_mibps)
+        problems.raise_if_any()
+        return self
+
+
+# ------------------------------------------------------------------------- targets
+
+
+class _Target(_Model):
+    id: Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9-]{0,30}$")] | None = Field(
+        default=None, description="names the target in workloads and results; defaults to <kind><position>"
+    )
+
+
+class EbsTarget(_Target):
+    kind: Literal["ebs"]
+    type: EbsType
+    size_gib: int = Field(ge=1, description="per volume")
+    iops: int | None = Field(default=None, ge=1, description="per volume (gp3, io1, io2)")
+    throughput_mibps: int | None = Field(default=None, ge=1, description="per volume (gp3)")
+    count: int = Field(default=1, ge=1, le=16, description="volumes; more than one are striped (RAID0) or jbod")
+    layout: Literal["raid0", "jbod"] = Field(
+        default="raid0", description="jbod: separate raw devices that fio spreads I/O across (filesystem raw)"
+    )
+    raid_chunk_kib: int | None = Field(default=None, ge=4, le=4096)
+    filesystem: Filesystem = "xfs"
+    mount_options: str | None = None
+    encrypted: bool = True
+    snapshot_id: Annotated[str, StringConstraints(pattern=SNAPSHOT_PATTERN)] | None = None
+    initialization_rate_mibps: int | None = Field(
+        default=None, description="Provisioned Rate for Volume Initialization, 100-300 MiB/s, snapshot volumes only"
+    )
+    allow_destroy: bool = Field(
+        default=False, description="let the agent write over a snapshot volume that carries data"
+    )
+
+    @model_validator(mode="after")
+    def _aws_rules(self) -> EbsTarget:
+        problems = Problems("EbsTarget")
+        check_ebs(problems, self.type, self.size_gib, self.iops, self.throughput_mibps)
+        if self.initialization_rate_mibps is not None:
+            if self.snapshot_id is None:
+                problems.add(("initialization_rate_mibps",), self.initialization_rate_mibps,
+                             "only applies to volumes created from a snapshot; set snapshot_id or remove it")
+            elif not 100 <= self.initialization_rate_mibps <= 300:
+                problems.add(("initialization_rate_mibps",), self.initialization_rate_mibps,
+                             "AWS allows 100..300 MiB/s")
+        if self.layout == "jbod" and self.filesystem != "raw":
+            problems.add(("layout",), self.layout,
+                         "jbod needs filesystem raw (one file system cannot span separate devices); "
+                         "use raid0 for a file system")
+        if self.count == 1 and self.layout == "jbod":
+            problems.add(("layout",), self.layout, "jbod needs count >= 2")
+        if self.raid_chunk_kib is not None and (self.count == 1 or self.layout != "raid0"):
+            problems.add(("raid_chunk_kib",), self.raid_chunk_kib, "only applies to a raid0 stripe (count >= 2)")
+        if self.filesystem == "raw" and self.mount_options:
+            problems.add(("mount_options",), self.mount_options, "a raw target is not mounted; remove it")
+        problems.raise_if_any()
+        return self
+
+
+class InstanceStoreTarget(_Target):
+    kind: Literal["instance_store"]
+    count: int | None = Field(default=None, ge=1, le=24, description="devices to use; all when omitted")
+    filesystem: Filesystem = "xfs"
+    mount_options: str | None = None
+    raid_chunk_kib: int | None = Field(default=None, ge=4, le=4096)
+
+
+class EfsTarget(_Target):
+    kind: Literal["efs"]
+    throughput_mode: Literal["elastic", "bursting", "provisioned"] = "elastic"
+    provisioned_throughput_mibps: float | None = Field(default=None, gt=0)
+    performance_mode: Literal["generalPurpose", "maxIO"] = "generalPurpose"
+    one_zone: bool = False
+    storage_gib_hint: int | None = Field(
+        default=None, ge=1, description="data the workloads keep on it, for bursting baselines and pricing"
+    )
+    mount_options: str = "nfsvers=4.1,rsize=1048576,wsize=1048576,hard,timeo=600,retrans=2,noresvport"
+    encrypted: bool = True
+
+    @model_validator(mode="after")
+    def _aws_rules(self) -> EfsTarget:
+        problems = Problems("EfsTarget")
+        rule = load_catalog().efs.provisioned_mibps
+        value = self.provisioned_throughput_mibps
+        if self.throughput_mode == "provisioned":
+            if value is None:
+                problems.add(("provisioned_throughput_mibps",), None,
+                             f"required with throughput_mode provisioned: {fmt_int(rule.min)}..{fmt_int(rule.max)} MiB/s")
+            elif not rule.min <= value <= rule.max:
+                problems.add(("provisioned_throughput_mibps",), value,
+                             f"EFS allows {fmt_int(rule.min)}..{fmt_int(rule.max)} MiB/s")
+        elif value is not None:
+            problems.add(("provisioned_throughput_mibps",), value,
+                         f"only applies to throughput_mode provisioned, not {self.throughput_mode}")
+        if self.performance_mode == "maxIO" and (self.one_zone or self.throughput_mode == "elastic"):
+            problems.add(("performance_mode",), "maxIO",
+                         "maxIO is not available with one_zone or elastic throughput; use generalPurpose")
+        problems.raise_if_any()
+        return self
+
+
+class FsxLustreTarget(_Target):
+    kind: Literal["fsx_lustre"]
+    deployment_type: Literal["SCRATCH_1", "SCRATCH_2", "PERSISTENT_1", "PERSISTENT_2"] = "SCRATCH_2"
+    storage_capacity_gib: int = Field(ge=1)
+    per_unit_storage_throughput: int | None = Field(default=None, description="MB/s per TiB (persistent only)")
+    data_compression: Literal["NONE", "LZ4"] = "NONE"
+    stripe_count: int = Field(default=-1, ge=-1, le=2000, description="lfs setstripe -c; -1 stripes over all OSTs")
+    mount_options: str = "relatime,flock"
+
+    @model_validator(mode="after")
+    def _aws_rules(self) -> FsxLustreTarget:
+        problems = Problems("FsxLustreTarget")
+        rule = load_catalog().fsx_lustre[self.deployment_type]
+        cap = self.storage_capacity_gib
+        if not (cap in rule.capacity_gib_allowed or (cap % rule.capacity_gib_step == 0 and cap <= rule.capacity_gib_max)):
+            allowed = ", ".join(fmt_int(c) for c in rule.capacity_gib_allowed)
+            problems.add(("storage_capacity_gib",), cap,
+                         f"{self.deployment_type} allows {allowed} or a multiple of "
+                         f"{fmt_int(rule.capacity_gib_step)} up to {fmt_int(rule.capacity_gib_max)} GiB")
+        per_unit = self.per_unit_storage_throughput
+        if rule.per_unit_mibps_per_tib:
+            choices = ", ".join(str(v) for v in rule.per_unit_mibps_per_tib)
+            if per_unit is None:
+                problems.add(("per_unit_storage_throughput",), None,
+                             f"required for {self.deployment_type}: one of {choices} MB/s per TiB")
+            elif per_unit not in rule.per_unit_mibps_per_tib:
+                problems.add(("per_unit_storage_throughput",), per_unit,
+                             f"{self.deployment_type} allows {choices} MB/s per TiB")
+        elif per_unit is not None:
+            problems.add(("per_unit_storage_throughput",), per_unit,
+                         f"{self.deployment_type} has fixed throughput; remove it")
+        problems.raise_if_any()
+        return self
+
+
+class NfsTarget(_Target):
+    """An existing NFS export (a File Gateway share, a filer): mounted, never created."""
+
+    kind: Literal["nfs"]
+    server: Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9.:-]{0,252}$")]
+    export: Annotated[str, StringConstraints(pattern=r"^/[^\s]*$")]
+    nfs_version: Literal["3", "4", "4.0", "4.1", "4.2"] | None = None
+    mount_options: str = "nolock,hard"
+
+
+class LocalTarget(_Target):
+    """A directory on the machine running the agent (local runs): benchmarked in place."""
+
+    kind: Literal["local"]
+    path: Annotated[str, StringConstraints(pattern=r"^/.*")]
+
+
+Target = Annotated[
+    EbsTarget | InstanceStoreTarget | EfsTarget | FsxLustreTarget | NfsTarget | LocalTarget,
+    Field(discriminator="kind"),
+]
+FILESYSTEM_KINDS = ("efs", "fsx_lustre", "nfs", "local")
+
+
+def target_mode(target: Target) -> Literal["raw", "filesystem"]:
+    if isinstance(target, EbsTarget | InstanceStoreTarget) and target.filesystem == "raw":
+        return "raw"
+    return "filesystem"
+
+
+# ------------------------------------------------------------------------- configs
+
+
+class Config(_Model):
+    id: Slug
+    description: str | None = Field(default=None, max_length=500)
+    instance_type: Annotated[str, StringConstraints(pattern=INSTANCE_TYPE_PATTERN)]
+    root_volume: RootVolume = Field(default_factory=RootVolume)
+    targets: list[Target] = Field(min_length=1, max_length=8)
+    setup: str | None = Field(default=None, max_length=16_384, description="shell run before targets are prepared")
+    teardown: str | None = Field(default=None, max_length=16_384, description="shell run after, on every path")
+
+    @model_validator(mode="after")
+    def _targets(self) -> Config:
+        problems = Problems("Config")
+        seen: dict[str, int] = {}
+        for position, target in enumerate(self.targets):
+            if target.id is None:
+                target.id = f"{target.kind.replace('_', '-')}{position}"
+            if target.id in seen:
+                problems.add(("targets", position, "id"), target.id,
+                             f"already names targets[{seen[target.id]}]; target ids must be unique in a config")
+            seen[target.id] = position
+        spec = instance_type(self.instance_type)
+        volumes = 1 + sum(t.count for t in self.targets if isinstance(t, EbsTarget))
+        if volumes > 28:
+            problems.add(("targets",), volumes, "an instance takes at most 27 data volumes besides the root volume")
+        for position, target in enumerate(self.targets):
+            if not isinstance(target, InstanceStoreTarget) or spec is None:
+                continue
+            store = spec.instance_store
+            if store is None:
+                problems.add(("targets", position, "kind"), "instance_store",
+                             f"{self.instance_type} has no instance store; pick e.g. an i3en, m5d or c5d type")
+            elif target.count is not None and target.count > store.devices:
+                problems.add(("targets", position, "count"), target.count,
+                             f"{self.instance_type} has {store.devices} instance-store device(s)")
+        problems.raise_if_any()
+        return self
+
+
+# ------------------------------------------------------------------------- workloads
+
+
+class WorkloadRef(_Model):
+    """A profile from the library (or a whole suite), with overrides."""
+
+    profile: str | None = Field(default=None, description="a profile name from `storagebench workloads`")
+    suite: str | None = Field(default=None, description="every profile of a suite: " + ", ".join(SUITES))
+    id: Slug | None = Field(default=None, description="names this workload in results; defaults to the profile")
+    scale: float = Field(default=1.0, gt=0, le=100, description="multiplies sizes, counts and runtimes")
+    params: dict[str, Any] = Field(default_factory=dict, description="overrides; a list sweeps a sweepable one")
+    targets: list[str] | None = Field(default=None, description="target ids to run on; all targets when omitted")
+    repetitions: int | None = Field(default=None, ge=1, le=100)
+
+    @model_validator(mode="after")
+    def _profile(self) -> WorkloadRef:
+        problems = Problems("WorkloadRef")
+        if (self.profile is None) == (self.suite is None):
+            problems.add(("profile",), self.profile, "give exactly one of profile or suite")
+        elif self.suite is not None:
+            if self.suite not in SUITES:
+                problems.add(("suite",), self.suite, f"unknown suite; allowed: {', '.join(SUITES)}")
+            if self.params:
+                problems.add(("params",), self.params, "a suite takes no params; list its profiles to override")
+            if self.id is not None:
+                problems.add(("id",), self.id, "a suite's workloads are named after their profiles")
+        elif self.profile is not None:
+            try:
+                profile = get_profile(self.profile)
+            except KeyError as exc:
+                problems.add(("profile",), self.profile, str(exc.args[0]))
+            else:
+                try:
+                    self.params = check_params(profile, self.params)
+                except ParamsError as exc:
+                    for error in exc.errors:
+                        problems.add(("params", error.param), error.value, error.allowed)
+        problems.raise_if_any()
+        return self
+
+    def expand(self) -> list[ResolvedWorkload]:
+        names = SUITES[self.suite] if self.suite else (self.profile,)
+        return [
+            ResolvedWorkload(
+                id=self.id or str(name), profile=str(name), scale=self.scale,
+                params=self.params if self.profile else {}, targets=self.targets, repetitions=self.repetitions,
+            )
+            for name in names
+        ]
+
+
+class ResolvedWorkload(_Model):
+    """A workload after suites are expanded: one profile, validated params."""
+
+    id: str
+    profile: str
+    scale: float
+    params: dict[str, Any]
+    targets: list[str] | None
+    repetitions: int | None
+
+
+# ------------------------------------------------------------------------- the request
+
+
+def reference_problems(document: Any) -> list[tuple[tuple[str | int, ...], Any, str]]:
+    """Config ids unique and the baseline naming one; works on raw documents as well."""
+    found: list[tuple[tuple[str | int, ...], Any, str]] = []
+    if not isinstance(document, dict) or not isinstance(document.get("configs"), list):
+        return found
+    ids: dict[Any, int] = {}
+    for position, config in enumerate(document["configs"]):
+        config_id = config.get("id") if isinstance(config, dict) else None
+        if not isinstance(config_id, str):
+            continue
+        if config_id in ids:
+            found.append((("configs", position, "id"), config_id,
+                          f"already names configs[{ids[config_id]}]; config ids must be unique"))
+        ids.setdefault(config_id, position)
+    baseline = document.get("baseline")
+    if baseline is not None and ids and baseline not in ids:
+        found.append((("baseline",), baseline, f"must name a config: {', '.join(map(str, ids))}"))
+    return found
+
+
+
+class Prewarm(_Model):
+    """Read every block of each EBS volume before measuring; the cold read is itself a result."""
+
+    method: Literal["none", "dd", "fio"] = Field(
+        default="dd", description="dd: `dd if=<dev> of=/dev/null bs=1M` per volume; fio: parallel 128k reads"
+    )
+    block_size: Annotated[str, StringConstraints(pattern=r"^\d+[kKmM]$")] = "1M"
+    iodepth: int = Field(default=32, ge=1, le=256, description="fio method only")
+
+
+class Timing(_Model):
+    """Poll intervals and deadlines of the workflow; small values make tests fast."""
+
+    ready_poll_s: int = Field(default=15, ge=1, le=300, description="while instances and file systems start")
+    command_poll_s: int = Field(
+        default=300, ge=1, le=600, description="while workloads run; <= 600 so a dead instance is seen in 10 min"
+    )
+    command_timeout_h: float = Field(default=12, gt=0, le=48, description="SSM execution timeout (at most 48 h)")
+    max_run_hours: float = Field(default=24, gt=0, le=168, description="resources expire (janitor) after this")
+
+
+class BenchmarkRequest(_Model):
+    name: Slug = Field(description="suite name: groups nightly runs of the same comparison")
+    description: str | None = Field(default=None, max_length=2000)
+    region: Annotated[str, StringConstraints(pattern=REGION_PATTERN)] = "us-east-1"
+    baseline: str | None = Field(default=None, description="config id the others are compared with (default: first)")
+    configs: list[Config] = Field(min_length=1, max_length=MAX_CONFIGS)
+    workloads: list[WorkloadRef] = Field(min_length=1, max_length=50)
+    prewarm: Prewarm = Field(default_factory=Prewarm)
+    repetitions: int = Field(default=3, ge=1, le=100)
+    order: Literal["sequential", "interleaved"] = Field(
+        default="sequential", description="interleaved runs repetition 1 of every workload, then 2, ..."
+    )
+    max_concurrency: int | None = Field(default=None, ge=1, le=MAX_CONFIGS, description="configs run at once")
+    timing: Timing = Field(default_factory=Timing)
+    fail_fast: bool = Field(default=False, description="stop a config's workloads at its first failure")
+    tags: dict[
+        Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9 _.:/=+@-]{1,128}$")],
+        Annotated[str, StringConstraints(max_length=256)],
+    ] = Field(default_factory=dict, max_length=20)
+
+    @model_validator(mode="after")
+    def _cross_checks(self) -> BenchmarkRequest:
+        problems = Problems("BenchmarkRequest")
+        for loc, value, message in reference_problems(self.model_dump(include={"configs", "baseline"})):
+            problems.add(loc, value, message)
+        seen: dict[str, int] = {}
+        all_targets = {t.id for c in self.configs for t in c.targets}
+        for position, ref in enumerate(self.workloads):
+            for workload in ref.expand():
+                if workload.id in seen:
+                    problems.add(("workloads", position, "id"), workload.id,
+                                 f"already used by workloads[{seen[workload.id]}]; give one an id")
+                seen.setdefault(workload.id, position)
+            for index, target_id in enumerate(ref.targets or []):
+                if target_id not in all_targets:
+                    problems.add(("workloads", position, "targets", index), target_id,
+                                 f"names no target; targets are: {', '.join(sorted(t for t in all_targets if t))}")
+            self._check_fit(problems, position, ref)
+        problems.raise_if_any()
+        return self
+
+    def _check_fit(self, problems: Problems, position: int, ref: WorkloadRef) -> None:
+        """A profile that writes files cannot run on a raw device, and vice versa."""
+        for workload in ref.expand():
+            needs = PROFILES[workload.profile].needs
+            if needs == "any":
+                continue
+            for c_index, config in enumerate(self.configs):
+                for t_index, target in enumerate(config.targets):
+                    if ref.targets is not None and target.id not in ref.targets:
+                        continue
+                    mode = target_mode(target)
+                    if mode != needs:
+                        problems.add(("workloads", position, "profile"), workload.profile,
+                                     f"needs a {needs} target but configs[{c_index}].targets[{t_index}] "
+                                     f"({config.id}/{target.id}) is {mode}; restrict the workload with targets")
+                        return
+
+    @property
+    def baseline_id(self) -> str:
+        return self.baseline or self.configs[0].id
+
+    def resolved_workloads(self) -> list[ResolvedWorkload]:
+        return [w for ref in self.workloads for w in ref.expand()]
+
+    def repetitions_of(self, workload: ResolvedWorkload) -> int:
+        return workload.repetitions or self.repetitions
+
+    def config(self, config_id: str) -> Config:
+        for config in self.configs:
+            if config.id == config_id:
+                return config
+        raise KeyError(f"no config {config_id!r}; configs are {', '.join(c.id for c in self.configs)}")
+
