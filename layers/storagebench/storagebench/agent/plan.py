@@ -62,8 +62,10 @@ class TargetSpec(TypedDict, total=False):
     # ebs: the volumes to find by NVMe serial; device_names only for Xen instances.
     volume_ids: List[str]
     device_names: List[str]
-    # ebs (count > 1 stripes with mdadm RAID0) and instance_store (0 = every device).
+    # ebs (count > 1 stripes with mdadm RAID0, or jbod: separate raw devices) and
+    # instance_store (count 0 = every device).
     count: int
+    layout: str
     raid_chunk_kib: int
     # Local runs: one emulation per stripe member instead of volume_ids.
     emulate: List[Emulation]

@@ -72,7 +72,8 @@ class SizeTier(_Frozen):
     """A value that depends on volume size (gp2 throughput)."""
 
     up_to_gib: float | None = Field(default=None, description="inclusive upper size bound; None = no bound")
-    value: float
+    value: float = Field(description="sustained value (no credits needed)")
+    burst_value: float | None = Field(default=None, description="value while burst credits last; None = same")
 
 
 class EbsVolumeType(_Frozen):
@@ -88,19 +89,47 @@ class EbsVolumeType(_Frozen):
     included_iops: float | None = None
     max_iops: float
     max_mibps: float
-    mibps_per_iops: float | None = Field(default=None, description="throughput per provisioned IOPS (io1/io2)")
+    mibps_per_iops: float | None = Field(
+        default=None, description="throughput per provisioned IOPS (io1/io2)"
+    )
+    mibps_per_iops_cap: float | None = Field(
+        default=None, description="ceiling of the per-IOPS throughput rule below high_iops_from (io1: 500)"
+    )
+    high_iops_from: int | None = Field(
+        default=None, description="above this many provisioned IOPS, throughput is IOPS x high_iops_io_kib"
+    )
+    high_iops_io_kib: float | None = Field(
+        default=None, description="I/O size used above high_iops_from (io1: 16)"
+    )
+    included_mibps: float | None = Field(
+        default=None, description="throughput assumed without provisioning (magnetic: low end of the range)"
+    )
+    non_nitro_max_iops: int | None = Field(
+        default=None, description="per-volume IOPS ceiling on Xen instances"
+    )
+    non_nitro_max_mibps: float | None = Field(
+        default=None, description="per-volume MiB/s ceiling on Xen instances"
+    )
     mibps_by_size: list[SizeTier] | None = None
     gp2_burst: Gp2Burst | None = None
     throughput_credits: ThroughputCredits | None = None
     consistency: str
     source: str
+    summary_source: str | None = Field(default=None, description="source of the per-type summary maxima")
+    io_size_source: str | None = Field(default=None, description="source of io_size_kib")
+    derivation_source: str | None = Field(
+        default=None, description="source of a rule the envelope derives (gp2 throughput without credits)"
+    )
     history: str | None = None
 
 
 class InstanceStoreSpec(_Frozen):
     devices: int
-    device_gib: float
+    device_gib: float = Field(description="GiB per device, derived from device_gb (x 10^9 / 2^30)")
     media: Literal["nvme", "ssd", "hdd"]
+    device_gb: float | None = Field(
+        default=None, description="GB per device (10^9 bytes), as AWS publishes it"
+    )
     source: str
 
 
@@ -116,9 +145,16 @@ class InstanceType(_Frozen):
     ebs_burst_minutes_per_day: int | None = Field(
         default=None, description="30 for instances that reach the maximum only 30 min per 24 h"
     )
+    ebs_baseline_bandwidth_mbit: int | None = Field(default=None, description="Mbps (megabits), as published")
+    ebs_max_bandwidth_mbit: int | None = Field(default=None, description="Mbps (megabits), as published")
+    ebs_optimized_by_default: bool = Field(
+        default=True, description="False: the EBS limits apply only when launched EBS-optimized (extra fee)"
+    )
     instance_store: InstanceStoreSpec | None = None
     on_demand_usd_per_hour_us_east_1: float | None = None
-    source: str
+    source: str = Field(description="source of the EBS limits")
+    spec_source: str | None = Field(default=None, description="source of vCPUs, memory, architecture")
+    price_source: str | None = Field(default=None, description="source of the price seed")
 
 
 class EfsRules(_Frozen):
@@ -128,6 +164,19 @@ class EfsRules(_Frozen):
     burst_floor_mibps: float
     elastic_max_read_mibps: float
     elastic_max_write_mibps: float
+    per_client_max_mibps: float | None = Field(default=None, description="one client, provisioned/bursting")
+    elastic_per_client_max_mibps: float | None = Field(default=None, description="one client, elastic")
+    source: str
+
+
+class FsxTier(_Frozen):
+    """Published performance of one throughput tier, MB/s per TiB (10^6 bytes, as FSx publishes it)."""
+
+    per_unit: int | None = Field(default=None, description="PerUnitStorageThroughput; None = not settable")
+    network_baseline_mbps_per_tib: float
+    network_burst_mbps_per_tib: float | None = None
+    disk_baseline_mbps_per_tib: float
+    disk_burst_mbps_per_tib: float | None = None
     source: str
 
 
@@ -139,6 +188,9 @@ class FsxDeployment(_Frozen):
     baseline_mibps_per_tib: float
     burst_mibps_per_tib: float | None = None
     storage_type: Literal["SSD", "HDD"] = "SSD"
+    tiers: list[FsxTier] = Field(
+        default_factory=list, description="per-tier network/disk figures, where known"
+    )
     source: str
 
 
@@ -152,14 +204,15 @@ class Catalog(_Frozen):
 
     @model_validator(mode="after")
     def _sources_resolve(self) -> Catalog:
-        """Every ``source`` id used anywhere must be in the sources table."""
+        """Every ``source`` (or ``*_source``) id used anywhere must be in the sources table."""
         missing: set[str] = set()
 
         def visit(node: object) -> None:
             if isinstance(node, BaseModel):
                 for name in type(node).model_fields:
                     value = getattr(node, name)
-                    if name == "source" and isinstance(value, str) and value not in self.sources:
+                    cites = name == "source" or name.endswith("_source")
+                    if cites and isinstance(value, str) and value not in self.sources:
                         missing.add(value)
                     visit(value)
             elif isinstance(node, dict):

@@ -1,0 +1,287 @@
+"""Emulated EBS volumes: sparse file -> loop device -> cgroup throttle at the type's envelope.
+
+What makes the emulation faithful:
+
+* the loop device uses direct I/O on its backing file (no second page cache) and caps its
+  request size at the volume type's I/O accounting unit (256 KiB on SSD, 1 MiB on HDD), so a
+  1 MiB read costs 4 operations as it does on gp2/gp3/io1/io2;
+* limits are combined read + write, as EBS's are: the governor measures the read share of
+  recent I/O and splits the budget to match, rewriting the kernel limits only when the mix has
+  measurably moved (every rewrite restarts the kernel's accounting slice, so each one costs
+  accuracy);
+* gp2 I/O credits and st1/sc1 throughput credits are a bucket that starts full, drains at the
+  rate of I/O above baseline and refills at baseline; when it empties the ceiling drops from
+  burst to baseline, producing the knee the analysis then has to find. Buckets are scaled down
+  by the planner so the knee comes in about a minute instead of half an hour.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import threading
+import time
+from typing import Callable, Dict, List, Optional
+
+from storagebench.agent.log import utc_now
+from storagebench.agent.plan import Emulation, EmulationLimits
+from storagebench.agent.proc import CommandError, run
+from storagebench.agent.throttle import Served, Throttle, ThrottleError, create_throttle
+
+MIB = 1 << 20
+FLOOR_SHARE = 0.10  # an idle direction keeps this share, so a change of mix is seen within ~0.1 s
+MIN_SAMPLE_IOS = 20
+RESTORE_SHARE = 0.05  # credits needed to leave baseline again (avoids flapping at the knee)
+
+
+class EmulationError(RuntimeError):
+    """An emulated volume could not be created or throttled."""
+
+
+class LoopDevice:
+    def __init__(self, backing_file: str, path: str, major_minor: str, direct_io: bool) -> None:
+        self.backing_file = backing_file
+        self.path = path
+        self.major_minor = major_minor
+        self.direct_io = direct_io
+
+    @property
+    def name(self) -> str:
+        return os.path.basename(self.path)
+
+
+def create_loop(backing_file: str, capacity_bytes: int, io_size_kib: int, sysfs: str = "/sys") -> LoopDevice:
+    """A loop device over a new sparse file, with direct I/O and EBS's request size."""
+    if os.path.exists(backing_file):
+        raise EmulationError(f"{backing_file} already exists; refusing to reuse another run's volume")
+    with open(backing_file, "wb") as handle:
+        handle.truncate(capacity_bytes)
+    try:
+        path = run(["losetup", "--find", "--show", "--direct-io=on", backing_file]).stdout.strip()
+    except CommandError as exc:
+        os.unlink(backing_file)
+        raise EmulationError(f"cannot create a loop device: {exc}") from None
+    name = os.path.basename(path)
+    queue = os.path.join(sysfs, "block", name, "queue")
+    with open(os.path.join(sysfs, "block", name, "dev"), encoding="ascii") as handle:
+        major_minor = handle.read().strip()
+    for setting, value in (("max_sectors_kb", str(io_size_kib)), ("scheduler", "none")):
+        try:
+            with open(os.path.join(queue, setting), "w", encoding="ascii") as handle:
+                handle.write(value)
+        except OSError:
+            pass  # older kernels: the throttle still holds; the I/O unit is then the kernel's
+    direct_io = False
+    try:
+        with open(os.path.join(sysfs, "block", name, "loop", "dio"), encoding="ascii") as handle:
+            direct_io = handle.read().strip() == "1"
+    except OSError:
+        pass
+    return LoopDevice(backing_file, path, major_minor, direct_io)
+
+
+def destroy_loop(loop: LoopDevice) -> None:
+    run(["losetup", "--detach", loop.path])
+    if os.path.exists(loop.backing_file):
+        os.unlink(loop.backing_file)
+
+
+class _Split:
+    """Read share of a combined budget, moved only when the measured mix differs significantly."""
+
+    def __init__(self) -> None:
+        self.read_share = 0.5
+        self._base_read = 0
+        self._base_write = 0
+        self._base_ios = 0
+        self.changes = 0
+
+    def observe(self, read: int, write: int, ios: int) -> bool:
+        """Counters (cumulative) of this dimension plus I/O counts for the sample size."""
+        dr, dw = read - self._base_read, write - self._base_write
+        n = ios - self._base_ios
+        if n < MIN_SAMPLE_IOS or dr + dw <= 0:
+            return False
+        share = dr / (dr + dw)
+        noise = 3 * math.sqrt(max(share * (1 - share), 0.0025) / n)
+        if abs(share - self.read_share) <= max(0.005, noise):
+            return False
+        self.read_share = share
+        self.rebase(read, write, ios)
+        self.changes += 1
+        return True
+
+    def rebase(self, read: int, write: int, ios: int) -> None:
+        self._base_read, self._base_write, self._base_ios = read, write, ios
+
+    def parts(self, ceiling: float) -> tuple:  # type: ignore[type-arg]
+        floor = max(1.0, ceiling * FLOOR_SHARE)
+        return max(floor, ceiling * self.read_share), max(floor, ceiling * (1 - self.read_share))
+
+
+class DeviceBudget:
+    """The governor's state for one emulated device."""
+
+    def __init__(self, device: LoopDevice, limits: EmulationLimits) -> None:
+        self.device = device
+        self.limits = limits
+        self.capacity = float(limits.get("credit_capacity", 0) or 0)
+        self.credits = self.capacity
+        self.bursting = self.capacity > 0
+        self.ios = _Split()
+        self.bytes = _Split()
+        self.last: Optional[Served] = None
+        self.applied: Optional[tuple] = None  # type: ignore[type-arg]
+
+    def ceilings(self) -> tuple:  # type: ignore[type-arg]
+        limits = self.limits
+        if self.bursting:
+            return (float(limits.get("burst_iops") or limits["iops"]),
+                    float(limits.get("burst_mibps") or limits["mibps"]))
+        return float(limits["iops"]), float(limits["mibps"])
+
+    def kernel_limits(self) -> tuple:  # type: ignore[type-arg]
+        iops, mibps = self.ceilings()
+        riops, wiops = self.ios.parts(iops)
+        rbps, wbps = self.bytes.parts(mibps * MIB)
+        return int(round(riops)), int(round(wiops)), int(round(rbps)), int(round(wbps))
+
+
+class Governor:
+    """Keeps each emulated device at its combined envelope; runs in a background thread."""
+
+    def __init__(self, throttle: Throttle, budgets: List[DeviceBudget], period_s: float = 0.25,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.throttle = throttle
+        self.budgets = budgets
+        self.period_s = period_s
+        self.clock = clock
+        self.events: List[Dict[str, object]] = []
+        self.errors: List[str] = []
+        self._stop = threading.Event()
+        self._thread: Optional[threading.Thread] = None
+        self._started = clock()
+        self._last_tick = self._started
+        self.ticks = 0
+
+    def apply(self, budget: DeviceBudget, force: bool = False) -> None:
+        limits = budget.kernel_limits()
+        if force or limits != budget.applied:
+            self.throttle.set_limits(budget.device.major_minor, *limits)
+            budget.applied = limits
+
+    def start(self) -> None:
+        for budget in self.budgets:
+            self.apply(budget, force=True)
+        self._started = self._last_tick = self.clock()
+        self._thread = threading.Thread(target=self._loop, name="throttle-governor", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+
+    def _loop(self) -> None:
+        while not self._stop.wait(self.period_s):
+            try:
+                self.tick(self.throttle.served())
+            except (OSError, ThrottleError) as exc:  # keep measuring; the manifest reports it
+                if len(self.errors) < 20:
+                    self.errors.append(str(exc))
+
+    def tick(self, served: Dict[str, Served]) -> None:
+        now = self.clock()
+        elapsed = now - self._last_tick
+        self._last_tick = now
+        self.ticks += 1
+        for budget in self.budgets:
+            counters = served.get(budget.device.major_minor)
+            if counters is None:
+                continue
+            previous = budget.last or Served()
+            budget.last = counters
+            ios = counters.read_ios + counters.write_ios
+            budget.ios.observe(counters.read_ios, counters.write_ios, ios)
+            budget.bytes.observe(counters.read_bytes, counters.write_bytes, ios)
+            if budget.capacity > 0:
+                self._spend_credits(budget, previous, counters, elapsed, now)
+            self.apply(budget)
+
+    def _spend_credits(self, budget: DeviceBudget, before: Served, after: Served, elapsed: float,
+                       now: float) -> None:
+        limits = budget.limits
+        if limits.get("credit_unit", "io") == "mib":
+            spent = ((after.read_bytes + after.write_bytes) - (before.read_bytes + before.write_bytes)) / MIB
+        else:
+            spent = float((after.read_ios + after.write_ios) - (before.read_ios + before.write_ios))
+        earned = float(limits.get("credit_refill_per_s", 0) or 0) * elapsed
+        budget.credits = min(budget.capacity, budget.credits + earned - spent)
+        if budget.bursting and budget.credits <= 0:
+            budget.bursting = False
+            budget.credits = 0.0
+            self._event(budget, "burst-exhausted", now)
+        elif not budget.bursting and budget.credits >= RESTORE_SHARE * budget.capacity:
+            budget.bursting = True
+            self._event(budget, "burst-restored", now)
+
+    def _event(self, budget: DeviceBudget, name: str, now: float) -> None:
+        iops, mibps = budget.ceilings()
+        self.events.append({
+            "at": utc_now(), "elapsed_s": round(now - self._started, 3), "device": budget.device.path,
+            "event": name, "credits": round(budget.credits, 1), "ceiling_iops": iops, "ceiling_mibps": mibps,
+        })
+
+    def summary(self) -> List[Dict[str, object]]:
+        return [{
+            "device": b.device.path, "split_changes_ios": b.ios.changes, "split_changes_bytes": b.bytes.changes,
+            "read_share": round(b.ios.read_share, 4), "credits_left": round(b.credits, 1) if b.capacity else None,
+            "bursting": b.bursting if b.capacity else None,
+        } for b in self.budgets]
+
+
+class EmulatedFleet:
+    """Every emulated volume of one agent run, sharing one throttle cgroup."""
+
+    def __init__(self, backing_dir: str, cgroup_name: str) -> None:
+        self.backing_dir = backing_dir
+        self.cgroup_name = cgroup_name
+        self.loops: List[LoopDevice] = []
+        self.specs: List[Emulation] = []
+        self.throttle: Optional[Throttle] = None
+        self.governor: Optional[Governor] = None
+
+    def add(self, name: str, spec: Emulation) -> LoopDevice:
+        os.makedirs(self.backing_dir, exist_ok=True)
+        io_size = int(spec["limits"].get("io_size_kib") or 256)
+        loop = create_loop(os.path.join(self.backing_dir, f"{name}.img"), int(spec["capacity_bytes"]), io_size)
+        self.loops.append(loop)
+        self.specs.append(spec)
+        return loop
+
+    def start(self) -> None:
+        if not self.loops:
+            return
+        try:
+            self.throttle = create_throttle(self.cgroup_name)
+        except ThrottleError as exc:
+            raise EmulationError(str(exc)) from None
+        budgets = [DeviceBudget(loop, spec["limits"]) for loop, spec in zip(self.loops, self.specs)]
+        self.governor = Governor(self.throttle, budgets)
+        self.governor.start()
+
+    @property
+    def procs_file(self) -> Optional[str]:
+        return self.throttle.procs_file if self.throttle is not None else None
+
+    def stop(self) -> List[str]:
+        """Stop throttling and remove the cgroup; returns what could not be undone."""
+        problems: List[str] = []
+        if self.governor is not None:
+            self.governor.stop()
+        if self.throttle is not None:
+            try:
+                self.throttle.remove()
+            except ThrottleError as exc:
+                problems.append(str(exc))
+        return problems

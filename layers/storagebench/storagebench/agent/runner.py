@@ -1,0 +1,253 @@
+"""Execute a plan: setup hook, targets, pre-warm, workloads, then always teardown.
+
+The manifest is rewritten after every step, so a crash or a kill leaves every completed
+measurement on disk and described. A failed step is recorded and the next one runs (unless
+the plan says fail_fast); a failed preparation runs no workload. Teardown runs on every path,
+including SIGTERM/SIGINT (SSM cancelling a command, Ctrl-C locally).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+from typing import Any, Dict, List, Optional
+
+from storagebench import __version__
+from storagebench.agent.emulate import EmulatedFleet, EmulationError
+from storagebench.agent.engines import PhaseContext, clear_workdir, run_phase
+from storagebench.agent.log import Progress, utc_now
+from storagebench.agent.manifest import (
+    MANIFEST_VERSION,
+    STATUS_FAILED,
+    STATUS_OK,
+    STATUS_SKIPPED,
+    Manifest,
+    StepResult,
+    write_json_atomic,
+)
+from storagebench.agent.plan import Plan, Step, check_plan
+from storagebench.agent.prewarm import prewarm_target
+from storagebench.agent.proc import Child, CommandError
+from storagebench.agent.sysinfo import system_facts
+from storagebench.agent.targets import Prepared, TargetError, Targets
+
+EXIT_OK = 0
+EXIT_PARTIAL = 1
+EXIT_INVALID = 2
+EXIT_PREPARE = 3
+EXIT_INTERRUPTED = 130
+
+
+class Interrupted(BaseException):
+    """A signal asked the agent to stop; BaseException so no `except Exception` swallows it."""
+
+
+def _on_signal(signum: int, _frame: Any) -> None:
+    raise Interrupted(f"stopped by signal {signal.Signals(signum).name}")
+
+
+class Runner:
+    def __init__(self, plan: Plan, output_dir: str, mount_root: str, volumes_dir: str,
+                 progress: Optional[Progress] = None) -> None:
+        self.plan = check_plan(plan)
+        self.output_dir = os.path.abspath(output_dir)
+        self.run_tag = f"{plan['run_id']}-{plan['config_id']}"
+        self.mount_root = os.path.join(mount_root, self.run_tag)
+        self.volumes_dir = os.path.join(volumes_dir, self.run_tag)
+        self.progress = progress or Progress(self.output_dir)
+        self.is_root = os.geteuid() == 0
+        self.fleet = EmulatedFleet(self.volumes_dir, f"storagebench-{self.run_tag}")
+        self.targets = Targets(self.run_tag, self.mount_root, self.fleet, self.progress)
+        self.manifest: Manifest = {
+            "manifest_version": MANIFEST_VERSION, "agent_version": __version__, "run_id": plan["run_id"],
+            "config_id": plan["config_id"], "status": "running", "error": None, "started_at": utc_now(),
+            "ended_at": None, "system": {}, "targets": [], "prewarm": [], "steps": [], "emulation_events": [],
+            "cleanup": {},
+        }
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def execute(self) -> int:
+        os.makedirs(self.output_dir, exist_ok=True)
+        write_json_atomic(os.path.join(self.output_dir, "plan.json"), self.plan)
+        previous = self._install_signals()
+        code = EXIT_OK
+        try:
+            self.manifest["system"] = system_facts()
+            self._save()
+            self._hook("setup")
+            prepared = self._prepare()
+            self._prewarm(prepared)
+            code = self._steps(prepared)
+        except Interrupted as exc:
+            self._fail(str(exc))
+            code = EXIT_INTERRUPTED
+        except (TargetError, EmulationError, CommandError, OSError) as exc:
+            self._fail(str(exc))
+            code = EXIT_PREPARE
+        finally:
+            self._teardown()
+            self._restore_signals(previous)
+            if self.manifest["status"] == "running":
+                self.manifest["status"] = STATUS_OK if code == EXIT_OK else "partial"
+            if self.manifest["cleanup"].get("leftovers") and code == EXIT_OK:
+                code = EXIT_PARTIAL
+            self.manifest["ended_at"] = utc_now()
+            self._save()
+            self.progress.update(stage="done", status=self.manifest["status"])
+            self.progress.say(f"done: {self.manifest['status']}"
+                              + (f" ({self.manifest['error']})" if self.manifest["error"] else ""))
+            self.progress.close()
+        return code
+
+    def _install_signals(self) -> Dict[int, Any]:
+        previous: Dict[int, Any] = {}
+        if threading.current_thread() is threading.main_thread():
+            for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+                previous[signum] = signal.signal(signum, _on_signal)
+        return previous
+
+    @staticmethod
+    def _restore_signals(previous: Dict[int, Any]) -> None:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+
+    def _fail(self, message: str) -> None:
+        self.manifest["status"] = STATUS_FAILED
+        self.manifest["error"] = message
+        self.progress.say(f"FAILED: {message}")
+
+    def _save(self) -> None:
+        write_json_atomic(os.path.join(self.output_dir, "manifest.json"), self.manifest)
+
+    # ------------------------------------------------------------------ stages
+
+    def _hook(self, name: str) -> None:
+        script = self.plan.get(name)
+        if not script:
+            return
+        self.progress.update(stage=name)
+        self.progress.say(f"running the {name} hook")
+        directory = os.path.join(self.output_dir, "hooks")
+        os.makedirs(directory, exist_ok=True)
+        with open(os.path.join(directory, f"{name}.out"), "wb") as out:
+            done = Child(["/bin/sh", "-c", script], stdout=out, stderr=out, timeout_s=3600,
+                         env=dict(os.environ, SB_RUN_ID=self.plan["run_id"], SB_CONFIG_ID=self.plan["config_id"])).wait()
+        self.manifest.setdefault("hooks", {})[name] = {"rc": done.rc, "real_s": round(done.real_s, 3)}  # type: ignore[typeddict-item]
+        if done.rc != 0:
+            raise CommandError(f"the {name} hook exited with status {done.rc} (see hooks/{name}.out)")
+
+    def _prepare(self) -> Dict[str, Prepared]:
+        self.progress.update(stage="prepare")
+        prepared = {}
+        for spec in self.plan["targets"]:
+            self.progress.say(f"preparing target {spec['id']} ({spec['kind']})")
+            prepared[spec["id"]] = self.targets.prepare(spec)
+            self.manifest["targets"].append(prepared[spec["id"]].result(self.targets.emulated))
+            self._save()
+        self.fleet.start()  # after mkfs: file system creation is not part of any measurement
+        return prepared
+
+    def _prewarm(self, prepared: Dict[str, Prepared]) -> None:
+        config = self.plan.get("prewarm") or {"method": "none"}
+        if config.get("method", "none") == "none":
+            return
+        for target_id in config.get("targets") or [t for t, p in prepared.items() if p.devices]:
+            target = prepared[target_id]
+            self.progress.update(stage="prewarm", current=target_id)
+            self.progress.say(f"pre-warming {target_id} with {config['method']}: reading "
+                              f"{sum(d.size_bytes for d in target.devices) / (1 << 30):.2f} GiB")
+            result = prewarm_target(target, config, self.output_dir, self.fleet.procs_file, self.is_root)
+            self.manifest["prewarm"].append(result)
+            self._save()
+            if result["status"] == STATUS_FAILED:
+                raise CommandError(f"pre-warm of {target_id} failed: {result['error']}")
+            rates = ", ".join(f"{d['mibps']:.1f} MiB/s" for d in result["devices"])
+            self.progress.say(f"pre-warmed {target_id}: {rates}")
+
+    def _steps(self, prepared: Dict[str, Prepared]) -> int:
+        steps = self.plan.get("steps", [])
+        failed = 0
+        stop = False
+        for index, step in enumerate(steps, start=1):
+            if stop:
+                self.manifest["steps"].append(self._skipped(step, "skipped: fail_fast after an earlier failure"))
+                continue
+            self.progress.update(stage="workloads", step=index, steps=len(steps), current=step["id"])
+            self.progress.say(f"step {index}/{len(steps)} {step['id']} on {step['target']}")
+            result = self._step(step, prepared[step["target"]])
+            self.manifest["steps"].append(result)
+            self._save()
+            if result["status"] != STATUS_OK:
+                failed += 1
+                self.progress.say(f"step {step['id']} failed: {result['error']}")
+                stop = bool(self.plan.get("fail_fast"))
+        if failed:
+            self.manifest["status"] = "partial" if failed < len(steps) else STATUS_FAILED
+            self.manifest["error"] = f"{failed} of {len(steps)} steps failed"
+            return EXIT_PARTIAL
+        return EXIT_OK
+
+    def _skipped(self, step: Step, reason: str) -> StepResult:
+        return {"id": step["id"], "workload": step.get("workload", ""), "profile": step.get("profile", ""),
+                "variant": step.get("variant", {}), "repetition": step["repetition"], "target": step["target"],
+                "intent": step.get("intent", ""), "status": STATUS_SKIPPED, "error": reason, "phases": []}
+
+    def _step(self, step: Step, target: Prepared) -> StepResult:
+        result = self._skipped(step, "")
+        result["status"] = STATUS_OK
+        result["error"] = None
+        result["started_at"] = utc_now()
+        workdir = None
+        if target.mode == "filesystem":
+            workdir = os.path.join(target.path, f"sb-{step['id']}")
+            os.makedirs(workdir, exist_ok=True)
+        phases: List[Any] = []
+        try:
+            for phase in step["phases"]:
+                if result["status"] != STATUS_OK:
+                    phases.append({"name": phase["name"], "engine": phase["engine"], "status": STATUS_SKIPPED,
+                                   "error": "an earlier phase failed"})
+                    continue
+                phase_dir = os.path.join(self.output_dir, "steps", step["id"], phase["name"])
+                ctx = PhaseContext(target.path, target.mode, workdir, phase_dir, self.fleet.procs_file, self.is_root)
+                outcome = run_phase(phase, ctx)
+                outcome["dir"] = os.path.relpath(phase_dir, self.output_dir)
+                phases.append(outcome)
+                if outcome["status"] != STATUS_OK:
+                    result["status"] = STATUS_FAILED
+                    result["error"] = f"phase {phase['name']}: {outcome['error']}"
+        finally:
+            if workdir is not None and step.get("cleanup", True):
+                try:
+                    clear_workdir(workdir)
+                    os.rmdir(workdir)
+                except OSError as exc:
+                    result["status"] = STATUS_FAILED
+                    result["error"] = (result["error"] or "") + f"; cannot remove {workdir}: {exc.strerror}"
+        result["phases"] = phases
+        result["ended_at"] = utc_now()
+        return result
+
+    def _teardown(self) -> None:
+        self.progress.update(stage="teardown")
+        governor = self.fleet.governor
+        if governor is not None:
+            governor.stop()
+            self.manifest["emulation_events"] = list(governor.events)
+            self.manifest["emulation"] = {"governor": governor.summary(), "errors": governor.errors,  # type: ignore[typeddict-unknown-key]
+                                          "ticks": governor.ticks}
+        cleanup = self.targets.teardown()
+        problems = self.fleet.stop()
+        hook_error = None
+        try:
+            self._hook("teardown")
+        except (CommandError, OSError) as exc:
+            hook_error = str(exc)
+        if problems or hook_error:
+            cleanup["status"] = "incomplete"
+            cleanup["leftovers"] = list(cleanup.get("leftovers", [])) + problems + ([hook_error] if hook_error else [])
+        self.manifest["cleanup"] = cleanup
+        for leftover in cleanup.get("leftovers", []):
+            self.progress.say(f"cleanup problem: {leftover}")

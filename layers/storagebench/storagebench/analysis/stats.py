@@ -1,0 +1,379 @@
+"""Repetition statistics and noise-aware change detection, in pure Python.
+
+Published numbers are bets: a mean without its spread invites people to over-read a 3 %
+difference. Each headline metric is therefore summarised over repetitions with a Student-t
+95 % confidence interval (repetition counts are small, so the normal interval would be too
+narrow). Nightly regression detection uses the median and MAD instead, because one bad night
+must not widen the band that judges the next one.
+
+No numpy/scipy: this ships in a Lambda layer, so the t quantile is computed here by inverting
+the regularized incomplete beta function.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Callable, Sequence
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from storagebench.results.records import Direction, ResultRecord
+
+__all__ = [
+    "HEADLINE_METRICS",
+    "MAD_SCALE",
+    "Aggregate",
+    "Change",
+    "Summary",
+    "aggregate",
+    "classify_change",
+    "mad",
+    "median",
+    "noise_band",
+    "regularized_incomplete_beta",
+    "summarize",
+    "t_cdf",
+    "t_quantile",
+]
+
+MAD_SCALE = 1.4826
+"""Makes the MAD a consistent estimator of the standard deviation for normal data."""
+
+_CF_DF = 1e4
+"""Above this many degrees of freedom the Cornish-Fisher expansion is exact to ~1e-12."""
+
+
+# --- Student's t -----------------------------------------------------------------------------
+
+
+def _beta_continued_fraction(a: float, b: float, x: float) -> float:
+    """Lentz's evaluation of the continued fraction for I_x(a, b) (Numerical Recipes 6.4)."""
+    tiny = 1e-300
+    qab, qap, qam = a + b, a + 1.0, a - 1.0
+    c = 1.0
+    d = 1.0 - qab * x / qap
+    d = 1.0 / (d if abs(d) > tiny else tiny)
+    h = d
+    max_iter = 1000 + int(20 * math.sqrt(max(a, b)))
+    for m in range(1, max_iter + 1):
+        m2 = 2 * m
+        aa = m * (b - m) * x / ((qam + m2) * (a + m2))
+        d = 1.0 + aa * d
+        d = 1.0 / (d if abs(d) > tiny else tiny)
+        c = 1.0 + aa / c
+        c = c if abs(c) > tiny else tiny
+        h *= d * c
+        aa = -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2))
+        d = 1.0 + aa * d
+        d = 1.0 / (d if abs(d) > tiny else tiny)
+        c = 1.0 + aa / c
+        c = c if abs(c) > tiny else tiny
+        delta = d * c
+        h *= delta
+        if abs(delta - 1.0) < 1e-15:
+            return h
+    raise ArithmeticError(f"incomplete beta did not converge (a={a}, b={b}, x={x})")
+
+
+def regularized_incomplete_beta(a: float, b: float, x: float) -> float:
+    """I_x(a, b), the CDF of Beta(a, b) at x; the t distribution's tails are expressed in it."""
+    if a <= 0 or b <= 0:
+        raise ValueError("a and b must be positive")
+    if x <= 0.0:
+        return 0.0
+    if x >= 1.0:
+        return 1.0
+    log_front = math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log1p(-x)
+    front = math.exp(log_front)
+    # The continued fraction converges fast only on one side of the mean; use symmetry on the other.
+    if x < (a + 1.0) / (a + b + 2.0):
+        return front * _beta_continued_fraction(a, b, x) / a
+    return 1.0 - front * _beta_continued_fraction(b, a, 1.0 - x) / b
+
+
+def _t_upper_tail(t: float, df: float) -> float:
+    """P(T > t) for t >= 0, computed directly so small tails keep their precision."""
+    return 0.5 * regularized_incomplete_beta(df / 2.0, 0.5, df / (df + t * t))
+
+
+def t_cdf(t: float, df: float) -> float:
+    """P(T <= t) for Student's t with ``df`` degrees of freedom (any positive real df)."""
+    if not df > 0:
+        raise ValueError("df must be positive")
+    tail = _t_upper_tail(abs(t), df)
+    return 1.0 - tail if t >= 0 else tail
+
+
+def _cornish_fisher(p: float, df: float) -> float:
+    """t quantile from the normal one by the Cornish-Fisher expansion (good for large df)."""
+    z = statistics.NormalDist().inv_cdf(p)
+    z2 = z * z
+    g1 = (z2 + 1.0) * z / 4.0
+    g2 = ((5.0 * z2 + 16.0) * z2 + 3.0) * z / 96.0
+    g3 = (((3.0 * z2 + 19.0) * z2 + 17.0) * z2 - 15.0) * z / 384.0
+    g4 = ((((79.0 * z2 + 776.0) * z2 + 1482.0) * z2 - 1920.0) * z2 - 945.0) * z / 92160.0
+    return z + g1 / df + g2 / df**2 + g3 / df**3 + g4 / df**4
+
+
+def t_quantile(p: float, df: float) -> float:
+    """Inverse CDF of Student's t: the t with P(T <= t) = p.
+
+    Inverts the incomplete beta by bisection (monotone, so it cannot diverge); for very large
+    df the Cornish-Fisher expansion is used, where the beta's continued fraction gets slow.
+    """
+    if not 0.0 < p < 1.0:
+        raise ValueError("p must be in (0, 1)")
+    if not df > 0:
+        raise ValueError("df must be positive")
+    if p == 0.5:
+        return 0.0
+    if p < 0.5:
+        return -t_quantile(1.0 - p, df)
+    if math.isinf(df):
+        return statistics.NormalDist().inv_cdf(p)
+    if df >= _CF_DF:
+        return _cornish_fisher(p, df)
+    target = 1.0 - p  # upper tail, decreasing in t
+    lo, hi = 0.0, 1.0
+    while _t_upper_tail(hi, df) > target:
+        lo, hi = hi, hi * 2.0
+        if hi > 1e300:
+            raise ArithmeticError("t quantile out of range")
+    for _ in range(400):
+        mid = 0.5 * (lo + hi)
+        if _t_upper_tail(mid, df) > target:
+            lo = mid
+        else:
+            hi = mid
+        if hi - lo <= 1e-13 * max(1.0, hi):
+            break
+    return 0.5 * (lo + hi)
+
+
+# --- Summaries over repetitions --------------------------------------------------------------
+
+
+class Summary(BaseModel):
+    """Mean and spread of one metric over repetitions, with its 95 % Student-t interval.
+
+    With a single value there is no spread: ``stdev``, ``cv`` and the interval are None and
+    ``note`` says so, rather than publishing a zero-width interval nobody should believe.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    n: int = Field(ge=1)
+    mean: float
+    stdev: float | None = Field(description="sample standard deviation (n - 1)")
+    cv: float | None = Field(description="stdev / |mean|; None when the mean is 0 or n = 1")
+    ci95_low: float | None
+    ci95_high: float | None
+    min: float
+    max: float
+    values: list[float]
+    note: str | None = None
+
+
+def summarize(values: Sequence[float]) -> Summary:
+    """Summary of repeated measurements; raises on empty or non-finite input."""
+    vals = [float(v) for v in values]
+    if not vals:
+        raise ValueError("cannot summarize an empty list")
+    if not all(math.isfinite(v) for v in vals):
+        raise ValueError("values must be finite")
+    n = len(vals)
+    mean = math.fsum(vals) / n
+    if n == 1:
+        return Summary(
+            n=1,
+            mean=mean,
+            stdev=None,
+            cv=None,
+            ci95_low=None,
+            ci95_high=None,
+            min=vals[0],
+            max=vals[0],
+            values=vals,
+            note="single repetition: no spread, no confidence interval",
+        )
+    stdev = statistics.stdev(vals)
+    half = t_quantile(0.975, n - 1) * stdev / math.sqrt(n)
+    return Summary(
+        n=n,
+        mean=mean,
+        stdev=stdev,
+        cv=stdev / abs(mean) if mean != 0 else None,
+        ci95_low=mean - half,
+        ci95_high=mean + half,
+        min=min(vals),
+        max=max(vals),
+        values=vals,
+    )
+
+
+def _latency(attr: str) -> Callable[[ResultRecord], float | None]:
+    def get(record: ResultRecord) -> float | None:
+        if record.latency is None:
+            return None
+        value: float | None = getattr(record.latency, attr)
+        return value
+
+    return get
+
+
+HEADLINE_METRICS: dict[str, Callable[[ResultRecord], float | None]] = {
+    "iops": lambda r: r.iops,
+    "bw_mibps": lambda r: r.bw_mibps,
+    "lat_mean_us": _latency("mean_us"),
+    "lat_p50_us": _latency("p50_us"),
+    "lat_p95_us": _latency("p95_us"),
+    "lat_p99_us": _latency("p99_us"),
+    "lat_p999_us": _latency("p999_us"),
+    "runtime_s": lambda r: r.runtime_s,
+    "real_s": lambda r: r.real_s,
+}
+"""Metric name -> how to read it from a record; metrics absent from every repetition are skipped."""
+
+
+class Aggregate(BaseModel):
+    """All repetitions of one measurement (one ``ResultRecord.key()``), metric by metric."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    config_id: str
+    target_id: str
+    workload: str
+    variant: str
+    phase: str
+    direction: Direction
+    group: int | None
+    repetitions: int = Field(description="number of records aggregated")
+    repetition_ids: list[int] = Field(description="their repetition numbers, sorted")
+    metrics: dict[str, Summary]
+    warnings: list[str] = Field(default_factory=list)
+
+    def key(self) -> tuple[str, str, str, str, str, str, int | None]:
+        """Same tuple as ``ResultRecord.key()`` for the records aggregated here."""
+        return (
+            self.config_id,
+            self.target_id,
+            self.workload,
+            self.variant,
+            self.phase,
+            self.direction,
+            self.group,
+        )
+
+
+def aggregate(records: list[ResultRecord]) -> list[Aggregate]:
+    """Group records by ``key()`` (first-seen order) and summarise each headline metric.
+
+    A metric missing from some repetitions is summarised over those that have it and a warning
+    names the gap, so a partial failure is visible instead of silently shrinking n.
+    """
+    groups: dict[tuple[str, str, str, str, str, str, int | None], list[ResultRecord]] = {}
+    for record in records:
+        groups.setdefault(record.key(), []).append(record)
+    out: list[Aggregate] = []
+    for key, members in groups.items():
+        config_id, target_id, workload, variant, phase, _, group = key
+        reps = sorted(r.repetition for r in members)
+        warnings = [
+            f"repetition {rep} appears more than once" for rep in sorted(set(reps)) if reps.count(rep) > 1
+        ]
+        metrics: dict[str, Summary] = {}
+        for name, getter in HEADLINE_METRICS.items():
+            vals = [v for v in (getter(r) for r in members) if v is not None]
+            if not vals:
+                continue
+            if len(vals) < len(members):
+                warnings.append(f"{name}: present in {len(vals)} of {len(members)} repetitions")
+            metrics[name] = summarize(vals)
+        out.append(
+            Aggregate(
+                config_id=config_id,
+                target_id=target_id,
+                workload=workload,
+                variant=variant,
+                phase=phase,
+                direction=members[0].direction,
+                group=group,
+                repetitions=len(members),
+                repetition_ids=reps,
+                metrics=metrics,
+                warnings=warnings,
+            )
+        )
+    return out
+
+
+# --- Robust change detection -----------------------------------------------------------------
+
+
+def median(values: Sequence[float]) -> float:
+    """Median; raises ValueError on an empty sequence."""
+    if not values:
+        raise ValueError("median of an empty sequence")
+    return float(statistics.median(values))
+
+
+def mad(values: Sequence[float], scale: float = MAD_SCALE) -> float:
+    """Median absolute deviation, scaled to estimate the standard deviation (normal data)."""
+    m = median(values)
+    return scale * median([abs(v - m) for v in values])
+
+
+def noise_band(history: Sequence[float], k: float = 3.0, min_effect: float = 0.05) -> tuple[float, float]:
+    """Range of values indistinguishable from ``history``: median +- max(k * MAD, min_effect * |median|).
+
+    The ``min_effect`` floor keeps a very quiet history (MAD near 0, or only one night) from
+    flagging changes too small to matter to anyone paying for the storage.
+    """
+    if k < 0 or min_effect < 0:
+        raise ValueError("k and min_effect must be non-negative")
+    center = median(history)
+    half = max(k * mad(history), min_effect * abs(center))
+    return (center - half, center + half)
+
+
+class Change(BaseModel):
+    """Verdict on one new value against its history."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    verdict: Literal["regression", "improvement", "none"]
+    value: float
+    baseline: float = Field(description="median of the history")
+    delta_pct: float | None = Field(
+        description="(value - baseline) / |baseline| * 100; None if baseline is 0"
+    )
+    band: tuple[float, float]
+    history_n: int
+
+
+def classify_change(
+    value: float,
+    history: Sequence[float],
+    higher_is_better: bool,
+    k: float = 3.0,
+    min_effect: float = 0.05,
+) -> Change:
+    """Regression, improvement or none: outside the noise band, in the direction that matters."""
+    low, high = noise_band(history, k, min_effect)
+    baseline = median(history)
+    verdict: Literal["regression", "improvement", "none"] = "none"
+    if value > high:
+        verdict = "improvement" if higher_is_better else "regression"
+    elif value < low:
+        verdict = "regression" if higher_is_better else "improvement"
+    delta = (value - baseline) / abs(baseline) * 100.0 if baseline != 0 else None
+    return Change(
+        verdict=verdict,
+        value=value,
+        baseline=baseline,
+        delta_pct=delta,
+        band=(low, high),
+        history_n=len(history),
+    )

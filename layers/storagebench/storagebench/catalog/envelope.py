@@ -1,0 +1,643 @@
+"""Performance envelopes: what an EBS volume, a RAID0 stripe of them, and an instance should deliver.
+
+Pure functions over the bundled catalog (``catalog.json``); every number comes from there, none is
+hard-coded here except unit conversions. Three layers:
+
+- :func:`volume_envelope`: one volume, from its type, size and provisioned IOPS/throughput:
+  baseline, burst, credit bucket (gp2 I/O credits, st1/sc1 throughput credits).
+- :func:`instance_limits`: an instance type's EBS limits in MiB/s (AWS publishes MB/s) and IOPS.
+- :func:`target_envelope`: ``count`` identical volumes striped with RAID0 (IOPS and MiB/s add up)
+  capped by the instance. Two readings are given: ``expected_*`` for a short run (volume burst,
+  instance maximum) and ``sustained_*`` for a long one (volume baseline, instance baseline; burstable
+  instances reach their maximum only 30 minutes per 24 hours). Each says what bounds it, so a result
+  that hits the instance limit rather than the volume limit can say so.
+
+:func:`emulation_limits` turns a volume envelope into the ceilings of a loop-device emulation
+(``storagebench.agent.plan.EmulationLimits``), with the credit bucket scaled down in time.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from storagebench.agent.plan import EmulationLimits
+from storagebench.catalog.loader import ebs_volume_type
+from storagebench.catalog.loader import instance_type as catalog_instance_type
+from storagebench.catalog.models import EbsVolumeType, SizeTier
+
+__all__ = [
+    "BoundBy",
+    "CreditUnit",
+    "InstanceLimits",
+    "InstanceStoreDevices",
+    "TargetEnvelope",
+    "VolumeEnvelope",
+    "emulation_limits",
+    "instance_limits",
+    "mb_to_mib",
+    "target_envelope",
+    "volume_envelope",
+]
+
+CreditUnit = Literal["io", "mib"]
+BoundBy = Literal["volume", "instance", "unknown-instance"]
+
+_BYTES_PER_MB = 10**6
+_BYTES_PER_MIB = 2**20
+_GIB_PER_TIB = 1024
+_KIB_PER_MIB = 1024
+
+
+def mb_to_mib(mb: float) -> float:
+    """MB (10^6 bytes, as AWS publishes instance EBS throughput) to MiB (2^20 bytes)."""
+    return mb * _BYTES_PER_MB / _BYTES_PER_MIB
+
+
+def _fmt(value: float) -> str:
+    """Thousands separators; one decimal only for small non-integral values."""
+    if value >= 100 or abs(value - round(value)) < 0.05:
+        return f"{value:,.0f}"
+    return f"{value:,.1f}"
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class VolumeEnvelope(_Frozen):
+    """What one EBS volume delivers (combined read + write), per the catalog.
+
+    ``baseline_*`` is sustained indefinitely. ``burst_*`` is the ceiling while credits last
+    (None: the type or size does not burst). ``burst_seconds`` is how long a full bucket lasts at
+    full burst demand; ``credit_capacity`` / ``credit_refill_per_s`` / ``credit_unit`` describe the
+    bucket (``io``: gp2 I/O credits; ``mib``: st1/sc1 throughput credits in MiB).
+    """
+
+    volume_type: str
+    size_gib: float
+    provisioned_iops: int | None
+    provisioned_mibps: float | None
+    baseline_iops: float
+    baseline_mibps: float
+    burst_iops: float | None
+    burst_mibps: float | None
+    burst_seconds: float | None
+    credit_capacity: float | None
+    credit_refill_per_s: float | None
+    credit_unit: CreditUnit | None
+    io_size_kib: int
+    notes: list[str]
+
+    @property
+    def bursts(self) -> bool:
+        return (self.burst_iops is not None and self.burst_iops > self.baseline_iops) or (
+            self.burst_mibps is not None and self.burst_mibps > self.baseline_mibps
+        )
+
+    def describe(self) -> str:
+        """One line, e.g. ``gp2 100 GiB: 300 IOPS baseline, 3,000 burst for ~2,000 s, 75 MiB/s ...``."""
+        parts = [f"{_fmt(self.baseline_iops)} IOPS baseline"]
+        if self.burst_iops is not None and self.burst_iops > self.baseline_iops:
+            burst = f"{_fmt(self.burst_iops)} burst"
+            if self.credit_unit == "io" and self.burst_seconds is not None:
+                burst += f" for ~{_fmt(self.burst_seconds)} s"
+            parts.append(burst)
+        elif self.burst_iops is None and self.volume_type == "gp2":
+            parts[0] += " (no burst)"
+        throughput = f"{_fmt(self.baseline_mibps)} MiB/s"
+        if self.burst_mibps is not None and self.burst_mibps > self.baseline_mibps:
+            throughput += f" ({_fmt(self.burst_mibps)} MiB/s while bursting"
+            if self.credit_unit == "mib" and self.burst_seconds is not None:
+                throughput += f", ~{_fmt(self.burst_seconds)} s"
+            throughput += ")"
+        parts.append(throughput)
+        return f"{self.volume_type} {_fmt(self.size_gib)} GiB: " + ", ".join(parts)
+
+
+class InstanceStoreDevices(_Frozen):
+    count: int
+    device_gib: float
+    media: Literal["nvme", "ssd", "hdd"]
+
+
+class InstanceLimits(_Frozen):
+    """An instance type's EBS limits, in MiB/s (converted from AWS's MB/s) and IOPS (16 KiB I/O)."""
+
+    instance_type: str
+    nitro: bool
+    arch: Literal["x86_64", "arm64"]
+    vcpus: int
+    memory_gib: float
+    baseline_mbps: float
+    max_mbps: float
+    baseline_mibps: float
+    max_mibps: float
+    baseline_iops: int
+    max_iops: int
+    burst_minutes_per_day: int | None
+    ebs_optimized_by_default: bool
+    instance_store: InstanceStoreDevices | None
+
+    def describe(self) -> str:
+        if self.baseline_mibps == self.max_mibps and self.baseline_iops == self.max_iops:
+            ebs = f"EBS {_fmt(self.max_mibps)} MiB/s, {_fmt(self.max_iops)} IOPS"
+        else:
+            ebs = (
+                f"EBS {_fmt(self.baseline_mibps)} MiB/s / {_fmt(self.baseline_iops)} IOPS baseline, "
+                f"{_fmt(self.max_mibps)} MiB/s / {_fmt(self.max_iops)} IOPS maximum"
+            )
+            if self.burst_minutes_per_day:
+                ebs += f" ({self.burst_minutes_per_day} min per 24 h)"
+        line = f"{self.instance_type}: {ebs}"
+        if self.instance_store is not None:
+            store = self.instance_store
+            line += f"; instance store {store.count} x {_fmt(store.device_gib)} GiB {store.media}"
+        if not self.nitro:
+            line += "; Xen (non-Nitro)"
+        return line
+
+
+class TargetEnvelope(_Frozen):
+    """``count`` identical volumes (RAID0 when > 1) on an instance: expected and sustained ceilings.
+
+    ``stripe_*`` is the volume side (member envelope x count, after per-volume caps that depend on
+    the instance, such as io1/io2 on Xen). ``expected_*`` is a short run: volume burst if it bursts,
+    instance maximum. ``sustained_*`` is a long run: volume baseline, instance baseline.
+    """
+
+    instance_type: str | None
+    count: int
+    volume: VolumeEnvelope
+    instance: InstanceLimits | None
+    stripe_baseline_iops: float
+    stripe_baseline_mibps: float
+    stripe_burst_iops: float | None
+    stripe_burst_mibps: float | None
+    expected_iops: float
+    expected_mibps: float
+    iops_bound_by: BoundBy
+    mibps_bound_by: BoundBy
+    sustained_iops: float
+    sustained_mibps: float
+    sustained_iops_bound_by: BoundBy
+    sustained_mibps_bound_by: BoundBy
+    notes: list[str]
+
+    def describe(self) -> str:
+        stripe = f"{self.count} x " if self.count > 1 else ""
+        where = self.instance_type or "an unknown instance"
+        line = (
+            f"{stripe}{self.volume.volume_type} {_fmt(self.volume.size_gib)} GiB on {where}: "
+            f"{_fmt(self.expected_iops)} IOPS ({self.iops_bound_by}-bound), "
+            f"{_fmt(self.expected_mibps)} MiB/s ({self.mibps_bound_by}-bound)"
+        )
+        if (self.sustained_iops, self.sustained_mibps) != (self.expected_iops, self.expected_mibps):
+            line += (
+                f"; sustained {_fmt(self.sustained_iops)} IOPS ({self.sustained_iops_bound_by}-bound), "
+                f"{_fmt(self.sustained_mibps)} MiB/s ({self.sustained_mibps_bound_by}-bound)"
+            )
+        return line
+
+
+# --- volumes ---------------------------------------------------------------------------------
+
+
+def volume_envelope(
+    volume_type: str,
+    size_gib: float,
+    iops: int | None = None,
+    throughput_mibps: float | None = None,
+) -> VolumeEnvelope:
+    """The envelope of one EBS volume.
+
+    Raises KeyError for an unknown volume type and ValueError for a configuration AWS would
+    refuse (size out of range, IOPS or throughput out of range or above the per-GiB / per-IOPS
+    ratio, IOPS missing for io1/io2, IOPS or throughput given for a type that does not take them).
+    """
+    spec = ebs_volume_type(volume_type)
+    if not spec.size_gib.min <= size_gib <= spec.size_gib.max:
+        raise ValueError(
+            f"{volume_type} size must be {_fmt(spec.size_gib.min)}-{_fmt(spec.size_gib.max)} GiB, "
+            f"got {_fmt(size_gib)}"
+        )
+    if iops is not None and spec.iops is None:
+        raise ValueError(f"{volume_type} does not take provisioned IOPS")
+    if throughput_mibps is not None and spec.throughput_mibps is None:
+        raise ValueError(f"{volume_type} does not take provisioned throughput")
+    if spec.gp2_burst is not None:
+        return _gp2(volume_type, spec, size_gib)
+    if spec.throughput_credits is not None:
+        return _hdd(volume_type, spec, size_gib)
+    if spec.iops is not None:
+        return _provisioned(volume_type, spec, size_gib, iops, throughput_mibps)
+    return _magnetic(volume_type, spec, size_gib)
+
+
+def _need(value: float | None, what: str) -> float:
+    if value is None:
+        raise ValueError(f"catalog is missing {what}")
+    return value
+
+
+def _size_tier(tiers: list[SizeTier], size_gib: float) -> SizeTier:
+    """The first tier whose inclusive bound covers the size (EBS sizes are whole GiB)."""
+    for tier in tiers:
+        if tier.up_to_gib is None or size_gib <= tier.up_to_gib:
+            return tier
+    raise ValueError(f"no size tier covers {size_gib} GiB")
+
+
+def _gp2(volume_type: str, spec: EbsVolumeType, size_gib: float) -> VolumeEnvelope:
+    burst = spec.gp2_burst
+    assert burst is not None
+    per_gib = _need(spec.baseline_iops_per_gib, f"{volume_type}.baseline_iops_per_gib")
+    floor = _need(spec.baseline_iops_min, f"{volume_type}.baseline_iops_min")
+    io_mib = spec.io_size_kib / _KIB_PER_MIB
+    baseline_iops = min(spec.max_iops, max(floor, per_gib * size_gib))
+    tier = _size_tier(_need_tiers(spec, volume_type), size_gib)
+    # Without credits IOPS fall to baseline, so throughput is also capped at baseline IOPS x the
+    # largest I/O (100 GiB: 300 x 256 KiB = 75 MiB/s), besides the size tier.
+    baseline_mibps = min(tier.value, baseline_iops * io_mib, spec.max_mibps)
+    notes: list[str] = []
+    if size_gib < burst.no_burst_from_gib and baseline_iops < burst.burst_iops:
+        burst_iops = float(burst.burst_iops)
+        tier_burst = tier.burst_value if tier.burst_value is not None else tier.value
+        burst_mibps = min(tier_burst, burst_iops * io_mib, burst.burst_mibps)
+        burst_seconds = burst.credit_capacity / (burst_iops - baseline_iops)
+        notes.append(
+            f"I/O credit bucket of {_fmt(burst.credit_capacity)} credits starts full and refills at the "
+            f"baseline ({_fmt(baseline_iops)} credits/s); burst lasts ~{_fmt(burst_seconds)} s at "
+            f"{_fmt(burst_iops)} IOPS, then the volume falls to its baseline"
+        )
+        if baseline_mibps < burst_mibps:
+            notes.append(
+                f"throughput {_fmt(burst_mibps)} MiB/s only while credits last, "
+                f"{_fmt(baseline_mibps)} MiB/s after"
+            )
+        return VolumeEnvelope(
+            volume_type=volume_type,
+            size_gib=size_gib,
+            provisioned_iops=None,
+            provisioned_mibps=None,
+            baseline_iops=baseline_iops,
+            baseline_mibps=baseline_mibps,
+            burst_iops=burst_iops,
+            burst_mibps=burst_mibps,
+            burst_seconds=burst_seconds,
+            credit_capacity=burst.credit_capacity,
+            credit_refill_per_s=baseline_iops,
+            credit_unit="io",
+            io_size_kib=spec.io_size_kib,
+            notes=notes,
+        )
+    notes.append(f"baseline {_fmt(baseline_iops)} IOPS is at or above the burst level: no credits, no burst")
+    return _steady(volume_type, spec, size_gib, iops=baseline_iops, mibps=baseline_mibps, notes=notes)
+
+
+def _need_tiers(spec: EbsVolumeType, volume_type: str) -> list[SizeTier]:
+    if not spec.mibps_by_size:
+        raise ValueError(f"catalog is missing {volume_type}.mibps_by_size")
+    return spec.mibps_by_size
+
+
+def _hdd(volume_type: str, spec: EbsVolumeType, size_gib: float) -> VolumeEnvelope:
+    credits = spec.throughput_credits
+    assert credits is not None
+    size_tib = size_gib / _GIB_PER_TIB
+    io_mib = spec.io_size_kib / _KIB_PER_MIB
+    baseline_mibps = min(credits.max_mibps, credits.baseline_mibps_per_tib * size_tib)
+    burst_mibps = min(credits.max_mibps, credits.burst_mibps_per_tib * size_tib)
+    # Every I/O up to the I/O size costs a full credit: random small I/O is capped at MiB/s / 1 MiB.
+    baseline_iops = min(spec.max_iops, baseline_mibps / io_mib)
+    notes = [
+        f"IOPS counted as {spec.io_size_kib} KiB I/O: each smaller random I/O costs a full "
+        f"{spec.io_size_kib} KiB credit; sequential I/O merges"
+    ]
+    if burst_mibps <= baseline_mibps:
+        notes.append("baseline throughput reaches the burst level: no credits, no burst")
+        return _steady(volume_type, spec, size_gib, iops=baseline_iops, mibps=baseline_mibps, notes=notes)
+    capacity = credits.bucket_mib_per_tib * size_tib
+    burst_seconds = capacity / (burst_mibps - baseline_mibps)
+    notes.append(
+        f"throughput credit bucket of {_fmt(capacity)} MiB (1 TiB per TiB of size) refills at "
+        f"{_fmt(baseline_mibps)} MiB/s; full burst lasts ~{_fmt(burst_seconds)} s"
+    )
+    return VolumeEnvelope(
+        volume_type=volume_type,
+        size_gib=size_gib,
+        provisioned_iops=None,
+        provisioned_mibps=None,
+        baseline_iops=baseline_iops,
+        baseline_mibps=baseline_mibps,
+        burst_iops=min(spec.max_iops, burst_mibps / io_mib),
+        burst_mibps=burst_mibps,
+        burst_seconds=burst_seconds,
+        credit_capacity=capacity,
+        credit_refill_per_s=baseline_mibps,
+        credit_unit="mib",
+        io_size_kib=spec.io_size_kib,
+        notes=notes,
+    )
+
+
+def _provisioned(
+    volume_type: str,
+    spec: EbsVolumeType,
+    size_gib: float,
+    iops: int | None,
+    throughput_mibps: float | None,
+) -> VolumeEnvelope:
+    rule = spec.iops
+    assert rule is not None
+    provisioned_iops = iops if iops is not None else rule.default
+    if provisioned_iops is None:
+        raise ValueError(f"{volume_type} requires provisioned IOPS ({rule.min:,}-{rule.max:,})")
+    if not rule.min <= provisioned_iops <= rule.max:
+        raise ValueError(f"{volume_type} IOPS must be {rule.min:,}-{rule.max:,}, got {provisioned_iops:,}")
+    if rule.max_per_gib is not None:
+        # gp3's included IOPS come with any size; the ratio only limits what is provisioned above.
+        allowed = max(spec.included_iops or 0, rule.max_per_gib * size_gib)
+        if provisioned_iops > allowed:
+            raise ValueError(
+                f"{volume_type} {_fmt(size_gib)} GiB allows at most {_fmt(allowed)} IOPS "
+                f"({_fmt(rule.max_per_gib)} per GiB), got {provisioned_iops:,}"
+            )
+    notes: list[str] = []
+    provisioned_mibps: float | None = None
+    tput = spec.throughput_mibps
+    if tput is not None:
+        provisioned_mibps = throughput_mibps if throughput_mibps is not None else tput.default
+        if provisioned_mibps is None:
+            raise ValueError(f"{volume_type} requires provisioned throughput")
+        if not tput.min <= provisioned_mibps <= tput.max:
+            raise ValueError(
+                f"{volume_type} throughput must be {_fmt(tput.min)}-{_fmt(tput.max)} MiB/s, "
+                f"got {_fmt(provisioned_mibps)}"
+            )
+        if tput.max_per_iops is not None:
+            allowed_mibps = max(tput.default or tput.min, provisioned_iops * tput.max_per_iops)
+            if provisioned_mibps > allowed_mibps:
+                raise ValueError(
+                    f"{volume_type} throughput {_fmt(provisioned_mibps)} MiB/s needs at least "
+                    f"{_fmt(provisioned_mibps / tput.max_per_iops)} IOPS ({tput.max_per_iops} MiB/s per IOPS)"
+                )
+        mibps = provisioned_mibps
+    else:
+        mibps = _piops_mibps(spec, provisioned_iops)
+        notes.append(f"throughput follows provisioned IOPS: {_fmt(mibps)} MiB/s at {provisioned_iops:,} IOPS")
+    if spec.non_nitro_max_iops is not None and provisioned_iops > spec.non_nitro_max_iops:
+        notes.append(f"above {spec.non_nitro_max_iops:,} IOPS only on Nitro instances")
+    return _steady(
+        volume_type,
+        spec,
+        size_gib,
+        iops=float(provisioned_iops),
+        mibps=mibps,
+        notes=notes,
+        provisioned_iops=provisioned_iops,
+        provisioned_mibps=provisioned_mibps,
+    )
+
+
+def _piops_mibps(spec: EbsVolumeType, iops: int) -> float:
+    """io1/io2 throughput from provisioned IOPS, per the catalog's rule."""
+    per_iops = _need(spec.mibps_per_iops, "mibps_per_iops")
+    mibps = iops * per_iops
+    if spec.mibps_per_iops_cap is not None:
+        mibps = min(mibps, spec.mibps_per_iops_cap)
+    if spec.high_iops_from is not None and spec.high_iops_io_kib is not None and iops > spec.high_iops_from:
+        mibps = max(mibps, iops * spec.high_iops_io_kib / _KIB_PER_MIB)
+    return min(mibps, spec.max_mibps)
+
+
+def _magnetic(volume_type: str, spec: EbsVolumeType, size_gib: float) -> VolumeEnvelope:
+    baseline_iops = _need(spec.included_iops, f"{volume_type}.included_iops")
+    baseline_mibps = _need(spec.included_mibps, f"{volume_type}.included_mibps")
+    return VolumeEnvelope(
+        volume_type=volume_type,
+        size_gib=size_gib,
+        provisioned_iops=None,
+        provisioned_mibps=None,
+        baseline_iops=baseline_iops,
+        baseline_mibps=baseline_mibps,
+        burst_iops=float(spec.max_iops),
+        burst_mibps=spec.max_mibps,
+        burst_seconds=None,
+        credit_capacity=None,
+        credit_refill_per_s=None,
+        credit_unit=None,
+        io_size_kib=spec.io_size_kib,
+        notes=[
+            f"previous generation: about {_fmt(baseline_iops)} IOPS on average, bursts up to "
+            f"{_fmt(spec.max_iops)} IOPS / {_fmt(spec.max_mibps)} MiB/s; AWS publishes no credit model, "
+            "so burst duration is unknown"
+        ],
+    )
+
+
+def _steady(
+    volume_type: str,
+    spec: EbsVolumeType,
+    size_gib: float,
+    *,
+    iops: float,
+    mibps: float,
+    notes: list[str],
+    provisioned_iops: int | None = None,
+    provisioned_mibps: float | None = None,
+) -> VolumeEnvelope:
+    return VolumeEnvelope(
+        volume_type=volume_type,
+        size_gib=size_gib,
+        provisioned_iops=provisioned_iops,
+        provisioned_mibps=provisioned_mibps,
+        baseline_iops=iops,
+        baseline_mibps=mibps,
+        burst_iops=None,
+        burst_mibps=None,
+        burst_seconds=None,
+        credit_capacity=None,
+        credit_refill_per_s=None,
+        credit_unit=None,
+        io_size_kib=spec.io_size_kib,
+        notes=notes,
+    )
+
+
+# --- instances -------------------------------------------------------------------------------
+
+
+def instance_limits(instance_type: str) -> InstanceLimits | None:
+    """An instance type's EBS limits, or None when the catalog does not know the type."""
+    spec = catalog_instance_type(instance_type)
+    if spec is None:
+        return None
+    store = None
+    if spec.instance_store is not None:
+        store = InstanceStoreDevices(
+            count=spec.instance_store.devices,
+            device_gib=spec.instance_store.device_gib,
+            media=spec.instance_store.media,
+        )
+    return InstanceLimits(
+        instance_type=instance_type,
+        nitro=spec.nitro,
+        arch=spec.arch,
+        vcpus=spec.vcpus,
+        memory_gib=spec.memory_gib,
+        baseline_mbps=spec.ebs_baseline_mbps,
+        max_mbps=spec.ebs_max_mbps,
+        baseline_mibps=mb_to_mib(spec.ebs_baseline_mbps),
+        max_mibps=mb_to_mib(spec.ebs_max_mbps),
+        baseline_iops=spec.ebs_baseline_iops,
+        max_iops=spec.ebs_max_iops,
+        burst_minutes_per_day=spec.ebs_burst_minutes_per_day,
+        ebs_optimized_by_default=spec.ebs_optimized_by_default,
+        instance_store=store,
+    )
+
+
+# --- targets ---------------------------------------------------------------------------------
+
+
+def _bound(volume_side: float, instance_side: float | None) -> tuple[float, BoundBy]:
+    if instance_side is None:
+        return volume_side, "unknown-instance"
+    if instance_side < volume_side:
+        return instance_side, "instance"
+    return volume_side, "volume"
+
+
+def target_envelope(  # noqa: PLR0917 - the positional order is the published interface
+    instance_type: str | None,
+    volume_type: str,
+    size_gib: float,
+    iops: int | None,
+    throughput_mibps: float | None,
+    count: int = 1,
+) -> TargetEnvelope:
+    """``count`` identical volumes (RAID0 sums IOPS and MiB/s) capped by the instance's EBS limits."""
+    if count < 1:
+        raise ValueError(f"count must be at least 1, got {count}")
+    volume = volume_envelope(volume_type, size_gib, iops, throughput_mibps)
+    limits = instance_limits(instance_type) if instance_type else None
+    notes: list[str] = []
+    member_base_iops, member_base_mibps = volume.baseline_iops, volume.baseline_mibps
+    member_burst_iops = volume.burst_iops if volume.bursts else None
+    member_burst_mibps = volume.burst_mibps if volume.bursts else None
+    if limits is not None and not limits.nitro:
+        spec = ebs_volume_type(volume_type)
+        if spec.non_nitro_max_iops is not None and member_base_iops > spec.non_nitro_max_iops:
+            notes.append(
+                f"{instance_type} is not Nitro: {volume_type} capped at {spec.non_nitro_max_iops:,} IOPS"
+            )
+            member_base_iops = float(spec.non_nitro_max_iops)
+        if spec.non_nitro_max_mibps is not None and member_base_mibps > spec.non_nitro_max_mibps:
+            cap = _fmt(spec.non_nitro_max_mibps)
+            notes.append(f"{instance_type} is not Nitro: {volume_type} capped at {cap} MiB/s")
+            member_base_mibps = spec.non_nitro_max_mibps
+        if volume_type == "io2" and (size_gib > 16384 or (iops or 0) > 64000):
+            notes.append(f"io2 above 16 TiB or 64,000 IOPS cannot attach to {instance_type} (needs Nitro)")
+    if limits is not None and not limits.ebs_optimized_by_default:
+        notes.append(f"{instance_type} reaches these EBS limits only when launched EBS-optimized")
+    if limits is None:
+        notes.append(
+            f"instance {instance_type!r} is not in the catalog: no instance cap applied"
+            if instance_type
+            else "no instance given: no instance cap applied"
+        )
+
+    stripe_base_iops = member_base_iops * count
+    stripe_base_mibps = member_base_mibps * count
+    stripe_burst_iops = member_burst_iops * count if member_burst_iops is not None else None
+    stripe_burst_mibps = member_burst_mibps * count if member_burst_mibps is not None else None
+    if count > 1:
+        notes.append(f"RAID0 of {count}: IOPS and MiB/s of the members add up")
+
+    short_iops = max(stripe_base_iops, stripe_burst_iops or 0.0)
+    short_mibps = max(stripe_base_mibps, stripe_burst_mibps or 0.0)
+    expected_iops, iops_by = _bound(short_iops, limits.max_iops if limits else None)
+    expected_mibps, mibps_by = _bound(short_mibps, limits.max_mibps if limits else None)
+    sustained_iops, s_iops_by = _bound(stripe_base_iops, limits.baseline_iops if limits else None)
+    sustained_mibps, s_mibps_by = _bound(stripe_base_mibps, limits.baseline_mibps if limits else None)
+    if limits is not None and limits.burst_minutes_per_day:
+        notes.append(
+            f"{instance_type} reaches its EBS maximum only {limits.burst_minutes_per_day} min per 24 h; "
+            f"after that it falls to {_fmt(limits.baseline_mibps)} MiB/s / {limits.baseline_iops:,} IOPS"
+        )
+    if volume.bursts and volume.burst_seconds is not None:
+        notes.append(
+            f"the volume burst lasts ~{_fmt(volume.burst_seconds)} s; sustained figures use its baseline"
+        )
+
+    return TargetEnvelope(
+        instance_type=instance_type,
+        count=count,
+        volume=volume,
+        instance=limits,
+        stripe_baseline_iops=stripe_base_iops,
+        stripe_baseline_mibps=stripe_base_mibps,
+        stripe_burst_iops=stripe_burst_iops,
+        stripe_burst_mibps=stripe_burst_mibps,
+        expected_iops=expected_iops,
+        expected_mibps=expected_mibps,
+        iops_bound_by=iops_by,
+        mibps_bound_by=mibps_by,
+        sustained_iops=sustained_iops,
+        sustained_mibps=sustained_mibps,
+        sustained_iops_bound_by=s_iops_by,
+        sustained_mibps_bound_by=s_mibps_by,
+        notes=notes,
+    )
+
+
+# --- emulation -------------------------------------------------------------------------------
+
+
+def emulation_limits(
+    env: VolumeEnvelope,
+    knee_seconds: float = 60.0,
+    io_size_kib: int | None = None,
+) -> EmulationLimits:
+    """Ceilings for a loop-device emulation of one volume (combined read + write).
+
+    ``iops`` / ``mibps`` are the volume's baseline. A volume with a credit bucket keeps its burst
+    and baseline *rates* but its bucket is scaled down in *time*: a real gp2 bucket (5.4 M credits)
+    lasts ``env.burst_seconds`` (2,000 s at 100 GiB) at full burst demand, far longer than a local
+    test should take, so the emulated bucket holds just enough for the knee to arrive after
+    ``knee_seconds``:
+
+    - gp2 below 1,000 GiB: ``credit_capacity = knee_seconds x (burst_iops - baseline_iops)`` I/O
+      credits, refilling at ``baseline_iops`` per second (``credit_unit`` ``io``). The emulator
+      spends one credit per I/O and refills continuously, so at full burst demand the balance
+      drains at ``burst - baseline`` per second and empties after exactly ``knee_seconds``.
+    - st1/sc1 below the size where baseline reaches burst: the same in MiB
+      (``knee_seconds x (burst_mibps - baseline_mibps)``, refill ``baseline_mibps``, unit ``mib``).
+    - every other volume: no bucket, baseline ceilings only.
+
+    The time compression factor is ``env.burst_seconds / knee_seconds``; results from an emulation
+    show the shape of the knee, not its real position in time. ``io_size_kib`` overrides the
+    largest I/O the emulation counts as one operation (default: the volume type's).
+    """
+    if knee_seconds <= 0:
+        raise ValueError(f"knee_seconds must be positive, got {knee_seconds}")
+    limits: EmulationLimits = {
+        "iops": env.baseline_iops,
+        "mibps": env.baseline_mibps,
+        "io_size_kib": io_size_kib if io_size_kib is not None else env.io_size_kib,
+    }
+    if env.credit_unit == "io" and env.burst_iops is not None and env.burst_iops > env.baseline_iops:
+        limits["burst_iops"] = env.burst_iops
+        limits["burst_mibps"] = env.burst_mibps if env.burst_mibps is not None else env.baseline_mibps
+        limits["credit_capacity"] = knee_seconds * (env.burst_iops - env.baseline_iops)
+        limits["credit_refill_per_s"] = env.baseline_iops
+        limits["credit_unit"] = "io"
+    elif env.credit_unit == "mib" and env.burst_mibps is not None and env.burst_mibps > env.baseline_mibps:
+        limits["burst_mibps"] = env.burst_mibps
+        limits["burst_iops"] = env.burst_iops if env.burst_iops is not None else env.baseline_iops
+        limits["credit_capacity"] = knee_seconds * (env.burst_mibps - env.baseline_mibps)
+        limits["credit_refill_per_s"] = env.baseline_mibps
+        limits["credit_unit"] = "mib"
+    return limits
