@@ -56,7 +56,9 @@ def _load_plan(source: str) -> object:
     except OSError as exc:
         raise PlanError([f"--plan {source}: {exc.strerror}"]) from None
     except json.JSONDecodeError as exc:
-        raise PlanError([f"--plan {source}: not JSON (line {exc.lineno} column {exc.colno}: {exc.msg})"]) from None
+        raise PlanError(
+            [f"--plan {source}: not JSON (line {exc.lineno} column {exc.colno}: {exc.msg})"]
+        ) from None
 
 
 def main(argv: Optional[List[str]] = None) -> int:
@@ -77,7 +79,10 @@ def main(argv: Optional[List[str]] = None) -> int:
         print(f"storagebench-agent: {exc}", file=sys.stderr)
         return EXIT_INVALID
     if os.path.isdir(args.out) and os.listdir(args.out):
-        print(f"storagebench-agent: --out {args.out} is not empty; results are never overwritten", file=sys.stderr)
+        print(
+            f"storagebench-agent: --out {args.out} is not empty; results are never overwritten",
+            file=sys.stderr,
+        )
         return EXIT_INVALID
     from storagebench.agent.log import Progress
 

@@ -26,7 +26,9 @@ class DeviceError(RuntimeError):
 
 
 class BlockDevice:
-    def __init__(self, name: str, major_minor: str, size_bytes: int, serial: Optional[str], model: Optional[str]) -> None:
+    def __init__(
+        self, name: str, major_minor: str, size_bytes: int, serial: Optional[str], model: Optional[str]
+    ) -> None:
         self.name = name
         self.major_minor = major_minor
         self.size_bytes = size_bytes
@@ -44,8 +46,15 @@ class BlockDevice:
         return self.serial if self.serial and self.serial.startswith("vol-") else None
 
     def info(self) -> Dict[str, object]:
-        return {"path": self.path, "name": self.name, "volume_id": self.volume_id, "serial": self.serial,
-                "model": self.model, "size_bytes": self.size_bytes, "emulated": None}
+        return {
+            "path": self.path,
+            "name": self.name,
+            "volume_id": self.volume_id,
+            "serial": self.serial,
+            "model": self.model,
+            "size_bytes": self.size_bytes,
+            "emulated": None,
+        }
 
 
 def _read(path: str) -> Optional[str]:
@@ -81,8 +90,13 @@ def _xen_names(device_name: str) -> List[str]:
     return names
 
 
-def find_ebs(volume_ids: Sequence[str], device_names: Sequence[str] = (), sysfs: str = "/sys",
-             wait_s: float = 60.0, poll_s: float = 1.0) -> List[BlockDevice]:
+def find_ebs(
+    volume_ids: Sequence[str],
+    device_names: Sequence[str] = (),
+    sysfs: str = "/sys",
+    wait_s: float = 60.0,
+    poll_s: float = 1.0,
+) -> List[BlockDevice]:
     """The devices of these EBS volumes, in the given order; waits for udev to show them."""
     deadline = time.monotonic() + wait_s
     while True:
@@ -105,7 +119,8 @@ def find_ebs(volume_ids: Sequence[str], device_names: Sequence[str] = (), sysfs:
         if time.monotonic() >= deadline:
             raise DeviceError(
                 f"EBS volume(s) {', '.join(missing)} not visible after {wait_s:.0f} s; "
-                f"visible disks: {', '.join(f'{d.name}({d.volume_id or d.model})' for d in devices) or 'none'}"
+                "visible disks: "
+                + (", ".join(f"{d.name}({d.volume_id or d.model})" for d in devices) or "none")
             )
         time.sleep(poll_s)
 
@@ -114,8 +129,10 @@ def find_instance_store(count: int, sysfs: str = "/sys") -> List[BlockDevice]:
     """``count`` instance-store NVMe disks (0 = all of them)."""
     disks = [d for d in list_block_devices(sysfs) if d.model == INSTANCE_STORE_MODEL]
     if not disks:
-        raise DeviceError("this instance has no instance-store NVMe disk (model "
-                          f"{INSTANCE_STORE_MODEL!r}); pick an instance type with instance storage")
+        raise DeviceError(
+            "this instance has no instance-store NVMe disk (model "
+            f"{INSTANCE_STORE_MODEL!r}); pick an instance type with instance storage"
+        )
     if count and len(disks) < count:
         raise DeviceError(f"{count} instance-store disks requested, {len(disks)} present")
     return disks[:count] if count else disks
@@ -149,8 +166,11 @@ def _partitions(device: BlockDevice, sysfs: str) -> List[str]:
 def _holders(device: BlockDevice, sysfs: str) -> List[str]:
     base = os.path.join(sysfs, "block", device.name)
     held = []
-    for directory in [base] + [os.path.join(base, e) for e in os.listdir(base) if e.startswith(device.name)] \
-            if os.path.isdir(base) else []:
+    for directory in (
+        [base] + [os.path.join(base, e) for e in os.listdir(base) if e.startswith(device.name)]
+        if os.path.isdir(base)
+        else []
+    ):
         holders = os.path.join(directory, "holders")
         if os.path.isdir(holders):
             held.extend(os.listdir(holders))
@@ -169,8 +189,9 @@ def signature(path: str) -> Optional[str]:
     return fields.get("TYPE") or fields.get("PTTYPE") or "data"
 
 
-def safety_problems(device: BlockDevice, allow_destroy: bool, sysfs: str = "/sys",
-                    mountinfo: str = "/proc/self/mountinfo") -> List[str]:
+def safety_problems(
+    device: BlockDevice, allow_destroy: bool, sysfs: str = "/sys", mountinfo: str = "/proc/self/mountinfo"
+) -> List[str]:
     """Reasons not to write to a device; empty when it is safe."""
     problems = []
     mounted = _mounted_devices(mountinfo)

@@ -136,22 +136,29 @@ class DeviceBudget:
     def ceilings(self) -> tuple:  # type: ignore[type-arg]
         limits = self.limits
         if self.bursting:
-            return (float(limits.get("burst_iops") or limits["iops"]),
-                    float(limits.get("burst_mibps") or limits["mibps"]))
+            return (
+                float(limits.get("burst_iops") or limits["iops"]),
+                float(limits.get("burst_mibps") or limits["mibps"]),
+            )
         return float(limits["iops"]), float(limits["mibps"])
 
     def kernel_limits(self) -> tuple:  # type: ignore[type-arg]
         iops, mibps = self.ceilings()
         riops, wiops = self.ios.parts(iops)
         rbps, wbps = self.bytes.parts(mibps * MIB)
-        return int(round(riops)), int(round(wiops)), int(round(rbps)), int(round(wbps))
+        return round(riops), round(wiops), round(rbps), round(wbps)
 
 
 class Governor:
     """Keeps each emulated device at its combined envelope; runs in a background thread."""
 
-    def __init__(self, throttle: Throttle, budgets: List[DeviceBudget], period_s: float = 0.25,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        throttle: Throttle,
+        budgets: List[DeviceBudget],
+        period_s: float = 0.25,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.throttle = throttle
         self.budgets = budgets
         self.period_s = period_s
@@ -208,8 +215,9 @@ class Governor:
                 self._spend_credits(budget, previous, counters, elapsed, now)
             self.apply(budget)
 
-    def _spend_credits(self, budget: DeviceBudget, before: Served, after: Served, elapsed: float,
-                       now: float) -> None:
+    def _spend_credits(
+        self, budget: DeviceBudget, before: Served, after: Served, elapsed: float, now: float
+    ) -> None:
         limits = budget.limits
         if limits.get("credit_unit", "io") == "mib":
             spent = ((after.read_bytes + after.write_bytes) - (before.read_bytes + before.write_bytes)) / MIB
@@ -227,17 +235,30 @@ class Governor:
 
     def _event(self, budget: DeviceBudget, name: str, now: float) -> None:
         iops, mibps = budget.ceilings()
-        self.events.append({
-            "at": utc_now(), "elapsed_s": round(now - self._started, 3), "device": budget.device.path,
-            "event": name, "credits": round(budget.credits, 1), "ceiling_iops": iops, "ceiling_mibps": mibps,
-        })
+        self.events.append(
+            {
+                "at": utc_now(),
+                "elapsed_s": round(now - self._started, 3),
+                "device": budget.device.path,
+                "event": name,
+                "credits": round(budget.credits, 1),
+                "ceiling_iops": iops,
+                "ceiling_mibps": mibps,
+            }
+        )
 
     def summary(self) -> List[Dict[str, object]]:
-        return [{
-            "device": b.device.path, "split_changes_ios": b.ios.changes, "split_changes_bytes": b.bytes.changes,
-            "read_share": round(b.ios.read_share, 4), "credits_left": round(b.credits, 1) if b.capacity else None,
-            "bursting": b.bursting if b.capacity else None,
-        } for b in self.budgets]
+        return [
+            {
+                "device": b.device.path,
+                "split_changes_ios": b.ios.changes,
+                "split_changes_bytes": b.bytes.changes,
+                "read_share": round(b.ios.read_share, 4),
+                "credits_left": round(b.credits, 1) if b.capacity else None,
+                "bursting": b.bursting if b.capacity else None,
+            }
+            for b in self.budgets
+        ]
 
 
 class EmulatedFleet:
@@ -254,7 +275,9 @@ class EmulatedFleet:
     def add(self, name: str, spec: Emulation) -> LoopDevice:
         os.makedirs(self.backing_dir, exist_ok=True)
         io_size = int(spec["limits"].get("io_size_kib") or 256)
-        loop = create_loop(os.path.join(self.backing_dir, f"{name}.img"), int(spec["capacity_bytes"]), io_size)
+        loop = create_loop(
+            os.path.join(self.backing_dir, f"{name}.img"), int(spec["capacity_bytes"]), io_size
+        )
         self.loops.append(loop)
         self.specs.append(spec)
         return loop

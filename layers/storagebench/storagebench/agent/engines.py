@@ -7,14 +7,21 @@ processes start inside the throttle cgroup when volumes are emulated (``procs_fi
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import time
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
+from storagebench.agent.fio_output import split_fio_output
 from storagebench.agent.log import utc_now
-from storagebench.agent.manifest import STATUS_FAILED, STATUS_OK, PhaseResult, Timing, write_json_atomic
+from storagebench.agent.manifest import (
+    STATUS_FAILED,
+    STATUS_OK,
+    PhaseResult,
+    ThreadTiming,
+    Timing,
+    write_json_atomic,
+)
 from storagebench.agent.plan import Phase
 from storagebench.agent.proc import Child, CommandError, Finished, in_cgroup
 
@@ -24,27 +31,21 @@ DEFAULT_TIMEOUT_S = 12 * 3600
 class PhaseContext:
     """Where a phase runs: the target path, its mode, the phase directory and the throttle."""
 
-    def __init__(self, target_path: str, mode: str, workdir: Optional[str], phase_dir: str,
-                 procs_file: Optional[str], is_root: bool) -> None:
+    def __init__(
+        self,
+        target_path: str,
+        mode: str,
+        workdir: Optional[str],
+        phase_dir: str,
+        procs_file: Optional[str],
+        is_root: bool,
+    ) -> None:
         self.target_path = target_path
         self.mode = mode  # raw | filesystem
         self.workdir = workdir  # a private directory under the target (file system targets)
         self.phase_dir = phase_dir
         self.procs_file = procs_file
         self.is_root = is_root
-
-
-def split_fio_output(text: str) -> tuple:  # type: ignore[type-arg]
-    """(json_text, normal_text) from fio's combined ``--output-format=json+,normal`` file."""
-    start = text.find("\n{\n")
-    start = 0 if text.startswith("{\n") else (start + 1 if start >= 0 else -1)
-    if start < 0:
-        return "", text
-    try:
-        _, end = json.JSONDecoder().raw_decode(text, start)
-    except json.JSONDecodeError:
-        return "", text
-    return text[start:end], text[:start] + text[end:].lstrip("\n")
 
 
 def _fio_value(key: str, value: Any) -> str:
@@ -61,8 +62,15 @@ def fio_job_file(phase: Phase, ctx: PhaseContext) -> str:
     target_value = ctx.target_path if ctx.mode == "raw" else str(ctx.workdir)
     global_options: Dict[str, Any] = {target_key: target_value}
     if spec.get("timeseries", True):
-        global_options.update({"write_iops_log": "ts/sb", "write_lat_log": "ts/sb", "write_bw_log": "ts/sb",
-                               "log_avg_msec": 1000, "per_job_logs": 1})
+        global_options.update(
+            {
+                "write_iops_log": "ts/sb",
+                "write_lat_log": "ts/sb",
+                "write_bw_log": "ts/sb",
+                "log_avg_msec": 1000,
+                "per_job_logs": 1,
+            }
+        )
     global_options.update(spec.get("global_options", {}))
     lines = ["[global]"] + [f"{k}={_fio_value(k, v)}" for k, v in global_options.items()]
     if spec.get("job_file"):
@@ -74,15 +82,24 @@ def fio_job_file(phase: Phase, ctx: PhaseContext) -> str:
 
 
 def _timing(finished: List[Finished], real_s: float, extra: Optional[List[Dict[str, int]]] = None) -> Timing:
-    threads = []
+    threads: List[ThreadTiming] = []
     for index, done in enumerate(finished):
-        entry: Dict[str, Any] = {"thread": index, "rc": done.rc, "real_s": round(done.real_s, 6),
-                                 "user_s": round(done.user_s, 6), "sys_s": round(done.sys_s, 6)}
+        entry: ThreadTiming = {
+            "thread": index,
+            "rc": done.rc,
+            "real_s": round(done.real_s, 6),
+            "user_s": round(done.user_s, 6),
+            "sys_s": round(done.sys_s, 6),
+        }
         if extra and index < len(extra):
-            entry.update(extra[index])
+            entry.update(extra[index])  # type: ignore[typeddict-item]
         threads.append(entry)
-    return {"real_s": round(real_s, 6), "user_s": round(sum(d.user_s for d in finished), 6),
-            "sys_s": round(sum(d.sys_s for d in finished), 6), "threads": threads}  # type: ignore[typeddict-item]
+    return {
+        "real_s": round(real_s, 6),
+        "user_s": round(sum(d.user_s for d in finished), 6),
+        "sys_s": round(sum(d.sys_s for d in finished), 6),
+        "threads": threads,
+    }
 
 
 def _failure(finished: List[Finished], timeout_s: float, what: str) -> Optional[str]:
@@ -94,9 +111,15 @@ def _failure(finished: List[Finished], timeout_s: float, what: str) -> Optional[
     return None
 
 
-def _start_all(argvs: List[List[str]], ctx: PhaseContext, stderr_names: List[str], timeout_s: float,
-               cwd: Optional[str] = None, envs: Optional[List[Dict[str, str]]] = None,
-               stdout_names: Optional[List[str]] = None) -> tuple:  # type: ignore[type-arg]
+def _start_all(
+    argvs: List[List[str]],
+    ctx: PhaseContext,
+    stderr_names: List[str],
+    timeout_s: float,
+    cwd: Optional[str] = None,
+    envs: Optional[List[Dict[str, str]]] = None,
+    stdout_names: Optional[List[str]] = None,
+) -> Tuple[List[Finished], float]:
     """Start every command at once (parallel threads), wait for all; returns (finished, wall)."""
     started = time.monotonic()
     handles = []
@@ -110,8 +133,16 @@ def _start_all(argvs: List[List[str]], ctx: PhaseContext, stderr_names: List[str
                 out = open(os.path.join(ctx.phase_dir, stdout_names[index]), "wb")  # noqa: SIM115
                 handles.append(out)
             env = envs[index] if envs else None
-            children.append(Child(in_cgroup(argv, ctx.procs_file), cwd=cwd, env=env, stdout=out, stderr=err,
-                                  timeout_s=timeout_s))
+            children.append(
+                Child(
+                    in_cgroup(argv, ctx.procs_file),
+                    cwd=cwd,
+                    env=env,
+                    stdout=out,
+                    stderr=err,
+                    timeout_s=timeout_s,
+                )
+            )
         finished = [child.wait() for child in children]
     except BaseException:
         for child in children:  # interrupted: never leave a benchmark process behind
@@ -136,12 +167,20 @@ def drop_caches(ctx: PhaseContext) -> str:
 
 def run_phase(phase: Phase, ctx: PhaseContext) -> PhaseResult:
     os.makedirs(ctx.phase_dir, exist_ok=True)
-    result: PhaseResult = {"name": phase["name"], "engine": phase["engine"], "started_at": utc_now(),
-                           "dir": ctx.phase_dir, "status": STATUS_OK, "error": None, "rc": None, "files": []}
+    result: PhaseResult = {
+        "name": phase["name"],
+        "engine": phase["engine"],
+        "started_at": utc_now(),
+        "dir": ctx.phase_dir,
+        "status": STATUS_OK,
+        "error": None,
+        "rc": None,
+        "files": [],
+    }
     timeout_s = float(phase.get("timeout_s", DEFAULT_TIMEOUT_S))
     try:
         if phase.get("drop_caches"):
-            result["drop_caches"] = drop_caches(ctx)  # type: ignore[typeddict-unknown-key]
+            result["drop_caches"] = drop_caches(ctx)
         engine = phase["engine"]
         if engine == "fio":
             _fio(phase, ctx, result, timeout_s)
@@ -178,8 +217,9 @@ def _fio(phase: Phase, ctx: PhaseContext, result: PhaseResult, timeout_s: float)
     combined_path = os.path.join(ctx.phase_dir, "fio.out")
     if os.path.exists(combined_path):
         with open(combined_path, encoding="utf-8", errors="replace") as handle:
-            json_text, normal_text = split_fio_output(handle.read())
-        if json_text:
+            parts = split_fio_output(handle.read())
+        if parts is not None:
+            json_text, normal_text = parts
             with open(os.path.join(ctx.phase_dir, "fio.json"), "w", encoding="utf-8") as handle:
                 handle.write(json_text)
             with open(os.path.join(ctx.phase_dir, "fio.txt"), "w", encoding="utf-8") as handle:
@@ -207,9 +247,13 @@ def _dd(phase: Phase, ctx: PhaseContext, result: PhaseResult, timeout_s: float) 
         else:
             argv = ["dd", f"if={path}", "of=/dev/null"]
         argv += [f"bs={spec['bs']}", f"count={int(spec['count'])}"]
-        for flag in ("iflag", "oflag", "conv"):
-            if spec.get(flag):
-                argv.append(f"{flag}={spec[flag]}")  # type: ignore[literal-required]
+        for flag, value in (
+            ("iflag", spec.get("iflag")),
+            ("oflag", spec.get("oflag")),
+            ("conv", spec.get("conv")),
+        ):
+            if value:
+                argv.append(f"{flag}={value}")
         argvs.append(argv)
     names = [f"dd.{thread}.stderr" for thread in range(threads)]
     with open(os.path.join(ctx.phase_dir, "commands.txt"), "w", encoding="utf-8") as handle:
@@ -231,12 +275,19 @@ def _command(phase: Phase, ctx: PhaseContext, result: PhaseResult, timeout_s: fl
     argvs = [["/bin/sh", "-c", spec["script"]] for _ in range(threads)]
     base_env = dict(os.environ, SB_TARGET_DIR=ctx.workdir, SB_THREADS=str(threads), **spec.get("env", {}))
     envs = [dict(base_env, SB_THREAD=str(thread)) for thread in range(threads)]
-    finished, wall = _start_all(argvs, ctx, [f"stderr.{t}.txt" for t in range(threads)], timeout_s,
-                                cwd=ctx.workdir, envs=envs, stdout_names=[f"stdout.{t}.txt" for t in range(threads)])
+    finished, wall = _start_all(
+        argvs,
+        ctx,
+        [f"stderr.{t}.txt" for t in range(threads)],
+        timeout_s,
+        cwd=ctx.workdir,
+        envs=envs,
+        stdout_names=[f"stdout.{t}.txt" for t in range(threads)],
+    )
     result["rc"] = max(d.rc for d in finished)
     timing = _timing(finished, wall)
     if spec.get("accounting"):
-        timing["accounting"] = dict(spec["accounting"])  # type: ignore[typeddict-unknown-key]
+        timing["accounting"] = dict(spec["accounting"])
     result["timing"] = timing
     write_json_atomic(os.path.join(ctx.phase_dir, "timing.json"), timing)
     problem = _failure(finished, timeout_s, "command")

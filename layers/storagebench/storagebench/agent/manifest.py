@@ -26,12 +26,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
-from typing import Any, Dict, List, Optional
-
-try:
-    from typing import TypedDict
-except ImportError:  # pragma: no cover
-    TypedDict = dict  # type: ignore[assignment,misc]
+from typing import Any, Dict, List, Optional, TypedDict
 
 MANIFEST_VERSION = 1
 STATUS_OK = "ok"
@@ -54,6 +49,7 @@ class Timing(TypedDict, total=False):
     user_s: float
     sys_s: float
     threads: List[ThreadTiming]
+    accounting: Dict[str, int]  # bytes / files the planner says the command moves
 
 
 class PhaseResult(TypedDict, total=False):
@@ -67,6 +63,7 @@ class PhaseResult(TypedDict, total=False):
     ended_at: str
     timing: Timing
     files: List[str]
+    drop_caches: str  # done | skipped: not root
 
 
 class StepResult(TypedDict, total=False):
@@ -120,6 +117,14 @@ class PrewarmResult(TypedDict, total=False):
     error: Optional[str]
     dir: str
     devices: List[PrewarmDevice]
+    started_at: str
+    ended_at: str
+
+
+class CleanupReport(TypedDict):
+    actions: List[Dict[str, Any]]
+    leftovers: List[str]
+    status: str  # ok | incomplete
 
 
 class Manifest(TypedDict, total=False):
@@ -136,7 +141,9 @@ class Manifest(TypedDict, total=False):
     prewarm: List[PrewarmResult]
     steps: List[StepResult]
     emulation_events: List[Dict[str, Any]]
-    cleanup: Dict[str, Any]
+    emulation: Dict[str, Any]
+    hooks: Dict[str, Any]
+    cleanup: CleanupReport
 
 
 def write_json_atomic(path: str, document: Any) -> None:

@@ -9,12 +9,7 @@ malformed plan (a hand-written plan, a version mismatch): it names every bad fie
 from __future__ import annotations
 
 import re
-from typing import Any, Dict, List, Optional
-
-try:  # TypedDict is in typing from 3.8; keep the import explicit for readers on 3.9.
-    from typing import TypedDict
-except ImportError:  # pragma: no cover
-    TypedDict = dict  # type: ignore[assignment,misc]
+from typing import Any, Dict, List, Optional, TypedDict
 
 PLAN_VERSION = 1
 
@@ -189,7 +184,9 @@ def _check_target(problems: List[str], path: str, target: Dict[str, Any]) -> Non
         if bool(volume_ids) == bool(emulate):
             problems.append(f"{path}: an ebs target needs exactly one of volume_ids or emulate")
         for i, emu in enumerate(emulate):
-            _check_positive_int(problems, f"{path}.emulate[{i}].capacity_bytes", emu.get("capacity_bytes"), 1 << 20)
+            _check_positive_int(
+                problems, f"{path}.emulate[{i}].capacity_bytes", emu.get("capacity_bytes"), 1 << 20
+            )
             limits = emu.get("limits") or {}
             for key in ("iops", "mibps"):
                 value = limits.get(key)
@@ -234,7 +231,9 @@ def check_plan(plan: Any) -> Plan:
         raise PlanError([f"plan: expected a JSON object, got {type(plan).__name__}"])
     problems: List[str] = []
     if plan.get("plan_version") != PLAN_VERSION:
-        problems.append(f"plan_version: {plan.get('plan_version')!r} is not supported (this agent reads {PLAN_VERSION})")
+        problems.append(
+            f"plan_version: {plan.get('plan_version')!r} is not supported (this agent reads {PLAN_VERSION})"
+        )
     _check_id(problems, "run_id", plan.get("run_id"))
     _check_id(problems, "config_id", plan.get("config_id"))
     targets = plan.get("targets")

@@ -22,13 +22,20 @@ from storagebench.agent.targets import Prepared
 MIB = 1 << 20
 
 
-def prewarm_target(target: Prepared, config: Prewarm, output_dir: str, procs_file: Optional[str],
-                   is_root: bool) -> PrewarmResult:
+def prewarm_target(
+    target: Prepared, config: Prewarm, output_dir: str, procs_file: Optional[str], is_root: bool
+) -> PrewarmResult:
     method = config.get("method", "dd")
     directory = os.path.join(output_dir, "prewarm", target.id)
     os.makedirs(directory, exist_ok=True)
-    result: PrewarmResult = {"target": target.id, "method": method, "status": STATUS_OK, "error": None,
-                             "dir": os.path.relpath(directory, output_dir), "devices": []}
+    result: PrewarmResult = {
+        "target": target.id,
+        "method": method,
+        "status": STATUS_OK,
+        "error": None,
+        "dir": os.path.relpath(directory, output_dir),
+        "devices": [],
+    }
     if not target.devices:
         result["status"] = "skipped"
         result["error"] = "not a block target: nothing to initialise"
@@ -44,13 +51,24 @@ def prewarm_target(target: Prepared, config: Prewarm, output_dir: str, procs_fil
             argvs.append(["dd", f"if={device.path}", "of=/dev/null", f"bs={block_size}", "iflag=direct"])
             names.append(f"dd.{device.name}.stderr")
         else:
-            argvs.append(["fio", "--output-format=json", f"--output={os.path.join(directory, f'fio.{device.name}.json')}",
-                          "--name=volume-initialize", f"--filename={device.path}", "--rw=read", f"--bs={block_size}",
-                          f"--iodepth={int(config.get('iodepth', 32))}", "--ioengine=libaio", "--direct=1"])
+            argvs.append(
+                [
+                    "fio",
+                    "--output-format=json",
+                    f"--output={os.path.join(directory, f'fio.{device.name}.json')}",
+                    "--name=volume-initialize",
+                    f"--filename={device.path}",
+                    "--rw=read",
+                    f"--bs={block_size}",
+                    f"--iodepth={int(config.get('iodepth', 32))}",
+                    "--ioengine=libaio",
+                    "--direct=1",
+                ]
+            )
             names.append(f"fio.{device.name}.stderr")
     with open(os.path.join(directory, "commands.txt"), "w", encoding="utf-8") as handle:
         handle.write("\n".join(" ".join(a) for a in argvs) + "\n")
-    result["started_at"] = utc_now()  # type: ignore[typeddict-unknown-key]
+    result["started_at"] = utc_now()
     try:
         finished, _ = _start_all(argvs, ctx, names, timeout_s=48 * 3600)
     except (CommandError, OSError) as exc:
@@ -58,12 +76,16 @@ def prewarm_target(target: Prepared, config: Prewarm, output_dir: str, procs_fil
         result["error"] = str(exc)
         return result
     for device, done, name in zip(target.devices, finished, names):
-        entry: PrewarmDevice = {"path": device.path, "bytes": device.size_bytes, "seconds": round(done.real_s, 6),
-                                "mibps": round(device.size_bytes / MIB / done.real_s, 3) if done.real_s > 0 else 0.0,
-                                "files": [name] + ([f"fio.{device.name}.json"] if method == "fio" else [])}
+        entry: PrewarmDevice = {
+            "path": device.path,
+            "bytes": device.size_bytes,
+            "seconds": round(done.real_s, 6),
+            "mibps": round(device.size_bytes / MIB / done.real_s, 3) if done.real_s > 0 else 0.0,
+            "files": [name] + ([f"fio.{device.name}.json"] if method == "fio" else []),
+        }
         result["devices"].append(entry)
         if done.rc != 0:
             result["status"] = STATUS_FAILED
             result["error"] = f"{method} read of {device.path} exited with status {done.rc}"
-    result["ended_at"] = utc_now()  # type: ignore[typeddict-unknown-key]
+    result["ended_at"] = utc_now()
     return result

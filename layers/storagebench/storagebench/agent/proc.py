@@ -7,6 +7,7 @@ sleeps in the kernel instead of polling.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -22,8 +23,9 @@ class CommandError(RuntimeError):
 class Finished:
     """How one child process ended."""
 
-    def __init__(self, argv: Sequence[str], rc: int, real_s: float, user_s: float, sys_s: float,
-                 timed_out: bool) -> None:
+    def __init__(
+        self, argv: Sequence[str], rc: int, real_s: float, user_s: float, sys_s: float, timed_out: bool
+    ) -> None:
         self.argv = list(argv)
         self.rc = rc
         self.real_s = real_s
@@ -35,14 +37,24 @@ class Finished:
 class Child:
     """A started process; ``wait`` returns its Finished record."""
 
-    def __init__(self, argv: Sequence[str], *, cwd: Optional[str] = None, env: Optional[Dict[str, str]] = None,
-                 stdout: Optional[IO[bytes]] = None, stderr: Optional[IO[bytes]] = None,
-                 timeout_s: Optional[float] = None) -> None:
+    def __init__(
+        self,
+        argv: Sequence[str],
+        *,
+        cwd: Optional[str] = None,
+        env: Optional[Dict[str, str]] = None,
+        stdout: Optional[IO[bytes]] = None,
+        stderr: Optional[IO[bytes]] = None,
+        timeout_s: Optional[float] = None,
+    ) -> None:
         self.argv = list(argv)
         self._started = time.monotonic()
         try:
             self._proc = subprocess.Popen(
-                self.argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL,
+                self.argv,
+                cwd=cwd,
+                env=env,
+                stdin=subprocess.DEVNULL,
                 stdout=stdout if stdout is not None else subprocess.DEVNULL,
                 stderr=stderr if stderr is not None else subprocess.DEVNULL,
                 start_new_session=True,  # its own process group: a timeout kills fio's job processes too
@@ -68,8 +80,9 @@ class Child:
         _, status, usage = os.wait4(self._proc.pid, 0)
         rc = os.waitstatus_to_exitcode(status)
         self._proc.returncode = rc  # so Popen never waits on a pid we reaped
-        self._result = Finished(self.argv, rc, time.monotonic() - self._started, usage.ru_utime, usage.ru_stime,
-                                self._timed_out)
+        self._result = Finished(
+            self.argv, rc, time.monotonic() - self._started, usage.ru_utime, usage.ru_stime, self._timed_out
+        )
         self._done.set()
 
     def _expire(self) -> None:
@@ -85,10 +98,8 @@ class Child:
         except ProcessLookupError:
             return
         if not self._done.wait(grace_s):
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 os.killpg(self._proc.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
 
     def wait(self) -> Finished:
         self._done.wait()
@@ -105,18 +116,33 @@ def in_cgroup(argv: Sequence[str], procs_file: Optional[str]) -> List[str]:
     return ["/bin/sh", "-c", 'echo $$ > "$0" && exec "$@"', procs_file, *argv]
 
 
-def run(argv: Sequence[str], *, timeout_s: float = 600, cwd: Optional[str] = None,
-        env: Optional[Dict[str, str]] = None, check: bool = True) -> subprocess.CompletedProcess:  # type: ignore[type-arg]
+def run(
+    argv: Sequence[str],
+    *,
+    timeout_s: float = 600,
+    cwd: Optional[str] = None,
+    env: Optional[Dict[str, str]] = None,
+    check: bool = True,
+) -> subprocess.CompletedProcess:  # type: ignore[type-arg]
     """Run a short system command (losetup, mkfs, mount) and capture its output."""
     try:
-        done = subprocess.run(list(argv), cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout_s,
-                              check=False, stdin=subprocess.DEVNULL)
+        done = subprocess.run(
+            list(argv),
+            cwd=cwd,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=timeout_s,
+            check=False,
+            stdin=subprocess.DEVNULL,
+        )
     except FileNotFoundError:
         raise CommandError(f"{argv[0]} is not installed (needed for: {' '.join(argv)})") from None
     except subprocess.TimeoutExpired:
         raise CommandError(f"{' '.join(argv)} did not finish within {timeout_s:.0f} s") from None
     if check and done.returncode != 0:
         detail = (done.stderr or done.stdout).strip().splitlines()
-        raise CommandError(f"{' '.join(argv)} failed with status {done.returncode}: "
-                           f"{detail[-1] if detail else 'no output'}")
+        raise CommandError(
+            f"{' '.join(argv)} failed with status {done.returncode}: {detail[-1] if detail else 'no output'}"
+        )
     return done

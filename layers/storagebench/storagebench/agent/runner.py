@@ -48,8 +48,14 @@ def _on_signal(signum: int, _frame: Any) -> None:
 
 
 class Runner:
-    def __init__(self, plan: Plan, output_dir: str, mount_root: str, volumes_dir: str,
-                 progress: Optional[Progress] = None) -> None:
+    def __init__(
+        self,
+        plan: Plan,
+        output_dir: str,
+        mount_root: str,
+        volumes_dir: str,
+        progress: Optional[Progress] = None,
+    ) -> None:
         self.plan = check_plan(plan)
         self.output_dir = os.path.abspath(output_dir)
         self.run_tag = f"{plan['run_id']}-{plan['config_id']}"
@@ -60,10 +66,20 @@ class Runner:
         self.fleet = EmulatedFleet(self.volumes_dir, f"storagebench-{self.run_tag}")
         self.targets = Targets(self.run_tag, self.mount_root, self.fleet, self.progress)
         self.manifest: Manifest = {
-            "manifest_version": MANIFEST_VERSION, "agent_version": __version__, "run_id": plan["run_id"],
-            "config_id": plan["config_id"], "status": "running", "error": None, "started_at": utc_now(),
-            "ended_at": None, "system": {}, "targets": [], "prewarm": [], "steps": [], "emulation_events": [],
-            "cleanup": {},
+            "manifest_version": MANIFEST_VERSION,
+            "agent_version": __version__,
+            "run_id": plan["run_id"],
+            "config_id": plan["config_id"],
+            "status": "running",
+            "error": None,
+            "started_at": utc_now(),
+            "ended_at": None,
+            "system": {},
+            "targets": [],
+            "prewarm": [],
+            "steps": [],
+            "emulation_events": [],
+            "cleanup": {"actions": [], "leftovers": [], "status": "pending"},
         }
 
     # ------------------------------------------------------------------ lifecycle
@@ -91,13 +107,15 @@ class Runner:
             self._restore_signals(previous)
             if self.manifest["status"] == "running":
                 self.manifest["status"] = STATUS_OK if code == EXIT_OK else "partial"
-            if self.manifest["cleanup"].get("leftovers") and code == EXIT_OK:
+            if self.manifest["cleanup"]["leftovers"] and code == EXIT_OK:
                 code = EXIT_PARTIAL
             self.manifest["ended_at"] = utc_now()
             self._save()
             self.progress.update(stage="done", status=self.manifest["status"])
-            self.progress.say(f"done: {self.manifest['status']}"
-                              + (f" ({self.manifest['error']})" if self.manifest["error"] else ""))
+            self.progress.say(
+                f"done: {self.manifest['status']}"
+                + (f" ({self.manifest['error']})" if self.manifest["error"] else "")
+            )
             self.progress.close()
         return code
 
@@ -124,7 +142,7 @@ class Runner:
     # ------------------------------------------------------------------ stages
 
     def _hook(self, name: str) -> None:
-        script = self.plan.get(name)
+        script = self.plan.get("setup") if name == "setup" else self.plan.get("teardown")
         if not script:
             return
         self.progress.update(stage=name)
@@ -132,9 +150,14 @@ class Runner:
         directory = os.path.join(self.output_dir, "hooks")
         os.makedirs(directory, exist_ok=True)
         with open(os.path.join(directory, f"{name}.out"), "wb") as out:
-            done = Child(["/bin/sh", "-c", script], stdout=out, stderr=out, timeout_s=3600,
-                         env=dict(os.environ, SB_RUN_ID=self.plan["run_id"], SB_CONFIG_ID=self.plan["config_id"])).wait()
-        self.manifest.setdefault("hooks", {})[name] = {"rc": done.rc, "real_s": round(done.real_s, 3)}  # type: ignore[typeddict-item]
+            done = Child(
+                ["/bin/sh", "-c", script],
+                stdout=out,
+                stderr=out,
+                timeout_s=3600,
+                env=dict(os.environ, SB_RUN_ID=self.plan["run_id"], SB_CONFIG_ID=self.plan["config_id"]),
+            ).wait()
+        self.manifest.setdefault("hooks", {})[name] = {"rc": done.rc, "real_s": round(done.real_s, 3)}
         if done.rc != 0:
             raise CommandError(f"the {name} hook exited with status {done.rc} (see hooks/{name}.out)")
 
@@ -156,8 +179,10 @@ class Runner:
         for target_id in config.get("targets") or [t for t, p in prepared.items() if p.devices]:
             target = prepared[target_id]
             self.progress.update(stage="prewarm", current=target_id)
-            self.progress.say(f"pre-warming {target_id} with {config['method']}: reading "
-                              f"{sum(d.size_bytes for d in target.devices) / (1 << 30):.2f} GiB")
+            self.progress.say(
+                f"pre-warming {target_id} with {config['method']}: reading "
+                f"{sum(d.size_bytes for d in target.devices) / (1 << 30):.2f} GiB"
+            )
             result = prewarm_target(target, config, self.output_dir, self.fleet.procs_file, self.is_root)
             self.manifest["prewarm"].append(result)
             self._save()
@@ -172,7 +197,9 @@ class Runner:
         stop = False
         for index, step in enumerate(steps, start=1):
             if stop:
-                self.manifest["steps"].append(self._skipped(step, "skipped: fail_fast after an earlier failure"))
+                self.manifest["steps"].append(
+                    self._skipped(step, "skipped: fail_fast after an earlier failure")
+                )
                 continue
             self.progress.update(stage="workloads", step=index, steps=len(steps), current=step["id"])
             self.progress.say(f"step {index}/{len(steps)} {step['id']} on {step['target']}")
@@ -190,9 +217,18 @@ class Runner:
         return EXIT_OK
 
     def _skipped(self, step: Step, reason: str) -> StepResult:
-        return {"id": step["id"], "workload": step.get("workload", ""), "profile": step.get("profile", ""),
-                "variant": step.get("variant", {}), "repetition": step["repetition"], "target": step["target"],
-                "intent": step.get("intent", ""), "status": STATUS_SKIPPED, "error": reason, "phases": []}
+        return {
+            "id": step["id"],
+            "workload": step.get("workload", ""),
+            "profile": step.get("profile", ""),
+            "variant": step.get("variant", {}),
+            "repetition": step["repetition"],
+            "target": step["target"],
+            "intent": step.get("intent", ""),
+            "status": STATUS_SKIPPED,
+            "error": reason,
+            "phases": [],
+        }
 
     def _step(self, step: Step, target: Prepared) -> StepResult:
         result = self._skipped(step, "")
@@ -207,11 +243,19 @@ class Runner:
         try:
             for phase in step["phases"]:
                 if result["status"] != STATUS_OK:
-                    phases.append({"name": phase["name"], "engine": phase["engine"], "status": STATUS_SKIPPED,
-                                   "error": "an earlier phase failed"})
+                    phases.append(
+                        {
+                            "name": phase["name"],
+                            "engine": phase["engine"],
+                            "status": STATUS_SKIPPED,
+                            "error": "an earlier phase failed",
+                        }
+                    )
                     continue
                 phase_dir = os.path.join(self.output_dir, "steps", step["id"], phase["name"])
-                ctx = PhaseContext(target.path, target.mode, workdir, phase_dir, self.fleet.procs_file, self.is_root)
+                ctx = PhaseContext(
+                    target.path, target.mode, workdir, phase_dir, self.fleet.procs_file, self.is_root
+                )
                 outcome = run_phase(phase, ctx)
                 outcome["dir"] = os.path.relpath(phase_dir, self.output_dir)
                 phases.append(outcome)
@@ -236,8 +280,11 @@ class Runner:
         if governor is not None:
             governor.stop()
             self.manifest["emulation_events"] = list(governor.events)
-            self.manifest["emulation"] = {"governor": governor.summary(), "errors": governor.errors,  # type: ignore[typeddict-unknown-key]
-                                          "ticks": governor.ticks}
+            self.manifest["emulation"] = {
+                "governor": governor.summary(),
+                "errors": governor.errors,
+                "ticks": governor.ticks,
+            }
         cleanup = self.targets.teardown()
         problems = self.fleet.stop()
         hook_error = None
@@ -247,7 +294,7 @@ class Runner:
             hook_error = str(exc)
         if problems or hook_error:
             cleanup["status"] = "incomplete"
-            cleanup["leftovers"] = list(cleanup.get("leftovers", [])) + problems + ([hook_error] if hook_error else [])
+            cleanup["leftovers"] = [*cleanup["leftovers"], *problems, *([hook_error] if hook_error else [])]
         self.manifest["cleanup"] = cleanup
-        for leftover in cleanup.get("leftovers", []):
+        for leftover in cleanup["leftovers"]:
             self.progress.say(f"cleanup problem: {leftover}")

@@ -51,9 +51,14 @@ def _md_over(devices: List[str]) -> List[str]:
 
 def resources_of(run_id: str, mount_root: str, volumes_dir: str) -> Dict[str, List[str]]:
     """What this machine still holds for a run, without changing anything."""
-    tags = [d for d in (os.listdir(mount_root) if os.path.isdir(mount_root) else []) if d.startswith(run_id + "-")]
-    tags += [d for d in (os.listdir(volumes_dir) if os.path.isdir(volumes_dir) else [])
-             if d.startswith(run_id + "-") and d not in tags]
+    tags = [
+        d for d in (os.listdir(mount_root) if os.path.isdir(mount_root) else []) if d.startswith(run_id + "-")
+    ]
+    tags += [
+        d
+        for d in (os.listdir(volumes_dir) if os.path.isdir(volumes_dir) else [])
+        if d.startswith(run_id + "-") and d not in tags
+    ]
     mounts: List[str] = []
     loops: List[str] = []
     for tag in tags:
@@ -62,10 +67,21 @@ def resources_of(run_id: str, mount_root: str, volumes_dir: str) -> Dict[str, Li
     cgroups = []
     for root in (V1_ROOT, *V2_ROOTS):
         if os.path.isdir(root):
-            cgroups += [os.path.join(root, d) for d in os.listdir(root) if d.startswith(f"storagebench-{run_id}-")]
-    return {"mounts": mounts, "arrays": _md_over(loops), "loops": loops, "cgroups": cgroups,
-            "directories": [os.path.join(r, t) for r in (mount_root, volumes_dir) for t in tags
-                            if os.path.isdir(os.path.join(r, t))]}
+            cgroups += [
+                os.path.join(root, d) for d in os.listdir(root) if d.startswith(f"storagebench-{run_id}-")
+            ]
+    return {
+        "mounts": mounts,
+        "arrays": _md_over(loops),
+        "loops": loops,
+        "cgroups": cgroups,
+        "directories": [
+            os.path.join(r, t)
+            for r in (mount_root, volumes_dir)
+            for t in tags
+            if os.path.isdir(os.path.join(r, t))
+        ],
+    }
 
 
 def sweep(run_id: str, mount_root: str, volumes_dir: str) -> Dict[str, List[str]]:
@@ -90,5 +106,8 @@ def sweep(run_id: str, mount_root: str, volumes_dir: str) -> Dict[str, List[str]
         attempt(f"remove cgroup {cgroup}", lambda c=cgroup: os.rmdir(c))
     for directory in found["directories"]:
         attempt(f"remove {directory}", lambda d=directory: shutil.rmtree(d))
-    return {"found": [item for items in found.values() for item in items], "removed": removed,
-            "leftovers": leftovers}
+    return {
+        "found": [item for items in found.values() for item in items],
+        "removed": removed,
+        "leftovers": leftovers,
+    }

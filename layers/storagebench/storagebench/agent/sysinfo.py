@@ -53,13 +53,16 @@ def _os_release() -> Optional[str]:
 
 def fio_version() -> Optional[str]:
     try:
-        return run(["fio", "--version"], timeout_s=10).stdout.strip()
+        version: str = run(["fio", "--version"], timeout_s=10).stdout
+        return version.strip()
     except CommandError:
         return None
 
 
 def on_ec2() -> bool:
-    vendor = (_read("/sys/devices/virtual/dmi/id/board_vendor") or "") + (_read("/sys/devices/virtual/dmi/id/sys_vendor") or "")
+    vendor = (_read("/sys/devices/virtual/dmi/id/board_vendor") or "") + (
+        _read("/sys/devices/virtual/dmi/id/sys_vendor") or ""
+    )
     return "Amazon" in vendor or (_read("/sys/hypervisor/uuid") or "").startswith("ec2")
 
 
@@ -71,22 +74,33 @@ def instance_identity(timeout_s: float = 1.0) -> Optional[Dict[str, Any]]:
         token_request = urllib.request.Request(
             f"{IMDS}/latest/api/token", method="PUT", headers={"X-aws-ec2-metadata-token-ttl-seconds": "60"}
         )
-        with urllib.request.urlopen(token_request, timeout=timeout_s) as response:  # noqa: S310
+        with urllib.request.urlopen(token_request, timeout=timeout_s) as response:
             token = response.read().decode()
-        request = urllib.request.Request(f"{IMDS}/latest/dynamic/instance-identity/document",
-                                         headers={"X-aws-ec2-metadata-token": token})
-        with urllib.request.urlopen(request, timeout=timeout_s) as response:  # noqa: S310
+        request = urllib.request.Request(
+            f"{IMDS}/latest/dynamic/instance-identity/document", headers={"X-aws-ec2-metadata-token": token}
+        )
+        with urllib.request.urlopen(request, timeout=timeout_s) as response:
             document = json.loads(response.read().decode())
     except (OSError, ValueError):
         return None
-    keys = ("instanceId", "instanceType", "region", "availabilityZone", "imageId", "architecture", "accountId")
+    keys = (
+        "instanceId",
+        "instanceType",
+        "region",
+        "availabilityZone",
+        "imageId",
+        "architecture",
+        "accountId",
+    )
     return {k: document.get(k) for k in keys}
 
 
 def cgroup_version() -> Optional[int]:
     if os.path.isfile("/sys/fs/cgroup/blkio/blkio.throttle.read_iops_device"):
         return 1
-    if os.path.isfile("/sys/fs/cgroup/cgroup.controllers") or os.path.isfile("/sys/fs/cgroup/unified/cgroup.controllers"):
+    if os.path.isfile("/sys/fs/cgroup/cgroup.controllers") or os.path.isfile(
+        "/sys/fs/cgroup/unified/cgroup.controllers"
+    ):
         return 2
     return None
 

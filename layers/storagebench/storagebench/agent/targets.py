@@ -10,10 +10,11 @@ EBS volume takes minutes and measures nothing).
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import time
-from typing import Callable, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from storagebench.agent.devices import (
     BlockDevice,
@@ -24,7 +25,7 @@ from storagebench.agent.devices import (
 )
 from storagebench.agent.emulate import EmulatedFleet, EmulationError, destroy_loop
 from storagebench.agent.log import Progress
-from storagebench.agent.manifest import DeviceInfo, TargetResult
+from storagebench.agent.manifest import CleanupReport, DeviceInfo, TargetResult
 from storagebench.agent.plan import BLOCK_KINDS, NETWORK_KINDS, TargetSpec
 from storagebench.agent.proc import CommandError, run
 
@@ -40,8 +41,16 @@ MDSTAT = "/proc/mdstat"
 
 def raid0_command(link: str, members: List[BlockDevice], chunk_kib: Optional[int]) -> List[str]:
     """mdadm's RAID0 create command, as AWS documents it for striping EBS volumes."""
-    command = ["mdadm", "--create", link, "--run", "--force", "--level=0", "--metadata=1.2",
-               f"--raid-devices={len(members)}"]
+    command = [
+        "mdadm",
+        "--create",
+        link,
+        "--run",
+        "--force",
+        "--level=0",
+        "--metadata=1.2",
+        f"--raid-devices={len(members)}",
+    ]
     if chunk_kib:
         command.append(f"--chunk={int(chunk_kib)}")
     return command + [m.path for m in members]
@@ -54,8 +63,15 @@ class TargetError(RuntimeError):
 class Prepared:
     """A target ready for workloads: ``path`` is a directory (file system) or device list (raw)."""
 
-    def __init__(self, spec: TargetSpec, mode: str, path: str, devices: List[BlockDevice],
-                 labels: List[str], md_device: Optional[str] = None) -> None:
+    def __init__(
+        self,
+        spec: TargetSpec,
+        mode: str,
+        path: str,
+        devices: List[BlockDevice],
+        labels: List[str],
+        md_device: Optional[str] = None,
+    ) -> None:
         self.spec = spec
         self.mode = mode
         self.path = path
@@ -73,17 +89,24 @@ class Prepared:
             info = device.info()
             info["emulated"] = emulated.get(device.path)
             devices.append(info)  # type: ignore[arg-type]
-        return {"id": self.id, "kind": self.spec["kind"], "mode": self.mode, "path": self.path,
-                "devices": devices, "md_device": self.md_device,
-                "filesystem": self.spec.get("filesystem") if self.mode == "filesystem" else None,
-                "labels": self.labels}
+        return {
+            "id": self.id,
+            "kind": self.spec["kind"],
+            "mode": self.mode,
+            "path": self.path,
+            "devices": devices,
+            "md_device": self.md_device,
+            "filesystem": self.spec.get("filesystem") if self.mode == "filesystem" else None,
+            "labels": self.labels,
+        }
 
 
 class Targets:
     """Prepares the plan's targets and undoes everything it did."""
 
-    def __init__(self, run_tag: str, mount_root: str, fleet: EmulatedFleet, progress: Progress,
-                 sysfs: str = "/sys") -> None:
+    def __init__(
+        self, run_tag: str, mount_root: str, fleet: EmulatedFleet, progress: Progress, sysfs: str = "/sys"
+    ) -> None:
         self.run_tag = run_tag
         self.mount_root = mount_root
         self.fleet = fleet
@@ -91,7 +114,7 @@ class Targets:
         self.sysfs = sysfs
         self.prepared: Dict[str, Prepared] = {}
         self.emulated: Dict[str, Dict[str, object]] = {}
-        self._undo: List[tuple] = []  # type: ignore[type-arg]  # (description, callable)
+        self._undo: List[Tuple[str, Callable[[], None]]] = []
 
     # ------------------------------------------------------------------ preparing
 
@@ -107,8 +130,10 @@ class Targets:
         except (DeviceError, EmulationError, CommandError, OSError) as exc:
             raise TargetError(f"target {spec['id']} ({kind}): {exc}") from None
         self.prepared[prepared.id] = prepared
-        self.progress.say(f"target {prepared.id} ready: {prepared.mode} at {prepared.path}"
-                          + (f" [{', '.join(prepared.labels)}]" if prepared.labels else ""))
+        self.progress.say(
+            f"target {prepared.id} ready: {prepared.mode} at {prepared.path}"
+            + (f" [{', '.join(prepared.labels)}]" if prepared.labels else "")
+        )
         return prepared
 
     def _members(self, spec: TargetSpec) -> List[BlockDevice]:
@@ -116,13 +141,21 @@ class Targets:
             members = []
             for index, emulation in enumerate(spec["emulate"]):
                 loop = self.fleet.add(f"{self.run_tag}-{spec['id']}-{index}", emulation)
-                self._did(f"detach {loop.path} and delete {loop.backing_file}", lambda loop=loop: destroy_loop(loop))
+                self._did(
+                    f"detach {loop.path} and delete {loop.backing_file}",
+                    functools.partial(destroy_loop, loop),
+                )
                 name = os.path.basename(loop.path)
                 size = int(emulation["capacity_bytes"])
-                members.append(BlockDevice(name, loop.major_minor, size, None, "storagebench emulated volume"))
+                members.append(
+                    BlockDevice(name, loop.major_minor, size, None, "storagebench emulated volume")
+                )
                 self.emulated[loop.path] = {
-                    "volume_type": emulation["volume_type"], "size_gib": emulation["size_gib"],
-                    "capacity_bytes": size, "limits": dict(emulation["limits"]), "backing_file": loop.backing_file,
+                    "volume_type": emulation["volume_type"],
+                    "size_gib": emulation["size_gib"],
+                    "capacity_bytes": size,
+                    "limits": dict(emulation["limits"]),
+                    "backing_file": loop.backing_file,
                     "direct_io": loop.direct_io,
                 }
             return members
@@ -141,7 +174,7 @@ class Targets:
         layout = spec.get("layout", "raid0")
         md_device = None
         if len(members) > 1 and layout == "jbod":
-            return Prepared(spec, "raw", ":".join(m.path for m in members), members, labels + ["jbod"])
+            return Prepared(spec, "raw", ":".join(m.path for m in members), members, [*labels, "jbod"])
         device_path = members[0].path
         if len(members) > 1:
             md_device = self._raid0(spec, members)
@@ -156,8 +189,10 @@ class Targets:
 
     def _raid0(self, spec: TargetSpec, members: List[BlockDevice]) -> str:
         if not os.path.exists(MDSTAT):
-            raise DeviceError("a RAID0 stripe needs the kernel's md driver, and this kernel has none "
-                              f"({MDSTAT} is missing); load md_mod and raid0, or use layout jbod")
+            raise DeviceError(
+                "a RAID0 stripe needs the kernel's md driver, and this kernel has none "
+                f"({MDSTAT} is missing); load md_mod and raid0, or use layout jbod"
+            )
         name = f"sb-{spec['id']}"[:32]
         link = f"/dev/md/{name}"
         command = raid0_command(link, members, spec.get("raid_chunk_kib"))
@@ -189,7 +224,7 @@ class Targets:
             command += ["-t", fstype]
         if spec.get("mount_options"):
             command += ["-o", str(spec["mount_options"])]
-        run(command + [source, mountpoint], timeout_s=300)
+        run([*command, source, mountpoint], timeout_s=300)
         self._did(f"unmount {mountpoint}", lambda: unmount(mountpoint))
         os.chmod(mountpoint, 0o1777)
         return mountpoint
@@ -199,7 +234,9 @@ class Targets:
         stripes = spec.get("lustre_stripe_count")
         if spec["fstype"] == "lustre" and stripes is not None:
             run(["lfs", "setstripe", "-c", str(stripes), mountpoint], timeout_s=60)
-        return Prepared(spec, "filesystem", mountpoint, [], self._labels(spec) + [f"{spec['fstype']}:{spec['source']}"])
+        return Prepared(
+            spec, "filesystem", mountpoint, [], [*self._labels(spec), f"{spec['fstype']}:{spec['source']}"]
+        )
 
     def _directory(self, spec: TargetSpec) -> Prepared:
         base = str(spec["path"])
@@ -223,10 +260,10 @@ class Targets:
 
     # ------------------------------------------------------------------ undoing
 
-    def teardown(self) -> Dict[str, object]:
+    def teardown(self) -> CleanupReport:
         """Undo every recorded action, newest first; never stops at a failure."""
-        actions = []
-        leftovers = []
+        actions: List[Dict[str, Any]] = []
+        leftovers: List[str] = []
         while self._undo:
             description, undo = self._undo.pop()
             try:

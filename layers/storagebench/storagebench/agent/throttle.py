@@ -22,7 +22,9 @@ class ThrottleError(RuntimeError):
 class Served:
     """Counters of I/O completed through the throttle for one device (cumulative)."""
 
-    def __init__(self, read_ios: int = 0, write_ios: int = 0, read_bytes: int = 0, write_bytes: int = 0) -> None:
+    def __init__(
+        self, read_ios: int = 0, write_ios: int = 0, read_bytes: int = 0, write_bytes: int = 0
+    ) -> None:
         self.read_ios = read_ios
         self.write_ios = write_ios
         self.read_bytes = read_bytes
@@ -70,8 +72,12 @@ class ThrottleV1(Throttle):
 
     def set_limits(self, device: str, riops: int, wiops: int, rbps: int, wbps: int) -> None:
         # 0 removes a limit in blkio, so a zero share must be written as 1.
-        for name, value in (("read_iops_device", riops), ("write_iops_device", wiops),
-                            ("read_bps_device", rbps), ("write_bps_device", wbps)):
+        for name, value in (
+            ("read_iops_device", riops),
+            ("write_iops_device", wiops),
+            ("read_bps_device", rbps),
+            ("write_bps_device", wbps),
+        ):
             _write(os.path.join(self.path, f"blkio.throttle.{name}"), f"{device} {max(1, int(value))}")
 
     def served(self) -> Dict[str, Served]:
@@ -93,9 +99,11 @@ class ThrottleV2(Throttle):
     version = 2
 
     def set_limits(self, device: str, riops: int, wiops: int, rbps: int, wbps: int) -> None:
-        _write(os.path.join(self.path, "io.max"),
-               f"{device} riops={max(1, int(riops))} wiops={max(1, int(wiops))} "
-               f"rbps={max(1, int(rbps))} wbps={max(1, int(wbps))}")
+        _write(
+            os.path.join(self.path, "io.max"),
+            f"{device} riops={max(1, int(riops))} wiops={max(1, int(wiops))} "
+            f"rbps={max(1, int(rbps))} wbps={max(1, int(wbps))}",
+        )
 
     def served(self) -> Dict[str, Served]:
         counts: Dict[str, Served] = {}
@@ -105,8 +113,12 @@ class ThrottleV2(Throttle):
                 if not parts:
                     continue
                 fields = dict(p.split("=", 1) for p in parts[1:] if "=" in p)
-                counts[parts[0]] = Served(int(fields.get("rios", 0)), int(fields.get("wios", 0)),
-                                          int(fields.get("rbytes", 0)), int(fields.get("wbytes", 0)))
+                counts[parts[0]] = Served(
+                    int(fields.get("rios", 0)),
+                    int(fields.get("wios", 0)),
+                    int(fields.get("rbytes", 0)),
+                    int(fields.get("wbytes", 0)),
+                )
         return counts
 
 

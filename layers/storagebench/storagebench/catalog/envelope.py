@@ -510,7 +510,7 @@ def _bound(volume_side: float, instance_side: float | None) -> tuple[float, Boun
     return volume_side, "volume"
 
 
-def target_envelope(  # noqa: PLR0917 - the positional order is the published interface
+def target_envelope(
     instance_type: str | None,
     volume_type: str,
     size_gib: float,

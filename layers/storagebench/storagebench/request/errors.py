@@ -57,7 +57,9 @@ class RequestError(ValueError):
 
     def __init__(self, errors: list[FieldError]) -> None:
         lines = "\n".join(f"  {e}" for e in errors)
-        super().__init__(f"invalid benchmark request ({len(errors)} problem{'s' * (len(errors) != 1)}):\n{lines}")
+        super().__init__(
+            f"invalid benchmark request ({len(errors)} problem{'s' * (len(errors) != 1)}):\n{lines}"
+        )
         self.errors = errors
 
 
@@ -92,10 +94,15 @@ def _walk(loc: tuple[str | int, ...], document: Any) -> tuple[list[str | int], A
     """Follow a pydantic location through the input: drop union tags, find the value and its model."""
     parts: list[str | int] = []
     node: Any = document
-    model: type[BaseModel] | None = request_model.BenchmarkRequest
-    candidates: list[type[BaseModel]] = [model]
+    model: type[BaseModel] | None
+    candidates: list[type[BaseModel]] = [request_model.BenchmarkRequest]
     for segment in loc:
-        if isinstance(node, dict) and isinstance(segment, str) and segment not in node and node.get("kind") == segment:
+        if (
+            isinstance(node, dict)
+            and isinstance(segment, str)
+            and segment not in node
+            and node.get("kind") == segment
+        ):
             continue  # a discriminator tag pydantic put in the location
         parts.append(segment)
         if isinstance(segment, int):
@@ -139,7 +146,9 @@ def _message(error: dict[str, Any], parent_model: type[BaseModel] | None) -> str
     if kind == "literal_error":
         return "must be one of " + str(ctx.get("expected", "")).replace("'", "")
     if kind in ("greater_than_equal", "greater_than", "less_than_equal", "less_than"):
-        sign = {"greater_than_equal": ">=", "greater_than": ">", "less_than_equal": "<=", "less_than": "<"}[kind]
+        sign = {"greater_than_equal": ">=", "greater_than": ">", "less_than_equal": "<=", "less_than": "<"}[
+            kind
+        ]
         bound = next(iter(ctx.values()), "")
         return f"must be {sign} {bound}"
     if kind in ("too_short", "too_long"):
@@ -202,11 +211,17 @@ def load_request(path: str | Path) -> request_model.BenchmarkRequest:
     try:
         text = file.read_text(encoding="utf-8")
     except OSError as exc:
-        raise RequestError([FieldError(str(file), _MISSING, f"cannot read the file: {exc.strerror}")]) from None
+        raise RequestError(
+            [FieldError(str(file), _MISSING, f"cannot read the file: {exc.strerror}")]
+        ) from None
     try:
         document = json.loads(text)
     except json.JSONDecodeError as exc:
         raise RequestError(
-            [FieldError(str(file), _MISSING, f"not valid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}")]
+            [
+                FieldError(
+                    str(file), _MISSING, f"not valid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
+                )
+            ]
         ) from None
     return parse_request(document)

@@ -43,47 +43,70 @@ def _iops_bounds(spec: EbsVolumeType, size_gib: int) -> tuple[int, int]:
     high = spec.iops.max
     if spec.iops.max_per_gib is not None:
         by_ratio = int(spec.iops.max_per_gib * size_gib)
-        high = min(high, max(by_ratio, spec.included_iops or 0))
+        high = min(high, max(by_ratio, int(spec.included_iops or 0)))
     return spec.iops.min, max(high, spec.iops.min)
 
 
-def check_ebs(problems: Problems, type_: str, size_gib: int, iops: int | None, throughput: int | None) -> None:
+def check_ebs(
+    problems: Problems, type_: str, size_gib: int, iops: int | None, throughput: int | None
+) -> None:
     """AWS's CreateVolume rules for one volume (root or data), located at its fields."""
     spec = ebs_volume_type(type_)
     size = spec.size_gib
     if not size.min <= size_gib <= size.max:
-        problems.add(("size_gib",), size_gib,
-                     f"{type_} volumes are {fmt_int(size.min)}..{fmt_int(size.max)} GiB")
+        problems.add(
+            ("size_gib",), size_gib, f"{type_} volumes are {fmt_int(size.min)}..{fmt_int(size.max)} GiB"
+        )
     if spec.iops is None:
         if iops is not None:
-            how = {"gp2": "3 per GiB, at least 100", "st1": "throughput-based", "sc1": "throughput-based",
-                   "standard": "about 100"}.get(type_, "fixed")
+            how = {
+                "gp2": "3 per GiB, at least 100",
+                "st1": "throughput-based",
+                "sc1": "throughput-based",
+                "standard": "about 100",
+            }.get(type_, "fixed")
             problems.add(("iops",), iops, f"cannot be provisioned on {type_} (its IOPS are {how}); remove it")
     elif iops is None:
         if spec.iops.required:
             low, high = _iops_bounds(spec, size_gib)
-            problems.add(("iops",), None, f"required for {type_}: {fmt_int(low)}..{fmt_int(high)} IOPS "
-                         f"for {fmt_int(size_gib)} GiB")
+            problems.add(
+                ("iops",),
+                None,
+                f"required for {type_}: {fmt_int(low)}..{fmt_int(high)} IOPS for {fmt_int(size_gib)} GiB",
+            )
     else:
         low, high = _iops_bounds(spec, size_gib)
         if not low <= iops <= high:
             ratio = f"{fmt_int(spec.iops.max_per_gib)} per GiB, " if spec.iops.max_per_gib else ""
-            problems.add(("iops",), iops, f"{type_} allows {fmt_int(low)}..{fmt_int(high)} IOPS for "
-                         f"{fmt_int(size_gib)} GiB ({ratio}at most {fmt_int(spec.iops.max)})")
+            problems.add(
+                ("iops",),
+                iops,
+                f"{type_} allows {fmt_int(low)}..{fmt_int(high)} IOPS for "
+                f"{fmt_int(size_gib)} GiB ({ratio}at most {fmt_int(spec.iops.max)})",
+            )
     rule = spec.throughput_mibps
     if rule is None:
         if throughput is not None:
-            problems.add(("throughput_mibps",), throughput, f"can only be provisioned on gp3, not {type_}; remove it")
+            problems.add(
+                ("throughput_mibps",), throughput, f"can only be provisioned on gp3, not {type_}; remove it"
+            )
     elif throughput is not None:
         effective_iops = iops if iops is not None else (spec.iops.default if spec.iops else None) or 0
         high_tp = rule.max
         if rule.max_per_iops is not None:
             high_tp = min(high_tp, max(rule.min, rule.max_per_iops * effective_iops))
         if not rule.min <= throughput <= high_tp:
-            per = (f" ({rule.max_per_iops} MiB/s per IOPS: {fmt_int(effective_iops)} IOPS allow "
-                   f"{fmt_int(high_tp)})" if rule.max_per_iops and high_tp < rule.max else "")
-            problems.add(("throughput_mibps",), throughput,
-                         f"{type_} allows {fmt_int(rule.min)}..{fmt_int(high_tp)} MiB/s{per}")
+            per = (
+                f" ({rule.max_per_iops} MiB/s per IOPS: {fmt_int(effective_iops)} IOPS allow "
+                f"{fmt_int(high_tp)})"
+                if rule.max_per_iops and high_tp < rule.max
+                else ""
+            )
+            problems.add(
+                ("throughput_mibps",),
+                throughput,
+                f"{type_} allows {fmt_int(rule.min)}..{fmt_int(high_tp)} MiB/s{per}",
+            )
 
 
 class RootVolume(_Model):
@@ -118,7 +141,9 @@ class EbsTarget(_Target):
     size_gib: int = Field(ge=1, description="per volume")
     iops: int | None = Field(default=None, ge=1, description="per volume (gp3, io1, io2)")
     throughput_mibps: int | None = Field(default=None, ge=1, description="per volume (gp3)")
-    count: int = Field(default=1, ge=1, le=16, description="volumes; more than one are striped (RAID0) or jbod")
+    count: int = Field(
+        default=1, ge=1, le=16, description="volumes; more than one are striped (RAID0) or jbod"
+    )
     layout: Literal["raid0", "jbod"] = Field(
         default="raid0", description="jbod: separate raw devices that fio spreads I/O across (filesystem raw)"
     )
@@ -128,7 +153,8 @@ class EbsTarget(_Target):
     encrypted: bool = True
     snapshot_id: Annotated[str, StringConstraints(pattern=SNAPSHOT_PATTERN)] | None = None
     initialization_rate_mibps: int | None = Field(
-        default=None, description="Provisioned Rate for Volume Initialization, 100-300 MiB/s, snapshot volumes only"
+        default=None,
+        description="Provisioned Rate for Volume Initialization, 100-300 MiB/s, snapshot volumes only",
     )
     allow_destroy: bool = Field(
         default=False, description="let the agent write over a snapshot volume that carries data"
@@ -140,19 +166,30 @@ class EbsTarget(_Target):
         check_ebs(problems, self.type, self.size_gib, self.iops, self.throughput_mibps)
         if self.initialization_rate_mibps is not None:
             if self.snapshot_id is None:
-                problems.add(("initialization_rate_mibps",), self.initialization_rate_mibps,
-                             "only applies to volumes created from a snapshot; set snapshot_id or remove it")
+                problems.add(
+                    ("initialization_rate_mibps",),
+                    self.initialization_rate_mibps,
+                    "only applies to volumes created from a snapshot; set snapshot_id or remove it",
+                )
             elif not 100 <= self.initialization_rate_mibps <= 300:
-                problems.add(("initialization_rate_mibps",), self.initialization_rate_mibps,
-                             "AWS allows 100..300 MiB/s")
+                problems.add(
+                    ("initialization_rate_mibps",),
+                    self.initialization_rate_mibps,
+                    "AWS allows 100..300 MiB/s",
+                )
         if self.layout == "jbod" and self.filesystem != "raw":
-            problems.add(("layout",), self.layout,
-                         "jbod needs filesystem raw (one file system cannot span separate devices); "
-                         "use raid0 for a file system")
+            problems.add(
+                ("layout",),
+                self.layout,
+                "jbod needs filesystem raw (one file system cannot span separate devices); "
+                "use raid0 for a file system",
+            )
         if self.count == 1 and self.layout == "jbod":
             problems.add(("layout",), self.layout, "jbod needs count >= 2")
         if self.raid_chunk_kib is not None and (self.count == 1 or self.layout != "raid0"):
-            problems.add(("raid_chunk_kib",), self.raid_chunk_kib, "only applies to a raid0 stripe (count >= 2)")
+            problems.add(
+                ("raid_chunk_kib",), self.raid_chunk_kib, "only applies to a raid0 stripe (count >= 2)"
+            )
         if self.filesystem == "raw" and self.mount_options:
             problems.add(("mount_options",), self.mount_options, "a raw target is not mounted; remove it")
         problems.raise_if_any()
@@ -186,17 +223,30 @@ class EfsTarget(_Target):
         value = self.provisioned_throughput_mibps
         if self.throughput_mode == "provisioned":
             if value is None:
-                problems.add(("provisioned_throughput_mibps",), None,
-                             f"required with throughput_mode provisioned: {fmt_int(rule.min)}..{fmt_int(rule.max)} MiB/s")
+                problems.add(
+                    ("provisioned_throughput_mibps",),
+                    None,
+                    "required with throughput_mode provisioned: "
+                    f"{fmt_int(rule.min)}..{fmt_int(rule.max)} MiB/s",
+                )
             elif not rule.min <= value <= rule.max:
-                problems.add(("provisioned_throughput_mibps",), value,
-                             f"EFS allows {fmt_int(rule.min)}..{fmt_int(rule.max)} MiB/s")
+                problems.add(
+                    ("provisioned_throughput_mibps",),
+                    value,
+                    f"EFS allows {fmt_int(rule.min)}..{fmt_int(rule.max)} MiB/s",
+                )
         elif value is not None:
-            problems.add(("provisioned_throughput_mibps",), value,
-                         f"only applies to throughput_mode provisioned, not {self.throughput_mode}")
+            problems.add(
+                ("provisioned_throughput_mibps",),
+                value,
+                f"only applies to throughput_mode provisioned, not {self.throughput_mode}",
+            )
         if self.performance_mode == "maxIO" and (self.one_zone or self.throughput_mode == "elastic"):
-            problems.add(("performance_mode",), "maxIO",
-                         "maxIO is not available with one_zone or elastic throughput; use generalPurpose")
+            problems.add(
+                ("performance_mode",),
+                "maxIO",
+                "maxIO is not available with one_zone or elastic throughput; use generalPurpose",
+            )
         problems.raise_if_any()
         return self
 
@@ -205,9 +255,13 @@ class FsxLustreTarget(_Target):
     kind: Literal["fsx_lustre"]
     deployment_type: Literal["SCRATCH_1", "SCRATCH_2", "PERSISTENT_1", "PERSISTENT_2"] = "SCRATCH_2"
     storage_capacity_gib: int = Field(ge=1)
-    per_unit_storage_throughput: int | None = Field(default=None, description="MB/s per TiB (persistent only)")
+    per_unit_storage_throughput: int | None = Field(
+        default=None, description="MB/s per TiB (persistent only)"
+    )
     data_compression: Literal["NONE", "LZ4"] = "NONE"
-    stripe_count: int = Field(default=-1, ge=-1, le=2000, description="lfs setstripe -c; -1 stripes over all OSTs")
+    stripe_count: int = Field(
+        default=-1, ge=-1, le=2000, description="lfs setstripe -c; -1 stripes over all OSTs"
+    )
     mount_options: str = "relatime,flock"
 
     @model_validator(mode="after")
@@ -215,23 +269,38 @@ class FsxLustreTarget(_Target):
         problems = Problems("FsxLustreTarget")
         rule = load_catalog().fsx_lustre[self.deployment_type]
         cap = self.storage_capacity_gib
-        if not (cap in rule.capacity_gib_allowed or (cap % rule.capacity_gib_step == 0 and cap <= rule.capacity_gib_max)):
+        if not (
+            cap in rule.capacity_gib_allowed
+            or (cap % rule.capacity_gib_step == 0 and cap <= rule.capacity_gib_max)
+        ):
             allowed = ", ".join(fmt_int(c) for c in rule.capacity_gib_allowed)
-            problems.add(("storage_capacity_gib",), cap,
-                         f"{self.deployment_type} allows {allowed} or a multiple of "
-                         f"{fmt_int(rule.capacity_gib_step)} up to {fmt_int(rule.capacity_gib_max)} GiB")
+            problems.add(
+                ("storage_capacity_gib",),
+                cap,
+                f"{self.deployment_type} allows {allowed} or a multiple of "
+                f"{fmt_int(rule.capacity_gib_step)} up to {fmt_int(rule.capacity_gib_max)} GiB",
+            )
         per_unit = self.per_unit_storage_throughput
         if rule.per_unit_mibps_per_tib:
             choices = ", ".join(str(v) for v in rule.per_unit_mibps_per_tib)
             if per_unit is None:
-                problems.add(("per_unit_storage_throughput",), None,
-                             f"required for {self.deployment_type}: one of {choices} MB/s per TiB")
+                problems.add(
+                    ("per_unit_storage_throughput",),
+                    None,
+                    f"required for {self.deployment_type}: one of {choices} MB/s per TiB",
+                )
             elif per_unit not in rule.per_unit_mibps_per_tib:
-                problems.add(("per_unit_storage_throughput",), per_unit,
-                             f"{self.deployment_type} allows {choices} MB/s per TiB")
+                problems.add(
+                    ("per_unit_storage_throughput",),
+                    per_unit,
+                    f"{self.deployment_type} allows {choices} MB/s per TiB",
+                )
         elif per_unit is not None:
-            problems.add(("per_unit_storage_throughput",), per_unit,
-                         f"{self.deployment_type} has fixed throughput; remove it")
+            problems.add(
+                ("per_unit_storage_throughput",),
+                per_unit,
+                f"{self.deployment_type} has fixed throughput; remove it",
+            )
         problems.raise_if_any()
         return self
 
@@ -275,8 +344,12 @@ class Config(_Model):
     instance_type: Annotated[str, StringConstraints(pattern=INSTANCE_TYPE_PATTERN)]
     root_volume: RootVolume = Field(default_factory=RootVolume)
     targets: list[Target] = Field(min_length=1, max_length=8)
-    setup: str | None = Field(default=None, max_length=16_384, description="shell run before targets are prepared")
-    teardown: str | None = Field(default=None, max_length=16_384, description="shell run after, on every path")
+    setup: str | None = Field(
+        default=None, max_length=16_384, description="shell run before targets are prepared"
+    )
+    teardown: str | None = Field(
+        default=None, max_length=16_384, description="shell run after, on every path"
+    )
 
     @model_validator(mode="after")
     def _targets(self) -> Config:
@@ -286,23 +359,34 @@ class Config(_Model):
             if target.id is None:
                 target.id = f"{target.kind.replace('_', '-')}{position}"
             if target.id in seen:
-                problems.add(("targets", position, "id"), target.id,
-                             f"already names targets[{seen[target.id]}]; target ids must be unique in a config")
+                problems.add(
+                    ("targets", position, "id"),
+                    target.id,
+                    f"already names targets[{seen[target.id]}]; target ids must be unique in a config",
+                )
             seen[target.id] = position
         spec = instance_type(self.instance_type)
         volumes = 1 + sum(t.count for t in self.targets if isinstance(t, EbsTarget))
         if volumes > 28:
-            problems.add(("targets",), volumes, "an instance takes at most 27 data volumes besides the root volume")
+            problems.add(
+                ("targets",), volumes, "an instance takes at most 27 data volumes besides the root volume"
+            )
         for position, target in enumerate(self.targets):
             if not isinstance(target, InstanceStoreTarget) or spec is None:
                 continue
             store = spec.instance_store
             if store is None:
-                problems.add(("targets", position, "kind"), "instance_store",
-                             f"{self.instance_type} has no instance store; pick e.g. an i3en, m5d or c5d type")
+                problems.add(
+                    ("targets", position, "kind"),
+                    "instance_store",
+                    f"{self.instance_type} has no instance store; pick e.g. an i3en, m5d or c5d type",
+                )
             elif target.count is not None and target.count > store.devices:
-                problems.add(("targets", position, "count"), target.count,
-                             f"{self.instance_type} has {store.devices} instance-store device(s)")
+                problems.add(
+                    ("targets", position, "count"),
+                    target.count,
+                    f"{self.instance_type} has {store.devices} instance-store device(s)",
+                )
         problems.raise_if_any()
         return self
 
@@ -315,10 +399,16 @@ class WorkloadRef(_Model):
 
     profile: str | None = Field(default=None, description="a profile name from `storagebench workloads`")
     suite: str | None = Field(default=None, description="every profile of a suite: " + ", ".join(SUITES))
-    id: Slug | None = Field(default=None, description="names this workload in results; defaults to the profile")
+    id: Slug | None = Field(
+        default=None, description="names this workload in results; defaults to the profile"
+    )
     scale: float = Field(default=1.0, gt=0, le=100, description="multiplies sizes, counts and runtimes")
-    params: dict[str, Any] = Field(default_factory=dict, description="overrides; a list sweeps a sweepable one")
-    targets: list[str] | None = Field(default=None, description="target ids to run on; all targets when omitted")
+    params: dict[str, Any] = Field(
+        default_factory=dict, description="overrides; a list sweeps a sweepable one"
+    )
+    targets: list[str] | None = Field(
+        default=None, description="target ids to run on; all targets when omitted"
+    )
     repetitions: int | None = Field(default=None, ge=1, le=100)
 
     @model_validator(mode="after")
@@ -330,7 +420,9 @@ class WorkloadRef(_Model):
             if self.suite not in SUITES:
                 problems.add(("suite",), self.suite, f"unknown suite; allowed: {', '.join(SUITES)}")
             if self.params:
-                problems.add(("params",), self.params, "a suite takes no params; list its profiles to override")
+                problems.add(
+                    ("params",), self.params, "a suite takes no params; list its profiles to override"
+                )
             if self.id is not None:
                 problems.add(("id",), self.id, "a suite's workloads are named after their profiles")
         elif self.profile is not None:
@@ -351,8 +443,12 @@ class WorkloadRef(_Model):
         names = SUITES[self.suite] if self.suite else (self.profile,)
         return [
             ResolvedWorkload(
-                id=self.id or str(name), profile=str(name), scale=self.scale,
-                params=self.params if self.profile else {}, targets=self.targets, repetitions=self.repetitions,
+                id=self.id or str(name),
+                profile=str(name),
+                scale=self.scale,
+                params=self.params if self.profile else {},
+                targets=self.targets,
+                repetitions=self.repetitions,
             )
             for name in names
         ]
@@ -383,14 +479,18 @@ def reference_problems(document: Any) -> list[tuple[tuple[str | int, ...], Any, 
         if not isinstance(config_id, str):
             continue
         if config_id in ids:
-            found.append((("configs", position, "id"), config_id,
-                          f"already names configs[{ids[config_id]}]; config ids must be unique"))
+            found.append(
+                (
+                    ("configs", position, "id"),
+                    config_id,
+                    f"already names configs[{ids[config_id]}]; config ids must be unique",
+                )
+            )
         ids.setdefault(config_id, position)
     baseline = document.get("baseline")
     if baseline is not None and ids and baseline not in ids:
         found.append((("baseline",), baseline, f"must name a config: {', '.join(map(str, ids))}"))
     return found
-
 
 
 class Prewarm(_Model):
@@ -408,17 +508,26 @@ class Timing(_Model):
 
     ready_poll_s: int = Field(default=15, ge=1, le=300, description="while instances and file systems start")
     command_poll_s: int = Field(
-        default=300, ge=1, le=600, description="while workloads run; <= 600 so a dead instance is seen in 10 min"
+        default=300,
+        ge=1,
+        le=600,
+        description="while workloads run; <= 600 so a dead instance is seen in 10 min",
     )
-    command_timeout_h: float = Field(default=12, gt=0, le=48, description="SSM execution timeout (at most 48 h)")
-    max_run_hours: float = Field(default=24, gt=0, le=168, description="resources expire (janitor) after this")
+    command_timeout_h: float = Field(
+        default=12, gt=0, le=48, description="SSM execution timeout (at most 48 h)"
+    )
+    max_run_hours: float = Field(
+        default=24, gt=0, le=168, description="resources expire (janitor) after this"
+    )
 
 
 class BenchmarkRequest(_Model):
     name: Slug = Field(description="suite name: groups nightly runs of the same comparison")
     description: str | None = Field(default=None, max_length=2000)
     region: Annotated[str, StringConstraints(pattern=REGION_PATTERN)] = "us-east-1"
-    baseline: str | None = Field(default=None, description="config id the others are compared with (default: first)")
+    baseline: str | None = Field(
+        default=None, description="config id the others are compared with (default: first)"
+    )
     configs: list[Config] = Field(min_length=1, max_length=MAX_CONFIGS)
     workloads: list[WorkloadRef] = Field(min_length=1, max_length=50)
     prewarm: Prewarm = Field(default_factory=Prewarm)
@@ -444,13 +553,19 @@ class BenchmarkRequest(_Model):
         for position, ref in enumerate(self.workloads):
             for workload in ref.expand():
                 if workload.id in seen:
-                    problems.add(("workloads", position, "id"), workload.id,
-                                 f"already used by workloads[{seen[workload.id]}]; give one an id")
+                    problems.add(
+                        ("workloads", position, "id"),
+                        workload.id,
+                        f"already used by workloads[{seen[workload.id]}]; give one an id",
+                    )
                 seen.setdefault(workload.id, position)
             for index, target_id in enumerate(ref.targets or []):
                 if target_id not in all_targets:
-                    problems.add(("workloads", position, "targets", index), target_id,
-                                 f"names no target; targets are: {', '.join(sorted(t for t in all_targets if t))}")
+                    problems.add(
+                        ("workloads", position, "targets", index),
+                        target_id,
+                        f"names no target; targets are: {', '.join(sorted(t for t in all_targets if t))}",
+                    )
             self._check_fit(problems, position, ref)
         problems.raise_if_any()
         return self
@@ -467,9 +582,12 @@ class BenchmarkRequest(_Model):
                         continue
                     mode = target_mode(target)
                     if mode != needs:
-                        problems.add(("workloads", position, "profile"), workload.profile,
-                                     f"needs a {needs} target but configs[{c_index}].targets[{t_index}] "
-                                     f"({config.id}/{target.id}) is {mode}; restrict the workload with targets")
+                        problems.add(
+                            ("workloads", position, "profile"),
+                            workload.profile,
+                            f"needs a {needs} target but configs[{c_index}].targets[{t_index}] "
+                            f"({config.id}/{target.id}) is {mode}; restrict the workload with targets",
+                        )
                         return
 
     @property
@@ -487,4 +605,3 @@ class BenchmarkRequest(_Model):
             if config.id == config_id:
                 return config
         raise KeyError(f"no config {config_id!r}; configs are {', '.join(c.id for c in self.configs)}")
-

@@ -93,4 +93,12 @@ class ResultRecord(BaseModel):
     def key(self) -> tuple[str, str, str, str, str, str, int | None]:
         """What repetitions of the same measurement share."""
         variant = ",".join(f"{k}={v}" for k, v in sorted(self.variant.items()))
-        return (self.config_id, self.target_id, self.workload, variant, self.phase, self.direction, self.group)
+        return (
+            self.config_id,
+            self.target_id,
+            self.workload,
+            variant,
+            self.phase,
+            self.direction,
+            self.group,
+        )

@@ -1,7 +1,14 @@
 """Named, documented workload profiles and their expansion into agent phases."""
 
 from storagebench.workloads.library import PROFILES, SUITES, get_profile
-from storagebench.workloads.profile import Profile, TargetContext, Variant, build_phases, check_params, variants
+from storagebench.workloads.profile import (
+    Profile,
+    TargetContext,
+    Variant,
+    build_phases,
+    check_params,
+    variants,
+)
 
 __all__ = [
     "PROFILES",

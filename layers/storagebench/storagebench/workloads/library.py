@@ -38,6 +38,11 @@ def _num(values: Mapping[str, ParamValue], name: str) -> float:
     return float(value)
 
 
+def dd_size(size: int) -> str:
+    """GNU dd's binary units are upper case (1M = 1,048,576); ``1m`` is an error there."""
+    return format_size(size).upper()
+
+
 def _str(values: Mapping[str, ParamValue], name: str) -> str:
     return str(values[name])
 
@@ -56,43 +61,76 @@ def auto_iodepth(values: Mapping[str, ParamValue], ctx: TargetContext) -> ParamV
 # ---------------------------------------------------------------- parameter constructors
 
 
-def p_bs(default: str, *, sweepable: bool = False) -> Param:
-    return Param("bs", "size", default, "block size per I/O", minimum=512, maximum=1 << 30, sweepable=sweepable)
+def p_bs(default: str | tuple[str, ...], *, sweepable: bool = False) -> Param:
+    return Param(
+        "bs", "size", default, "block size per I/O", minimum=512, maximum=1 << 30, sweepable=sweepable
+    )
 
 
 def p_iodepth(default: int | str, *, auto: bool = False) -> Param:
     return Param(
-        "iodepth", "int", default, "outstanding I/O per job", minimum=1, maximum=1024, sweepable=True, auto=auto
+        "iodepth",
+        "int",
+        default,
+        "outstanding I/O per job",
+        minimum=1,
+        maximum=1024,
+        sweepable=True,
+        auto=auto,
     )
 
 
 def p_numjobs(default: int) -> Param:
-    return Param("numjobs", "int", default, "parallel jobs (processes)", minimum=1, maximum=256, sweepable=True)
+    return Param(
+        "numjobs", "int", default, "parallel jobs (processes)", minimum=1, maximum=256, sweepable=True
+    )
 
 
 def p_runtime(default: float, floor: float = 3) -> Param:
     return Param(
-        "runtime", "duration", default, "seconds of measured I/O", minimum=1, maximum=86_400,
-        scales=True, scale_floor=floor,
+        "runtime",
+        "duration",
+        default,
+        "seconds of measured I/O",
+        minimum=1,
+        maximum=86_400,
+        scales=True,
+        scale_floor=floor,
     )
 
 
 def p_ramp(default: float) -> Param:
     return Param(
-        "ramp_time", "duration", default, "seconds of warm-up before measuring", minimum=0, maximum=3600,
-        scales=True, scale_floor=1,
+        "ramp_time",
+        "duration",
+        default,
+        "seconds of warm-up before measuring",
+        minimum=0,
+        maximum=3600,
+        scales=True,
+        scale_floor=1,
     )
 
 
-def p_size(default: str, floor: str = "16m", help_text: str = "bytes per job (file size or device region)") -> Param:
+def p_size(
+    default: str, floor: str = "16m", help_text: str = "bytes per job (file size or device region)"
+) -> Param:
     return Param(
-        "size", "size", default, help_text, minimum=1 << 20, maximum=64 << 40, scales=True,
+        "size",
+        "size",
+        default,
+        help_text,
+        minimum=1 << 20,
+        maximum=64 << 40,
+        scales=True,
         scale_floor=parse_size(floor),
     )
 
 
 def p_rwmixread(default: int) -> Param:
-    return Param("rwmixread", "int", default, "percent of I/O that reads", minimum=0, maximum=100, sweepable=True)
+    return Param(
+        "rwmixread", "int", default, "percent of I/O that reads", minimum=0, maximum=100, sweepable=True
+    )
 
 
 def p_direct(default: int) -> Param:
@@ -101,7 +139,12 @@ def p_direct(default: int) -> Param:
 
 def p_threads(default: tuple[int, ...] | int) -> Param:
     return Param(
-        "threads", "int", default, "parallel processes, each on its own files", minimum=1, maximum=256,  # type: ignore[arg-type]
+        "threads",
+        "int",
+        default,
+        "parallel processes, each on its own files",
+        minimum=1,
+        maximum=256,
         sweepable=True,
     )
 
@@ -112,8 +155,11 @@ def p_threads(default: tuple[int, ...] | int) -> Param:
 def fio_phase(
     name: str, global_options: Mapping[str, Any], jobs: list[FioJob], *, timeseries: bool = True
 ) -> Phase:
-    return {"name": name, "engine": "fio", "fio": {"global_options": dict(global_options), "jobs": jobs,
-                                                    "timeseries": timeseries}}
+    return {
+        "name": name,
+        "engine": "fio",
+        "fio": {"global_options": dict(global_options), "jobs": jobs, "timeseries": timeseries},
+    }
 
 
 def _timed(values: Mapping[str, ParamValue]) -> dict[str, Any]:
@@ -159,7 +205,7 @@ def _dd_build(count_param: str = "count") -> Any:
                     "direction": "write",
                     "input": "/dev/zero",
                     "file": "test",
-                    "bs": format_size(_int(values, "bs")),
+                    "bs": dd_size(_int(values, "bs")),
                     "count": _int(values, count_param),
                     "oflag": _str(values, "oflag"),
                     "parallel": 1,
@@ -185,9 +231,23 @@ def _dd_write_profile(name: str, title: str, count: int, note: str) -> Profile:
         needs="filesystem",
         params=(
             p_bs("1m"),
-            Param("count", "int", count, "blocks to write", minimum=1, maximum=10_000_000, scales=True,
-                  scale_floor=1),
-            Param("oflag", "choice", "dsync", "output flags", choices=("dsync", "sync", "direct", "direct,dsync")),
+            Param(
+                "count",
+                "int",
+                count,
+                "blocks to write",
+                minimum=1,
+                maximum=10_000_000,
+                scales=True,
+                scale_floor=1,
+            ),
+            Param(
+                "oflag",
+                "choice",
+                "dsync",
+                "output flags",
+                choices=("dsync", "sync", "direct", "direct,dsync"),
+            ),
         ),
         build=_dd_build(),
     )
@@ -210,9 +270,14 @@ def _randrw_4k_25read(values: Mapping[str, ParamValue], ctx: TargetContext) -> l
 
 
 def _vsan_two_groups(values: Mapping[str, ParamValue], ctx: TargetContext) -> list[Phase]:
-    common = {**FIO_BASE, "rw": "randrw", "iodepth": _int(values, "iodepth"),
-              "numjobs": _int(values, "jobs_per_group"), "size": format_size(_int(values, "size")),
-              **_timed(values)}
+    common = {
+        **FIO_BASE,
+        "rw": "randrw",
+        "iodepth": _int(values, "iodepth"),
+        "numjobs": _int(values, "jobs_per_group"),
+        "size": format_size(_int(values, "size")),
+        **_timed(values),
+    }
     jobs: list[FioJob] = [
         {"name": "randrw-8k", "options": {**common, "bs": "8k"}},
         # new_group without stonewall: both groups run at once and fio reports them apart.
@@ -224,27 +289,48 @@ def _vsan_two_groups(values: Mapping[str, ParamValue], ctx: TargetContext) -> li
 def _genomics_large_file(values: Mapping[str, ParamValue], ctx: TargetContext) -> list[Phase]:
     threads = _int(values, "threads")
     count = _int(values, "count")
-    bs = format_size(_int(values, "bs"))
+    bs = dd_size(_int(values, "bs"))
     return [
-        {"name": "create", "engine": "dd", "dd": {
-            "direction": "write", "input": "/dev/urandom", "file": "large_100gb.txt", "bs": bs, "count": count,
-            "iflag": "fullblock", "parallel": threads}},
+        {
+            "name": "create",
+            "engine": "dd",
+            "dd": {
+                "direction": "write",
+                "input": "/dev/urandom",
+                "file": "large_100gb.txt",
+                "bs": bs,
+                "count": count,
+                "iflag": "fullblock",
+                "parallel": threads,
+            },
+        },
         # The study read right after writing; dropping the cache keeps this a storage read, not RAM.
-        {"name": "read", "engine": "dd", "drop_caches": True, "dd": {
-            "direction": "read", "file": "large_100gb.txt", "bs": bs, "count": count, "conv": "fdatasync",
-            "parallel": threads}},
+        # Its `conv=fdatasync` is dropped: syncing /dev/null fails on current coreutils (exit 1
+        # after a complete copy) and syncs nothing on older ones.
+        {
+            "name": "read",
+            "engine": "dd",
+            "drop_caches": True,
+            "dd": {
+                "direction": "read",
+                "file": "large_100gb.txt",
+                "bs": bs,
+                "count": count,
+                "parallel": threads,
+            },
+        },
     ]
 
 
 _SMALL_FILES_RANGE = (
-    'n=$SB_FILES; t=$SB_THREADS; k=$SB_THREAD; per=$(( (n + t - 1) / t )); first=$(( k * per + 1 )); '
+    "n=$SB_FILES; t=$SB_THREADS; k=$SB_THREAD; per=$(( (n + t - 1) / t )); first=$(( k * per + 1 )); "
     'last=$(( (k + 1) * per )); [ "$last" -gt "$n" ] && last=$n; d="$SB_TARGET_DIR/small"; mkdir -p "$d"; '
-    'j=$first; '
+    "j=$first; "
 )
 SMALL_FILES_CREATE = (
     _SMALL_FILES_RANGE
     + 'while [ "$j" -le "$last" ]; do head -c "$SB_FILE_SIZE" </dev/urandom > "$d/randfile$j.txt"; '
-    'j=$((j + 1)); done'
+    "j=$((j + 1)); done"
 )
 SMALL_FILES_READ = (
     _SMALL_FILES_RANGE
@@ -259,10 +345,27 @@ def _genomics_small_files(values: Mapping[str, ParamValue], ctx: TargetContext) 
     accounting = {"bytes": files * file_bytes, "files": files}
     threads = _int(values, "threads")
     return [
-        {"name": "create", "engine": "command", "command": {
-            "script": SMALL_FILES_CREATE, "parallel": threads, "env": env, "accounting": accounting}},
-        {"name": "read", "engine": "command", "drop_caches": True, "command": {
-            "script": SMALL_FILES_READ, "parallel": threads, "env": env, "accounting": accounting}},
+        {
+            "name": "create",
+            "engine": "command",
+            "command": {
+                "script": SMALL_FILES_CREATE,
+                "parallel": threads,
+                "env": env,
+                "accounting": accounting,
+            },
+        },
+        {
+            "name": "read",
+            "engine": "command",
+            "drop_caches": True,
+            "command": {
+                "script": SMALL_FILES_READ,
+                "parallel": threads,
+                "env": env,
+                "accounting": accounting,
+            },
+        },
     ]
 
 
@@ -277,7 +380,9 @@ def check_fio_job_file(text: str) -> None:
     """Reject job files fio would refuse or that would defeat the agent's output handling."""
     import configparser
 
-    parser = configparser.ConfigParser(allow_no_value=True, strict=False, interpolation=None, delimiters=("=",))
+    parser = configparser.ConfigParser(
+        allow_no_value=True, strict=False, interpolation=None, delimiters=("=",)
+    )
     try:
         parser.read_string(text)
     except configparser.Error as exc:
@@ -292,23 +397,62 @@ def check_fio_job_file(text: str) -> None:
 
 
 def _custom_fio(values: Mapping[str, ParamValue], ctx: TargetContext) -> list[Phase]:
-    return [{"name": "run", "engine": "fio", "fio": {"job_file": _str(values, "job_file"), "jobs": [],
-                                                     "timeseries": bool(values.get("timeseries", True))}}]
+    return [
+        {
+            "name": "run",
+            "engine": "fio",
+            "fio": {
+                "job_file": _str(values, "job_file"),
+                "jobs": [],
+                "timeseries": bool(values.get("timeseries", True)),
+            },
+        }
+    ]
 
 
 def _fio_profile(
-    name: str, title: str, description: str, source: str, family: str, intent: Any, rw: str,
-    *, bs: str, iodepth: int | str, numjobs: int, runtime: float, ramp: float = 0, size: str = "1g",
-    rwmixread: int | None = None, sequential: bool = False, bs_sweep: tuple[str, ...] | None = None,
-    numjobs_sweep: tuple[int, ...] | None = None, iodepth_sweep: tuple[int, ...] | None = None,
+    name: str,
+    title: str,
+    description: str,
+    source: str,
+    family: str,
+    intent: Any,
+    rw: str,
+    *,
+    bs: str,
+    iodepth: int | str,
+    numjobs: int,
+    runtime: float,
+    ramp: float = 0,
+    size: str = "1g",
+    rwmixread: int | None = None,
+    sequential: bool = False,
+    bs_sweep: tuple[str, ...] | None = None,
+    numjobs_sweep: tuple[int, ...] | None = None,
+    iodepth_sweep: tuple[int, ...] | None = None,
     extra_params: tuple[Param, ...] = (),
 ) -> Profile:
     params = [
-        p_bs(bs_sweep if bs_sweep else bs, sweepable=True),  # type: ignore[arg-type]
-        Param("iodepth", "int", iodepth_sweep if iodepth_sweep else iodepth,  # type: ignore[arg-type]
-              "outstanding I/O per job", minimum=1, maximum=1024, sweepable=True, auto=iodepth == "auto"),
-        Param("numjobs", "int", numjobs_sweep if numjobs_sweep else numjobs,  # type: ignore[arg-type]
-              "parallel jobs (processes)", minimum=1, maximum=256, sweepable=True),
+        p_bs(bs_sweep if bs_sweep else bs, sweepable=True),
+        Param(
+            "iodepth",
+            "int",
+            iodepth_sweep if iodepth_sweep else iodepth,
+            "outstanding I/O per job",
+            minimum=1,
+            maximum=1024,
+            sweepable=True,
+            auto=iodepth == "auto",
+        ),
+        Param(
+            "numjobs",
+            "int",
+            numjobs_sweep if numjobs_sweep else numjobs,
+            "parallel jobs (processes)",
+            minimum=1,
+            maximum=256,
+            sweepable=True,
+        ),
         p_runtime(runtime),
         p_ramp(ramp),
         p_size(size),
@@ -317,9 +461,18 @@ def _fio_profile(
     if rwmixread is not None:
         params.append(p_rwmixread(rwmixread))
     auto = {"iodepth": auto_iodepth} if iodepth == "auto" else {}
-    return Profile(name=name, title=title, description=description, source=source, family=family,
-                   intent=intent, engine="fio", params=tuple(params), build=simple_fio(rw, sequential=sequential),
-                   auto=auto)
+    return Profile(
+        name=name,
+        title=title,
+        description=description,
+        source=source,
+        family=family,
+        intent=intent,
+        engine="fio",
+        params=tuple(params),
+        build=simple_fio(rw, sequential=sequential),
+        auto=auto,
+    )
 
 
 _SYNC = Param("sync", "int", 1, "1 opens with O_SYNC, as a database log writer does", minimum=0, maximum=1)
@@ -335,83 +488,267 @@ def _profiles() -> list[Profile]:
     vsan_desc = "`fio ioengine=libaio direct=1`, 20-30 s per run in the study, which reported {result}."
     return [
         # ---- standard suite
-        _fio_profile("std-randread-4k", "4k random read, IOPS-bound", std_desc, AWS_GUIDE, std, "iops",
-                     "randread", bs="4k", iodepth="auto", numjobs=4, runtime=180, ramp=10),
-        _fio_profile("std-randwrite-4k", "4k random write, IOPS-bound", std_desc, AWS_GUIDE, std, "iops",
-                     "randwrite", bs="4k", iodepth="auto", numjobs=4, runtime=180, ramp=10),
-        _fio_profile("std-seqread-1m", "1 MiB sequential read, throughput-bound", std_desc, AWS_GUIDE, std,
-                     "throughput", "read", bs="1m", iodepth=8, numjobs=1, runtime=180, ramp=10, sequential=True),
-        _fio_profile("std-seqwrite-1m", "1 MiB sequential write, throughput-bound", std_desc, AWS_GUIDE, std,
-                     "throughput", "write", bs="1m", iodepth=8, numjobs=1, runtime=180, ramp=10,
-                     sequential=True),
-        _fio_profile("std-latency-4k-qd1", "4k random read at queue depth 1, latency", std_desc, AWS_GUIDE, std,
-                     "latency", "randread", bs="4k", iodepth=1, numjobs=1, runtime=180, ramp=10),
-        _fio_profile("std-mixed-16k-70read", "16k random 70/30 read/write mix", std_desc, AWS_GUIDE, std, "iops",
-                     "randrw", bs="16k", iodepth="auto", numjobs=4, runtime=180, ramp=10, rwmixread=70),
+        _fio_profile(
+            "std-randread-4k",
+            "4k random read, IOPS-bound",
+            std_desc,
+            AWS_GUIDE,
+            std,
+            "iops",
+            "randread",
+            bs="4k",
+            iodepth="auto",
+            numjobs=4,
+            runtime=180,
+            ramp=10,
+        ),
+        _fio_profile(
+            "std-randwrite-4k",
+            "4k random write, IOPS-bound",
+            std_desc,
+            AWS_GUIDE,
+            std,
+            "iops",
+            "randwrite",
+            bs="4k",
+            iodepth="auto",
+            numjobs=4,
+            runtime=180,
+            ramp=10,
+        ),
+        _fio_profile(
+            "std-seqread-1m",
+            "1 MiB sequential read, throughput-bound",
+            std_desc,
+            AWS_GUIDE,
+            std,
+            "throughput",
+            "read",
+            bs="1m",
+            iodepth=8,
+            numjobs=1,
+            runtime=180,
+            ramp=10,
+            sequential=True,
+        ),
+        _fio_profile(
+            "std-seqwrite-1m",
+            "1 MiB sequential write, throughput-bound",
+            std_desc,
+            AWS_GUIDE,
+            std,
+            "throughput",
+            "write",
+            bs="1m",
+            iodepth=8,
+            numjobs=1,
+            runtime=180,
+            ramp=10,
+            sequential=True,
+        ),
+        _fio_profile(
+            "std-latency-4k-qd1",
+            "4k random read at queue depth 1, latency",
+            std_desc,
+            AWS_GUIDE,
+            std,
+            "latency",
+            "randread",
+            bs="4k",
+            iodepth=1,
+            numjobs=1,
+            runtime=180,
+            ramp=10,
+        ),
+        _fio_profile(
+            "std-mixed-16k-70read",
+            "16k random 70/30 read/write mix",
+            std_desc,
+            AWS_GUIDE,
+            std,
+            "iops",
+            "randrw",
+            bs="16k",
+            iodepth="auto",
+            numjobs=4,
+            runtime=180,
+            ramp=10,
+            rwmixread=70,
+        ),
         # ---- sweeps: one workload, a latency-vs-load curve
-        _fio_profile("sweep-qd-randread-4k", "4k random read, queue depth 1 to 128",
-                     "Latency against load: one run per queue depth, one job.", AWS_GUIDE, "sweep", "latency",
-                     "randread", bs="4k", iodepth=1, numjobs=1, runtime=30, ramp=2,
-                     iodepth_sweep=(1, 2, 4, 8, 16, 32, 64, 128)),
-        _fio_profile("sweep-jobs-randread-4k", "4k random read, 1 to 32 jobs at queue depth 1",
-                     "Latency against load: one run per job count (threads), queue depth 1.", AWS_GUIDE, "sweep",
-                     "latency", "randread", bs="4k", iodepth=1, numjobs=1, runtime=30, ramp=2,
-                     numjobs_sweep=(1, 2, 4, 8, 16, 32)),
+        _fio_profile(
+            "sweep-qd-randread-4k",
+            "4k random read, queue depth 1 to 128",
+            "Latency against load: one run per queue depth, one job.",
+            AWS_GUIDE,
+            "sweep",
+            "latency",
+            "randread",
+            bs="4k",
+            iodepth=1,
+            numjobs=1,
+            runtime=30,
+            ramp=2,
+            iodepth_sweep=(1, 2, 4, 8, 16, 32, 64, 128),
+        ),
+        _fio_profile(
+            "sweep-jobs-randread-4k",
+            "4k random read, 1 to 32 jobs at queue depth 1",
+            "Latency against load: one run per job count (threads), queue depth 1.",
+            AWS_GUIDE,
+            "sweep",
+            "latency",
+            "randread",
+            bs="4k",
+            iodepth=1,
+            numjobs=1,
+            runtime=30,
+            ramp=2,
+            numjobs_sweep=(1, 2, 4, 8, 16, 32),
+        ),
         # ---- field study 1: File Gateway
-        _dd_write_profile("dd-seq-write-1m-dsync", "dd 1 MiB x 1,000 synchronous write", 1000,
-                          "The study's base case (about 1 GB); set count to 1 for its 1 MB file."),
-        _dd_write_profile("dd-seq-write-1g-dsync", "dd 1 GiB synchronous write", 1024,
-                          "The study's 1 GB file variant."),
-        _dd_write_profile("dd-seq-write-4g-dsync", "dd 4 GiB synchronous write", 4096,
-                          "The study's 3-5 GB file variant (4 GiB; set count for 3 or 5)."),
+        _dd_write_profile(
+            "dd-seq-write-1m-dsync",
+            "dd 1 MiB x 1,000 synchronous write",
+            1000,
+            "The study's base case (about 1 GB); set count to 1 for its 1 MB file.",
+        ),
+        _dd_write_profile(
+            "dd-seq-write-1g-dsync", "dd 1 GiB synchronous write", 1024, "The study's 1 GB file variant."
+        ),
+        _dd_write_profile(
+            "dd-seq-write-4g-dsync",
+            "dd 4 GiB synchronous write",
+            4096,
+            "The study's 3-5 GB file variant (4 GiB; set count for 3 or 5).",
+        ),
         Profile(
             name="fio-randrw-4k-25read",
             title="4 jobs x 2 files, 4k random, 25 % reads (instruments writing)",
             description=(
                 "`fio --ioengine=libaio --bs=4k --iodepth=4 --numjobs=4 --size=8G --readwrite=randrw "
                 "--rwmixread=25 --nrfiles=2`: each job has two 4 GiB files. Buffered (direct=0) as the study "
-                "ran it; about 3 hours on a c5.large client at scale 1. fio's group minb/maxb/mint/maxt are kept."
+                "ran it; about 3 hours on a c5.large client at scale 1. fio's group minb/maxb/mint/maxt "
+                "are kept."
             ),
-            source=STUDY_FILE_GATEWAY, family="field-study:file-gateway", intent="mixed", engine="fio",
+            source=STUDY_FILE_GATEWAY,
+            family="field-study:file-gateway",
+            intent="mixed",
+            engine="fio",
             needs="filesystem",
             params=(
-                p_bs("4k"), p_iodepth(4), p_numjobs(4), p_size("8g", help_text="bytes per job, split across nrfiles"),
-                p_rwmixread(25), Param("nrfiles", "int", 2, "files per job", minimum=1, maximum=10_000),
+                p_bs("4k"),
+                p_iodepth(4),
+                p_numjobs(4),
+                p_size("8g", help_text="bytes per job, split across nrfiles"),
+                p_rwmixread(25),
+                Param("nrfiles", "int", 2, "files per job", minimum=1, maximum=10_000),
                 p_direct(0),
             ),
             build=_randrw_4k_25read,
         ),
         # ---- field study 2: virtual SAN
-        _fio_profile("vsan-randwrite-8k", "8k random write, 48 jobs x QD14",
-                     vsan_desc.format(result="1.12 M IOPS at 595 us"), STUDY_VSAN, "field-study:virtual-san",
-                     "iops", "randwrite", bs="8k", iodepth=14, numjobs=48, runtime=30),
-        _fio_profile("vsan-randread-8k", "8k random read, 48 jobs x QD14",
-                     vsan_desc.format(result="1.02 M IOPS at 635 us"), STUDY_VSAN, "field-study:virtual-san",
-                     "iops", "randread", bs="8k", iodepth=14, numjobs=48, runtime=30),
-        _fio_profile("vsan-randrw-8k", "8k random 50/50, 48 jobs x QD14",
-                     vsan_desc.format(result="526 k + 526 k IOPS"), STUDY_VSAN, "field-study:virtual-san",
-                     "iops", "randrw", bs="8k", iodepth=14, numjobs=48, runtime=30, rwmixread=50),
-        _fio_profile("vsan-randwrite-256k", "256k random write, 48 jobs x QD2",
-                     vsan_desc.format(result="10.3 GiB/s"), STUDY_VSAN, "field-study:virtual-san",
-                     "throughput", "randwrite", bs="256k", iodepth=2, numjobs=48, runtime=30),
-        _fio_profile("vsan-randrw-256k", "256k random 50/50, 96 jobs x QD2",
-                     vsan_desc.format(result="10 GiB/s each way"), STUDY_VSAN, "field-study:virtual-san",
-                     "throughput", "randrw", bs="256k", iodepth=2, numjobs=96, runtime=30, rwmixread=50),
-        _fio_profile("vsan-randread-small-blocks", "2k/4k/8k random read, 32 jobs x QD64",
-                     vsan_desc.format(result="5.79 M / 5.20 M / 3.10 M IOPS"), STUDY_VSAN,
-                     "field-study:virtual-san", "iops", "randread", bs="4k", iodepth=64, numjobs=32, runtime=30,
-                     bs_sweep=("2k", "4k", "8k")),
+        _fio_profile(
+            "vsan-randwrite-8k",
+            "8k random write, 48 jobs x QD14",
+            vsan_desc.format(result="1.12 M IOPS at 595 us"),
+            STUDY_VSAN,
+            "field-study:virtual-san",
+            "iops",
+            "randwrite",
+            bs="8k",
+            iodepth=14,
+            numjobs=48,
+            runtime=30,
+        ),
+        _fio_profile(
+            "vsan-randread-8k",
+            "8k random read, 48 jobs x QD14",
+            vsan_desc.format(result="1.02 M IOPS at 635 us"),
+            STUDY_VSAN,
+            "field-study:virtual-san",
+            "iops",
+            "randread",
+            bs="8k",
+            iodepth=14,
+            numjobs=48,
+            runtime=30,
+        ),
+        _fio_profile(
+            "vsan-randrw-8k",
+            "8k random 50/50, 48 jobs x QD14",
+            vsan_desc.format(result="526 k + 526 k IOPS"),
+            STUDY_VSAN,
+            "field-study:virtual-san",
+            "iops",
+            "randrw",
+            bs="8k",
+            iodepth=14,
+            numjobs=48,
+            runtime=30,
+            rwmixread=50,
+        ),
+        _fio_profile(
+            "vsan-randwrite-256k",
+            "256k random write, 48 jobs x QD2",
+            vsan_desc.format(result="10.3 GiB/s"),
+            STUDY_VSAN,
+            "field-study:virtual-san",
+            "throughput",
+            "randwrite",
+            bs="256k",
+            iodepth=2,
+            numjobs=48,
+            runtime=30,
+        ),
+        _fio_profile(
+            "vsan-randrw-256k",
+            "256k random 50/50, 96 jobs x QD2",
+            vsan_desc.format(result="10 GiB/s each way"),
+            STUDY_VSAN,
+            "field-study:virtual-san",
+            "throughput",
+            "randrw",
+            bs="256k",
+            iodepth=2,
+            numjobs=96,
+            runtime=30,
+            rwmixread=50,
+        ),
+        _fio_profile(
+            "vsan-randread-small-blocks",
+            "2k/4k/8k random read, 32 jobs x QD64",
+            vsan_desc.format(result="5.79 M / 5.20 M / 3.10 M IOPS"),
+            STUDY_VSAN,
+            "field-study:virtual-san",
+            "iops",
+            "randread",
+            bs="4k",
+            iodepth=64,
+            numjobs=32,
+            runtime=30,
+            bs_sweep=("2k", "4k", "8k"),
+        ),
         Profile(
             name="vsan-two-groups",
             title="8k and 128k random 50/50 as two concurrent job groups",
             description=(
-                "Two fio job groups running at once (new_group, no stonewall), 24 or 32 jobs each, as the study "
+                "Two fio job groups running at once (new_group, no stonewall), 24 or 32 jobs each, as the "
+                "study "
                 "ran them; fio reports each group apart and so do the records (group 0 and 1)."
             ),
-            source=STUDY_VSAN, family="field-study:virtual-san", intent="mixed", engine="fio",
+            source=STUDY_VSAN,
+            family="field-study:virtual-san",
+            intent="mixed",
+            engine="fio",
             params=(
-                Param("jobs_per_group", "int", 24, "jobs in each group", minimum=1, maximum=128, sweepable=True),
-                p_iodepth(14), p_runtime(30), p_ramp(0), p_size("1g"),
+                Param(
+                    "jobs_per_group", "int", 24, "jobs in each group", minimum=1, maximum=128, sweepable=True
+                ),
+                p_iodepth(14),
+                p_runtime(30),
+                p_ramp(0),
+                p_size("1g"),
             ),
             build=_vsan_two_groups,
         ),
@@ -421,15 +758,27 @@ def _profiles() -> list[Profile]:
             title="Create then read one large file per thread (dd, timed)",
             description=(
                 "`dd if=/dev/urandom of=<dir>/large_100gb.txt iflag=fullblock bs=100M count=1024`, then "
-                "`dd if=<file> of=/dev/null conv=fdatasync`, timed real/user/sys at 1, 4 and 8 threads (each "
-                "thread its own file). The page cache is dropped before the read."
+                "`dd if=<file> of=/dev/null`, timed real/user/sys at 1, 4 and 8 threads (each thread its own "
+                "file). The page cache is dropped before the read. The study's read also had conv=fdatasync, "
+                "which fails on /dev/null with current coreutils and is left out."
             ),
-            source=STUDY_GENOMICS, family="field-study:genomics", intent="throughput", engine="dd",
+            source=STUDY_GENOMICS,
+            family="field-study:genomics",
+            intent="throughput",
+            engine="dd",
             needs="filesystem",
             params=(
                 p_bs("100m"),
-                Param("count", "int", 1024, "blocks per file", minimum=1, maximum=1_000_000, scales=True,
-                      scale_floor=1),
+                Param(
+                    "count",
+                    "int",
+                    1024,
+                    "blocks per file",
+                    minimum=1,
+                    maximum=1_000_000,
+                    scales=True,
+                    scale_floor=1,
+                ),
                 p_threads((1, 4, 8)),
             ),
             build=_genomics_large_file,
@@ -442,47 +791,115 @@ def _profiles() -> list[Profile]:
                 "of=/dev/null` for each, timed real/user/sys at 1, 4 and 8 threads splitting the files. "
                 "The page cache is dropped before the read."
             ),
-            source=STUDY_GENOMICS, family="field-study:genomics", intent="metadata", engine="command",
+            source=STUDY_GENOMICS,
+            family="field-study:genomics",
+            intent="metadata",
+            engine="command",
             needs="filesystem",
             params=(
-                Param("files", "int", 100_000, "files in all", minimum=1, maximum=10_000_000, scales=True,
-                      scale_floor=100),
-                Param("file_size", "int", 500_000, "bytes per file (head -c 500kB = 500,000)", minimum=1,
-                      maximum=1 << 30),
+                Param(
+                    "files",
+                    "int",
+                    100_000,
+                    "files in all",
+                    minimum=1,
+                    maximum=10_000_000,
+                    scales=True,
+                    scale_floor=100,
+                ),
+                Param(
+                    "file_size",
+                    "int",
+                    500_000,
+                    "bytes per file (head -c 500kB = 500,000)",
+                    minimum=1,
+                    maximum=1 << 30,
+                ),
                 p_threads((1, 4, 8)),
             ),
             build=_genomics_small_files,
         ),
         # ---- field study 4: IO report card
-        _fio_profile("reportcard-oltp-8k-randread", "OLTP: 8 KB random reads, 16 then 32 threads",
-                     "Graded A-D by p95 latency; load doubles from 16 to 32 threads. Point a jbod raw target at "
-                     "all the volumes to read across all devices, as the study did.", STUDY_REPORT_CARD,
-                     "field-study:report-card", "latency", "randread", bs="8k", iodepth=1, numjobs=16,
-                     runtime=60, ramp=5, numjobs_sweep=(16, 32)),
-        _fio_profile("reportcard-dss-1m-seqread", "DSS/batch: 1 MB sequential reads, 4 to 64 threads",
-                     "Throughput against load, each thread streaming its own region.", STUDY_REPORT_CARD,
-                     "field-study:report-card", "throughput", "read", bs="1m", iodepth=1, numjobs=4, runtime=60,
-                     ramp=5, sequential=True, numjobs_sweep=(4, 8, 16, 32, 64)),
-        _fio_profile("reportcard-log-1k-seqwrite", "Log writer: 1 KB sequential synchronous writes",
-                     "A database redo log writer: small sequential O_SYNC writes; graded by p95 latency.",
-                     STUDY_REPORT_CARD, "field-study:report-card", "latency", "write", bs="1k", iodepth=1,
-                     numjobs=1, runtime=60, ramp=5, sequential=True, numjobs_sweep=(1, 2, 4, 8),
-                     extra_params=(_SYNC,)),
-        _fio_profile("reportcard-log-128k-seqwrite", "Heavy log writer: 128 KB sequential synchronous writes",
-                     "A busy redo log writer: 128 KB sequential O_SYNC writes; graded by p95 latency.",
-                     STUDY_REPORT_CARD, "field-study:report-card", "latency", "write", bs="128k", iodepth=1,
-                     numjobs=1, runtime=60, ramp=5, sequential=True, numjobs_sweep=(1, 2, 4, 8),
-                     extra_params=(_SYNC,)),
+        _fio_profile(
+            "reportcard-oltp-8k-randread",
+            "OLTP: 8 KB random reads, 16 then 32 threads",
+            "Graded A-D by p95 latency; load doubles from 16 to 32 threads. Point a jbod raw target at "
+            "all the volumes to read across all devices, as the study did.",
+            STUDY_REPORT_CARD,
+            "field-study:report-card",
+            "latency",
+            "randread",
+            bs="8k",
+            iodepth=1,
+            numjobs=16,
+            runtime=60,
+            ramp=5,
+            numjobs_sweep=(16, 32),
+        ),
+        _fio_profile(
+            "reportcard-dss-1m-seqread",
+            "DSS/batch: 1 MB sequential reads, 4 to 64 threads",
+            "Throughput against load, each thread streaming its own region.",
+            STUDY_REPORT_CARD,
+            "field-study:report-card",
+            "throughput",
+            "read",
+            bs="1m",
+            iodepth=1,
+            numjobs=4,
+            runtime=60,
+            ramp=5,
+            sequential=True,
+            numjobs_sweep=(4, 8, 16, 32, 64),
+        ),
+        _fio_profile(
+            "reportcard-log-1k-seqwrite",
+            "Log writer: 1 KB sequential synchronous writes",
+            "A database redo log writer: small sequential O_SYNC writes; graded by p95 latency.",
+            STUDY_REPORT_CARD,
+            "field-study:report-card",
+            "latency",
+            "write",
+            bs="1k",
+            iodepth=1,
+            numjobs=1,
+            runtime=60,
+            ramp=5,
+            sequential=True,
+            numjobs_sweep=(1, 2, 4, 8),
+            extra_params=(_SYNC,),
+        ),
+        _fio_profile(
+            "reportcard-log-128k-seqwrite",
+            "Heavy log writer: 128 KB sequential synchronous writes",
+            "A busy redo log writer: 128 KB sequential O_SYNC writes; graded by p95 latency.",
+            STUDY_REPORT_CARD,
+            "field-study:report-card",
+            "latency",
+            "write",
+            bs="128k",
+            iodepth=1,
+            numjobs=1,
+            runtime=60,
+            ramp=5,
+            sequential=True,
+            numjobs_sweep=(1, 2, 4, 8),
+            extra_params=(_SYNC,),
+        ),
         # ---- custom
         Profile(
             name="fio-custom",
             title="Your fio job file",
             description=(
-                "Runs the given fio job file as is. The agent adds only output options and, when the job file "
+                "Runs the given fio job file as is. The agent adds only output options and, when the job "
+                "file "
                 "sets neither, `directory=` (file system) or `filename=` (raw) for the target; ${SB_TARGET} "
                 "in the job file expands to the same path. Not scaled."
             ),
-            source="custom", family="custom", intent="mixed", engine="fio",
+            source="custom",
+            family="custom",
+            intent="mixed",
+            engine="fio",
             params=(
                 Param("job_file", "text", None, "fio job file text (ini format)", check=check_fio_job_file),
                 Param("timeseries", "bool", True, "write 1 s IOPS/latency/bandwidth logs"),
@@ -497,7 +914,11 @@ def _profiles() -> list[Profile]:
                 "real/user/sys, e.g. a genomics pipeline (`cellranger count --localcores=8 ...`). With "
                 "threads > 1 it runs that many copies with $SB_THREAD set. Give `bytes` to get MiB/s."
             ),
-            source=STUDY_GENOMICS, family="custom", intent="application", engine="command", needs="filesystem",
+            source=STUDY_GENOMICS,
+            family="custom",
+            intent="application",
+            engine="command",
+            needs="filesystem",
             params=(
                 Param("command", "text", None, "shell command (run by /bin/sh)"),
                 Param("threads", "int", 1, "parallel copies", minimum=1, maximum=256),
@@ -511,15 +932,36 @@ def _profiles() -> list[Profile]:
 PROFILES: dict[str, Profile] = {p.name: p for p in _profiles()}
 
 SUITES: dict[str, tuple[str, ...]] = {
-    "standard": ("std-randread-4k", "std-randwrite-4k", "std-seqread-1m", "std-seqwrite-1m",
-                 "std-latency-4k-qd1", "std-mixed-16k-70read"),
-    "file-gateway": ("dd-seq-write-1m-dsync", "dd-seq-write-1g-dsync", "dd-seq-write-4g-dsync",
-                     "fio-randrw-4k-25read"),
-    "virtual-san": ("vsan-randwrite-8k", "vsan-randread-8k", "vsan-randrw-8k", "vsan-randwrite-256k",
-                    "vsan-randrw-256k", "vsan-randread-small-blocks", "vsan-two-groups"),
+    "standard": (
+        "std-randread-4k",
+        "std-randwrite-4k",
+        "std-seqread-1m",
+        "std-seqwrite-1m",
+        "std-latency-4k-qd1",
+        "std-mixed-16k-70read",
+    ),
+    "file-gateway": (
+        "dd-seq-write-1m-dsync",
+        "dd-seq-write-1g-dsync",
+        "dd-seq-write-4g-dsync",
+        "fio-randrw-4k-25read",
+    ),
+    "virtual-san": (
+        "vsan-randwrite-8k",
+        "vsan-randread-8k",
+        "vsan-randrw-8k",
+        "vsan-randwrite-256k",
+        "vsan-randrw-256k",
+        "vsan-randread-small-blocks",
+        "vsan-two-groups",
+    ),
     "genomics": ("genomics-large-file", "genomics-small-files"),
-    "report-card": ("reportcard-oltp-8k-randread", "reportcard-dss-1m-seqread", "reportcard-log-1k-seqwrite",
-                    "reportcard-log-128k-seqwrite"),
+    "report-card": (
+        "reportcard-oltp-8k-randread",
+        "reportcard-dss-1m-seqread",
+        "reportcard-log-1k-seqwrite",
+        "reportcard-log-128k-seqwrite",
+    ),
 }
 
 

@@ -128,12 +128,14 @@ class Param:
             if self.kind == "text" and str(exc):
                 raise ParamError(self.name, value, str(exc)) from None
             raise ParamError(self.name, value, self.allowed()) from None
-        if isinstance(result, int | float) and not isinstance(result, bool):
-            if (self.minimum is not None and result < self.minimum) or (
-                self.maximum is not None and result > self.maximum
-            ):
-                raise ParamError(self.name, value, self.allowed())
+        if isinstance(result, int | float) and not isinstance(result, bool) and self._out_of_range(result):
+            raise ParamError(self.name, value, self.allowed())
         return result
+
+    def _out_of_range(self, number: float) -> bool:
+        return (self.minimum is not None and number < self.minimum) or (
+            self.maximum is not None and number > self.maximum
+        )
 
     def _convert(self, value: object) -> ParamValue:
         if self.kind == "bool":

@@ -89,7 +89,9 @@ def check_params(profile: Profile, overrides: Mapping[str, Any]) -> dict[str, Pa
         param = profile.param(name)
         if isinstance(raw, list):
             if not param.sweepable:
-                errors.append(ParamError(name, raw, f"{name} cannot be swept; give one value ({param.allowed()})"))
+                errors.append(
+                    ParamError(name, raw, f"{name} cannot be swept; give one value ({param.allowed()})")
+                )
                 continue
             if not raw or len(raw) > 32:
                 errors.append(ParamError(name, raw, "a sweep needs 1 to 32 values"))
@@ -140,7 +142,9 @@ def variants(
             if param.name in values:
                 values[param.name] = param.scaled(values[param.name], scale)
         labels = {
-            name: format_size(value) if profile.param(name).kind == "size" and isinstance(value, int) else value
+            name: format_size(value)
+            if profile.param(name).kind == "size" and isinstance(value, int)
+            else value
             for name, value in point.items()
         }
         result.append(Variant(values=values, sweep=labels))
@@ -148,7 +152,7 @@ def variants(
 
 
 def build_phases(profile: Profile, variant: Variant, ctx: TargetContext) -> list[Phase]:
-    if profile.needs != "any" and profile.needs != ctx.mode:
+    if profile.needs not in ("any", ctx.mode):
         raise ValueError(
             f"{profile.name} needs a {profile.needs} target (a file system or a raw device), got {ctx.mode}"
         )

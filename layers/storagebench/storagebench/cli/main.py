@@ -1,0 +1,96 @@
+"""The ``storagebench`` command line.
+
+Every command that reads a request goes through ``storagebench.request`` (the same model the
+API and the schedules use), so the CLI can never accept what the service would refuse.
+Exit status: 0 success, 1 a run finished with failures, 2 invalid input (every problem named).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+
+from storagebench.cli import render
+
+app = typer.Typer(
+    name="storagebench",
+    help="Benchmark cloud storage, price it, compare it.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+out = Console()
+err = Console(stderr=True)
+
+EXIT_INVALID = 2
+
+
+def fail(message: str, code: int = EXIT_INVALID) -> typer.Exit:
+    err.print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True)
+    return typer.Exit(code)
+
+
+def print_json(document: Any) -> None:
+    sys.stdout.write(json.dumps(document, indent=2, default=str) + "\n")
+
+
+@app.command()
+def validate(
+    suite: Annotated[Path, typer.Option("--suite", "-s", help="request file (JSON)")],
+    as_json: Annotated[bool, typer.Option("--json", help="machine-readable result")] = False,
+) -> None:
+    """Check a request: exit 0 when valid, 2 with every problem, its field path and what is allowed."""
+    from storagebench.request import RequestError, load_request
+    from storagebench.request.summary import summarize_request
+
+    try:
+        request = load_request(suite)
+    except RequestError as exc:
+        if as_json:
+            print_json({"valid": False, "file": str(suite), "errors": [e.as_dict() for e in exc.errors]})
+        else:
+            err.print(f"[bold red]{suite}: {len(exc.errors)} problem(s)[/]", highlight=False)
+            for problem in exc.errors:
+                err.print(f"  {problem}", highlight=False, soft_wrap=True)
+        raise typer.Exit(EXIT_INVALID) from None
+    summary = summarize_request(request)
+    if as_json:
+        print_json({"valid": True, "file": str(suite), **summary})
+    else:
+        render.request_summary(out, str(suite), summary)
+
+
+@app.command()
+def schema() -> None:
+    """Print the request's JSON Schema (the contract of the API, schedules and CLI)."""
+    from storagebench.request import BenchmarkRequest
+
+    print_json(BenchmarkRequest.model_json_schema())
+
+
+@app.command()
+def workloads(
+    as_json: Annotated[bool, typer.Option("--json", help="machine-readable library")] = False,
+) -> None:
+    """List the workload profiles and suites."""
+    from storagebench.workloads.describe import describe_library
+
+    library = describe_library()
+    if as_json:
+        print_json(library)
+    else:
+        render.workload_library(out, library)
+
+
+from storagebench.cli import agent_cmd  # noqa: E402  (registers `storagebench agent`)
+
+agent_cmd.register(app)
+
+
+def main() -> None:
+    app()

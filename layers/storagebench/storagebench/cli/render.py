@@ -1,0 +1,100 @@
+"""Tables for people: request summaries, the workload library, measured results."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Console
+from rich.table import Column, Table
+
+from storagebench.analysis.grades import GradeScale, grade
+from storagebench.analysis.stats import Aggregate, Summary
+
+
+def request_summary(console: Console, source: str, summary: dict[str, Any]) -> None:
+    console.print(
+        f"[bold green]{source}: valid[/] - suite [bold]{summary['name']}[/], baseline {summary['baseline']}",
+        highlight=False,
+    )
+    table = Table("config", "instance", "targets", "steps", title=None)
+    for config in summary["configs"]:
+        targets = "\n".join(
+            f"{t['id']} ({t['kind']})" + (f": {t['envelope']}" if t.get("envelope") else "")
+            for t in config["targets"]
+        )
+        table.add_row(config["id"], config["instance_type"], targets, str(config["steps"]))
+    console.print(table)
+    workloads = ", ".join(
+        f"{w['id']}" + (f" x{w['scale']:g}" if w["scale"] != 1 else "") for w in summary["workloads"]
+    )
+    console.print(f"workloads: {workloads}", highlight=False, soft_wrap=True)
+    for warning in summary["warnings"]:
+        console.print(f"[yellow]warning:[/] {warning}", highlight=False, soft_wrap=True)
+
+
+def workload_library(console: Console, library: dict[str, Any]) -> None:
+    table = Table("family", "intent", "engine", "what it runs", "parameters (default)")
+    table.columns.insert(0, Column("profile", no_wrap=True))
+    for profile in library["profiles"]:
+        params = ", ".join(f"{p['name']}={_brief(p['default'])}" for p in profile["params"])
+        table.add_row(
+            profile["name"], profile["family"], profile["intent"], profile["engine"], profile["title"], params
+        )
+    console.print(table)
+    for name, members in library["suites"].items():
+        console.print(f"suite [bold]{name}[/]: {', '.join(members)}", highlight=False, soft_wrap=True)
+
+
+def _brief(value: Any) -> str:
+    if isinstance(value, list):
+        return "[" + ",".join(map(str, value)) + "]"
+    if isinstance(value, str) and len(value) > 20:
+        return value[:17] + "..."
+    return str(value)
+
+
+def _number(summary: Summary | None, digits: int = 0, scale: float = 1.0) -> str:
+    if summary is None:
+        return "-"
+    text = f"{summary.mean * scale:,.{digits}f}"
+    if summary.ci95_low is not None and summary.ci95_high is not None and summary.n > 1:
+        half = (summary.ci95_high - summary.ci95_low) / 2 * scale
+        text += f" ±{half:,.{digits}f}"
+    return text
+
+
+def aggregates(console: Console, rows: list[Aggregate], scale: GradeScale | None = None) -> None:
+    """One line per measurement: mean over repetitions with the 95 % confidence half-width."""
+    scale = scale or GradeScale()
+    table = Table(
+        "config",
+        "workload",
+        "variant",
+        "phase",
+        "dir",
+        "n",
+        "IOPS",
+        "MiB/s",
+        "lat mean ms",
+        "p95 ms",
+        "p99 ms",
+        "grade",
+    )
+    for row in rows:
+        p95 = row.metrics.get("lat_p95_us")
+        letter = grade(p95.mean, scale).letter if p95 is not None else "-"
+        table.add_row(
+            row.config_id,
+            row.workload,
+            row.variant or "-",
+            row.phase,
+            row.direction,
+            str(row.repetitions),
+            _number(row.metrics.get("iops")),
+            _number(row.metrics.get("bw_mibps"), 1),
+            _number(row.metrics.get("lat_mean_us"), 3, 1e-3),
+            _number(p95, 3, 1e-3),
+            _number(row.metrics.get("lat_p99_us"), 3, 1e-3),
+            letter,
+        )
+    console.print(table)

@@ -1,0 +1,93 @@
+"""Bind a config's targets to this machine: emulated EBS volumes and directories.
+
+An EBS target becomes loop devices throttled to the volume type's envelope, one per volume.
+A RAID0 stripe needs the kernel's md driver; where the kernel has none (containers, some
+sandboxes) the stripe is emulated as one device carrying the summed envelope (what RAID0
+delivers when it scales perfectly) and labelled so. Kinds that need AWS (EFS, FSx, NFS
+servers, instance store) cannot be emulated and are refused with the reason.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from storagebench.agent.plan import Emulation, EmulationLimits, TargetSpec
+from storagebench.catalog.envelope import emulation_limits, volume_envelope
+from storagebench.request.model import Config, EbsTarget, LocalTarget
+
+GIB = 1 << 30
+
+
+class LocalTargetError(ValueError):
+    """A target this machine cannot stand in for."""
+
+
+@dataclass(frozen=True)
+class LocalOptions:
+    capacity_bytes: int = GIB  # of each emulated volume (sparse; pre-warm reads all of it)
+    knee_seconds: float = 60.0  # when a full gp2/st1/sc1 bucket empties at full burst demand
+    can_stripe: bool = Path("/proc/mdstat").exists()
+
+
+def _summed(limits: EmulationLimits, count: int) -> EmulationLimits:
+    """A perfect RAID0 stripe: every rate and every bucket times the member count."""
+    summed = EmulationLimits(**limits)
+    summed["iops"] = limits["iops"] * count
+    summed["mibps"] = limits["mibps"] * count
+    for key in ("burst_iops", "burst_mibps", "credit_capacity", "credit_refill_per_s"):
+        value = limits.get(key)
+        if isinstance(value, int | float):
+            summed[key] = value * count
+    return summed
+
+
+def emulated_ebs(target: EbsTarget, options: LocalOptions) -> TargetSpec:
+    envelope = volume_envelope(target.type, target.size_gib, target.iops, target.throughput_mibps)
+    limits = emulation_limits(envelope, knee_seconds=options.knee_seconds)
+    capacity = min(options.capacity_bytes, target.size_gib * GIB)
+    one: Emulation = {
+        "volume_type": target.type,
+        "size_gib": float(target.size_gib),
+        "capacity_bytes": capacity,
+        "limits": limits,
+    }
+    spec: TargetSpec = {
+        "id": str(target.id),
+        "kind": "ebs",
+        "filesystem": target.filesystem,
+        "count": target.count,
+        "layout": target.layout,
+    }
+    if target.mount_options:
+        spec["mount_options"] = target.mount_options
+    if target.raid_chunk_kib:
+        spec["raid_chunk_kib"] = target.raid_chunk_kib
+    if target.count > 1 and target.layout == "raid0" and not options.can_stripe:
+        merged: Emulation = {
+            "volume_type": f"{target.type}x{target.count}-raid0-summed",
+            "size_gib": float(target.size_gib * target.count),
+            "capacity_bytes": capacity * target.count,
+            "limits": _summed(limits, target.count),
+        }
+        spec["emulate"] = [merged]
+        spec["count"] = 1
+    else:
+        spec["emulate"] = [one] * target.count
+    return spec
+
+
+def local_targets(config: Config, options: LocalOptions | None = None) -> list[TargetSpec]:
+    options = options or LocalOptions()
+    specs: list[TargetSpec] = []
+    for position, target in enumerate(config.targets):
+        if isinstance(target, EbsTarget):
+            specs.append(emulated_ebs(target, options))
+        elif isinstance(target, LocalTarget):
+            specs.append({"id": str(target.id), "kind": "directory", "path": target.path})
+        else:
+            raise LocalTargetError(
+                f"configs[{config.id}].targets[{position}] ({target.kind}) needs AWS and cannot be emulated "
+                "on this machine; run it against a deployed stack, or use an ebs or local target locally"
+            )
+    return specs

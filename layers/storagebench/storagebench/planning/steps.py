@@ -1,0 +1,88 @@
+"""Expand a request's workloads into the agent's steps for one config.
+
+Order is deterministic: ``sequential`` runs every repetition of a workload before the next
+(what practitioners do by hand); ``interleaved`` runs repetition 1 of everything, then 2, so a
+slow drift (a gp2 bucket emptying, a noisy neighbour) spreads over all workloads instead of
+biasing one.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Literal
+
+from storagebench.agent.plan import Step
+from storagebench.catalog.envelope import target_envelope
+from storagebench.catalog.loader import ebs_volume_type
+from storagebench.request.model import (
+    BenchmarkRequest,
+    Config,
+    EbsTarget,
+    ResolvedWorkload,
+    Target,
+    target_mode,
+)
+from storagebench.workloads import TargetContext, build_phases, get_profile, variants
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9._@=,+-]")
+
+
+def target_context(config: Config, target: Target) -> TargetContext:
+    """What the planner knows of a target: mode, media and expected IOPS (for auto queue depth)."""
+    mode = target_mode(target)
+    if isinstance(target, EbsTarget):
+        envelope = target_envelope(
+            config.instance_type,
+            target.type,
+            target.size_gib,
+            target.iops,
+            target.throughput_mibps,
+            target.count,
+        )
+        media: Literal["ssd", "hdd"] = "hdd" if ebs_volume_type(target.type).media != "ssd" else "ssd"
+        return TargetContext(
+            mode=mode, media=media, expected_iops=envelope.expected_iops, devices=target.count
+        )
+    if target.kind in ("efs", "fsx_lustre", "nfs"):
+        return TargetContext(mode=mode, media="network")
+    return TargetContext(mode=mode)
+
+
+def step_id(workload_id: str, target_id: str, label: str, repetition: int) -> str:
+    parts = [workload_id, target_id] + ([label] if label else []) + [f"r{repetition}"]
+    return _UNSAFE.sub("_", ".".join(parts))[:128]
+
+
+def _targets_for(config: Config, workload: ResolvedWorkload) -> list[Target]:
+    return [t for t in config.targets if workload.targets is None or t.id in workload.targets]
+
+
+def plan_steps(request: BenchmarkRequest, config: Config) -> list[Step]:
+    """Every step of one config, in run order."""
+    units: list[tuple[int, int, Step]] = []  # (repetition, position, step) to order either way
+    position = 0
+    for workload in request.resolved_workloads():
+        profile = get_profile(workload.profile)
+        repetitions = request.repetitions_of(workload)
+        for target in _targets_for(config, workload):
+            assert target.id is not None
+            ctx = target_context(config, target)
+            for variant in variants(profile, workload.params, workload.scale, ctx):
+                phases = build_phases(profile, variant, ctx)
+                for repetition in range(1, repetitions + 1):
+                    step: Step = {
+                        "id": step_id(workload.id, target.id, variant.label(), repetition),
+                        "workload": workload.id,
+                        "profile": profile.name,
+                        "variant": dict(variant.sweep),
+                        "repetition": repetition,
+                        "target": target.id,
+                        "phases": phases,
+                        "cleanup": True,
+                        "intent": profile.intent,
+                    }
+                    units.append((repetition, position, step))
+                    position += 1
+    if request.order == "interleaved":
+        units.sort(key=lambda unit: (unit[0], unit[1]))
+    return [step for _, _, step in units]

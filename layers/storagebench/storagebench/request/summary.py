@@ -1,0 +1,46 @@
+"""What a valid request will do: configs, expanded workloads, steps, envelopes, warnings."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from storagebench.catalog import instance_type
+from storagebench.catalog.envelope import target_envelope
+from storagebench.planning.steps import plan_steps
+from storagebench.request.model import BenchmarkRequest, EbsTarget
+
+
+def summarize_request(request: BenchmarkRequest) -> dict[str, Any]:
+    warnings: list[str] = []
+    configs = []
+    for config in request.configs:
+        if instance_type(config.instance_type) is None:
+            warnings.append(
+                f"configs[{config.id}].instance_type {config.instance_type} is not in the catalog: its EBS "
+                "limits are unknown, so results cannot say whether the instance was the bound"
+            )
+        targets = []
+        for target in config.targets:
+            entry: dict[str, Any] = {"id": target.id, "kind": target.kind}
+            if isinstance(target, EbsTarget):
+                envelope = target_envelope(
+                    config.instance_type,
+                    target.type,
+                    target.size_gib,
+                    target.iops,
+                    target.throughput_mibps,
+                    target.count,
+                )
+                entry["envelope"] = envelope.describe()
+            targets.append(entry)
+        steps = plan_steps(request, config)
+        configs.append(
+            {"id": config.id, "instance_type": config.instance_type, "targets": targets, "steps": len(steps)}
+        )
+    return {
+        "name": request.name,
+        "baseline": request.baseline_id,
+        "configs": configs,
+        "workloads": [w.model_dump() for w in request.resolved_workloads()],
+        "warnings": warnings,
+    }

@@ -1,0 +1,529 @@
+"""The agent's output directory (``manifest.json`` plus raw files) into ResultRecords.
+
+``collect`` reads every phase with status ``ok`` and turns its raw files into records:
+
+* fio phases: ``fio.json`` (json+) through ``storagebench.results.fio``, one record per job
+  group and direction, cross-checked against fio's own summary in ``fio.txt``;
+* dd phases: one record per phase. ``jobs`` is the number of dd threads, ``bytes`` the sum of
+  what each thread's dd reported, ``runtime_s`` the agent's wall time for the phase
+  (``timing.json`` real_s) so ``bw_mibps`` = all bytes / real_s; the slowest and fastest
+  thread (dd's own bytes / seconds) go to ``job_bw_min/max_mibps``;
+* command phases: one ``mixed`` record with real/user/sys, and bytes/files when the agent's
+  timing has them per thread (else the planner's ``accounting`` of the whole phase);
+* pre-warm entries: one ``prewarm`` read record per target.
+
+One bad phase never costs the others: a failed phase, a missing or unparsable file, or a
+record fio's own summary disagrees with becomes a line in ``Collection.problems``. Only a
+missing or invalid ``manifest.json`` raises (ManifestError): without it nothing can be named.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from pathlib import Path, PurePosixPath
+from typing import Any, TypedDict
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from storagebench.agent.manifest import MANIFEST_VERSION, STATUS_FAILED, STATUS_OK
+from storagebench.results.dd import DdResult, read_dd_stderr
+from storagebench.results.errors import ManifestError, ParseError
+from storagebench.results.fio import MIB, aggregate_fio, summary_disagreements
+from storagebench.results.records import Direction, ResultRecord, VariantValue
+
+_THREAD = re.compile(r"\.(\d+)\.")
+
+
+class Collection(BaseModel):
+    """What one agent output directory yielded."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    run_id: str | None = None
+    config_id: str
+    records: list[ResultRecord] = Field(default_factory=list)
+    problems: list[str] = Field(default_factory=list, description="one line per phase that yielded nothing")
+
+
+class _Identity(TypedDict):
+    config_id: str
+    target_id: str
+    workload: str
+    profile: str
+    variant: dict[str, VariantValue]
+    repetition: int
+    phase: str
+    started_at: str | None
+    labels: list[str]
+
+
+class _PhaseError(Exception):
+    """A phase that yields no record; the message goes to Collection.problems."""
+
+
+def read_manifest_file(output_dir: str | Path) -> dict[str, Any]:
+    """``manifest.json`` of an agent output directory, checked enough to be walked safely."""
+    path = Path(output_dir) / "manifest.json"
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ManifestError(
+            path, "missing: not an agent output directory, or the agent never started"
+        ) from None
+    except OSError as exc:
+        raise ManifestError(path, f"cannot read: {exc.strerror or exc}") from None
+    try:
+        document = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ManifestError(path, f"not valid JSON: {exc}") from None
+    if not isinstance(document, dict):
+        raise ManifestError(path, f"expected a JSON object, got {type(document).__name__}")
+    if document.get("manifest_version") != MANIFEST_VERSION:
+        raise ManifestError(
+            path, f"manifest_version {document.get('manifest_version')!r} is not {MANIFEST_VERSION}"
+        )
+    if not isinstance(document.get("config_id"), str) or not document["config_id"]:
+        raise ManifestError(path, "config_id: a non-empty string is required")
+    for key in ("steps", "targets", "prewarm"):
+        if document.get(key) is not None and not isinstance(document[key], list):
+            raise ManifestError(path, f"{key}: expected a list, got {type(document[key]).__name__}")
+    return document
+
+
+def collect(output_dir: str | Path) -> Collection:
+    """Every record the output directory yields, plus a problem line for each phase that did not."""
+    root = Path(output_dir)
+    manifest = read_manifest_file(root)
+    collection = Collection(
+        run_id=manifest.get("run_id") if isinstance(manifest.get("run_id"), str) else None,
+        config_id=manifest["config_id"],
+    )
+    labels = _target_labels(manifest)
+    plan_phases = _plan_phases(root)
+
+    for index, entry in enumerate(manifest.get("prewarm") or []):
+        where = f"prewarm[{index}]"
+        try:
+            if not isinstance(entry, Mapping):
+                raise _PhaseError("expected an object")
+            where = f"prewarm of {entry.get('target')!r}"
+            collection.records.extend(_prewarm(root, manifest["config_id"], entry, labels))
+        except Exception as exc:
+            collection.problems.append(f"{where}: {_describe(exc)}")
+
+    for index, step in enumerate(manifest.get("steps") or []):
+        if not isinstance(step, Mapping):
+            collection.problems.append(f"steps[{index}]: expected an object")
+            continue
+        step_id = step.get("id", f"steps[{index}]")
+        phases = step.get("phases") or []
+        if not isinstance(phases, list):
+            collection.problems.append(f"step {step_id}: phases is not a list")
+            continue
+        if step.get("status") == STATUS_FAILED and not any(
+            isinstance(p, Mapping) and p.get("status") == STATUS_FAILED for p in phases
+        ):
+            collection.problems.append(f"step {step_id} failed: {step.get('error') or 'no error recorded'}")
+        for phase_index, phase in enumerate(phases):
+            if not isinstance(phase, Mapping):
+                collection.problems.append(f"step {step_id} phases[{phase_index}]: expected an object")
+                continue
+            name = phase.get("name", f"phases[{phase_index}]")
+            where = f"step {step_id} phase {name}"
+            status = phase.get("status")
+            if status == STATUS_FAILED:
+                rc = f" (rc={phase['rc']})" if phase.get("rc") is not None else ""
+                collection.problems.append(f"{where} failed{rc}: {phase.get('error') or 'no error recorded'}")
+                continue
+            if status != STATUS_OK:
+                continue  # skipped (or still running): nothing was measured
+            try:
+                identity = _identity(manifest["config_id"], step, phase, labels)
+                plan_phase = plan_phases.get((str(step_id), str(name)), {})
+                records, notes = _phase_records(root, step, phase, plan_phase, identity)
+                collection.records.extend(records)
+                collection.problems.extend(f"{where}: {note}" for note in notes)
+            except Exception as exc:
+                collection.problems.append(f"{where}: {_describe(exc)}")
+    return collection
+
+
+def _describe(exc: Exception) -> str:
+    if isinstance(exc, ParseError | _PhaseError):
+        return str(exc)
+    return f"{type(exc).__name__}: {exc}"
+
+
+def _target_labels(manifest: Mapping[str, Any]) -> dict[str, list[str]]:
+    labels: dict[str, list[str]] = {}
+    for target in manifest.get("targets") or []:
+        if isinstance(target, Mapping) and isinstance(target.get("id"), str):
+            raw = target.get("labels") or []
+            labels[target["id"]] = [str(label) for label in raw] if isinstance(raw, list) else []
+    return labels
+
+
+def _plan_phases(root: Path) -> dict[tuple[str, str], Mapping[str, Any]]:
+    """Phases of ``plan.json`` by (step id, phase name); empty when the plan is absent or bad."""
+    try:
+        plan = json.loads((root / "plan.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    phases: dict[tuple[str, str], Mapping[str, Any]] = {}
+    steps = plan.get("steps") if isinstance(plan, dict) else None
+    for step in steps if isinstance(steps, list) else []:
+        if not isinstance(step, dict) or not isinstance(step.get("phases"), list):
+            continue
+        for phase in step["phases"]:
+            if isinstance(phase, dict):
+                phases[(str(step.get("id")), str(phase.get("name")))] = phase
+    return phases
+
+
+def _identity(
+    config_id: str, step: Mapping[str, Any], phase: Mapping[str, Any], labels: Mapping[str, list[str]]
+) -> _Identity:
+    missing = [key for key in ("id", "workload", "target", "repetition") if step.get(key) in (None, "")]
+    if missing:
+        raise _PhaseError(f"the manifest's step lacks {', '.join(missing)}")
+    variant = step.get("variant") or {}
+    if not isinstance(variant, Mapping):
+        raise _PhaseError(f"variant {variant!r} is not an object")
+    target = str(step["target"])
+    started = phase.get("started_at")
+    return _Identity(
+        config_id=config_id,
+        target_id=target,
+        workload=str(step["workload"]),
+        profile=str(step.get("profile") or step["workload"]),
+        variant=dict(variant),
+        repetition=int(step["repetition"]),
+        phase=str(phase["name"]),
+        started_at=started if isinstance(started, str) else None,
+        labels=list(labels.get(target, [])),
+    )
+
+
+def _phase_dir(root: Path, step: Mapping[str, Any], phase: Mapping[str, Any]) -> tuple[Path, PurePosixPath]:
+    """The phase's directory, absolute and relative to the output directory.
+
+    The agent records it relative; an absolute path (an older agent, or a directory since
+    copied elsewhere, e.g. downloaded from S3) is made relative when it lies under the output
+    directory and otherwise replaced by the documented layout ``steps/<step>/<phase>``.
+    """
+    default = PurePosixPath(f"steps/{step.get('id')}/{phase.get('name')}")
+    relative = PurePosixPath(str(phase.get("dir") or default))
+    if relative.is_absolute():
+        try:
+            relative = PurePosixPath(Path(relative).resolve().relative_to(root.resolve()).as_posix())
+        except ValueError:
+            relative = default
+    if ".." in relative.parts or ".." in default.parts:
+        raise _PhaseError(f"phase dir {str(relative)!r} is not inside the output directory")
+    return root / relative, relative
+
+
+def _phase_records(
+    root: Path,
+    step: Mapping[str, Any],
+    phase: Mapping[str, Any],
+    plan_phase: Mapping[str, Any],
+    identity: _Identity,
+) -> tuple[list[ResultRecord], list[str]]:
+    directory, relative = _phase_dir(root, step, phase)
+    if not directory.is_dir():
+        raise _PhaseError(f"output directory {relative} is missing")
+    engine = phase.get("engine") or plan_phase.get("engine")
+    if engine == "fio":
+        return _fio_records(directory, relative, identity)
+    if engine == "dd":
+        return _dd_records(directory, relative, phase, plan_phase, identity)
+    if engine == "command":
+        return _command_records(directory, relative, phase, plan_phase, identity)
+    raise _PhaseError(f"engine {engine!r} is not fio, dd or command")
+
+
+# --------------------------------------------------------------------------- fio
+
+
+def _fio_records(
+    directory: Path, relative: PurePosixPath, identity: _Identity
+) -> tuple[list[ResultRecord], list[str]]:
+    json_path = directory / "fio.json"
+    text_path = directory / "fio.txt"
+    source = relative / "fio.json"
+    if not json_path.is_file():
+        raise _PhaseError(f"{source} is missing")
+    document = json_path.read_text(encoding="utf-8", errors="replace")
+    normal = text_path.read_text(encoding="utf-8", errors="replace") if text_path.is_file() else None
+    raw = [str(source)] + ([str(relative / "fio.txt")] if normal is not None else [])
+    results = aggregate_fio(document, normal_text=normal, source=source)
+    if not results:
+        raise _PhaseError(f"{source}: no job did any I/O")
+    notes: list[str] = []
+    if normal is None:
+        notes.append(f"{relative / 'fio.txt'} is missing: records not checked against fio's summary")
+    else:
+        try:
+            disagreements = summary_disagreements(results, normal, relative / "fio.txt")
+        except ParseError as exc:
+            disagreements = [str(exc)]
+        notes.extend(f"{relative / 'fio.txt'}: {line}" for line in disagreements)
+    records = [result.to_record(**identity, raw=raw) for result in results]
+    return records, notes
+
+
+# --------------------------------------------------------------------------- timing
+
+
+def _read_timing(
+    directory: Path, relative: PurePosixPath, phase: Mapping[str, Any]
+) -> tuple[Mapping[str, Any] | None, list[str], list[str]]:
+    """(timing, raw paths, notes): ``timing.json`` first, the manifest's copy as fallback."""
+    path = directory / "timing.json"
+    notes: list[str] = []
+    if path.is_file():
+        try:
+            timing = json.loads(path.read_text(encoding="utf-8"))
+            if not isinstance(timing, dict):
+                raise ValueError(f"expected an object, got {type(timing).__name__}")
+            return timing, [str(relative / "timing.json")], notes
+        except ValueError as exc:
+            notes.append(f"{relative / 'timing.json'} is unreadable ({exc})")
+    fallback = phase.get("timing")
+    if isinstance(fallback, Mapping) and fallback:
+        if not notes:
+            notes.append(f"{relative / 'timing.json'} is missing: used the manifest's timing")
+        else:
+            notes[-1] += ": used the manifest's timing"
+        return fallback, [], notes
+    return None, [], notes
+
+
+def _seconds(timing: Mapping[str, Any] | None, key: str) -> float | None:
+    value = timing.get(key) if timing is not None else None
+    if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+        return None
+    return float(value)
+
+
+def _threads(timing: Mapping[str, Any] | None) -> list[Mapping[str, Any]]:
+    threads = timing.get("threads") if timing is not None else None
+    return [t for t in threads if isinstance(t, Mapping)] if isinstance(threads, list) else []
+
+
+def _thread_number(path: Path) -> int:
+    match = _THREAD.search(path.name)
+    return int(match.group(1)) if match else 0
+
+
+# --------------------------------------------------------------------------- dd
+
+
+def _dd_direction(directory: Path, phase: Mapping[str, Any], plan_phase: Mapping[str, Any]) -> Direction:
+    """From the manifest, else plan.json, else the agent's commands.txt, else the phase name."""
+    dd = plan_phase.get("dd")
+    for value in (phase.get("direction"), dd.get("direction") if isinstance(dd, Mapping) else None):
+        if value in ("read", "write"):
+            return "read" if value == "read" else "write"
+    try:
+        commands = (directory / "commands.txt").read_text(encoding="utf-8").split()
+    except OSError:
+        commands = []
+    if "of=/dev/null" in commands:
+        return "read"
+    if any(word.startswith("of=") for word in commands):
+        return "write"
+    name = str(phase.get("name", "")).lower()
+    if "read" in name:
+        return "read"
+    if "write" in name or "create" in name:
+        return "write"
+    raise _PhaseError("dd direction unknown: not in the manifest, plan.json, commands.txt or the phase name")
+
+
+def _dd_records(
+    directory: Path,
+    relative: PurePosixPath,
+    phase: Mapping[str, Any],
+    plan_phase: Mapping[str, Any],
+    identity: _Identity,
+) -> tuple[list[ResultRecord], list[str]]:
+    files = sorted(directory.glob("dd.*.stderr"), key=_thread_number)
+    if not files:
+        raise _PhaseError(f"no dd.<thread>.stderr in {relative}")
+    direction = _dd_direction(directory, phase, plan_phase)
+    results: list[DdResult] = [read_dd_stderr(path) for path in files]
+    timing, timing_raw, notes = _read_timing(directory, relative, phase)
+    for path, result in zip(files, results, strict=True):
+        notes.extend(f"{relative / path.name}: {line}" for line in result.errors)
+    total = sum(r.bytes for r in results)
+    real = _seconds(timing, "real_s")
+    if real is None or real <= 0:
+        real = max(r.seconds for r in results)
+        notes.append("no real_s in the agent's timing: runtime is the slowest dd's own seconds")
+    rates = [r.mibps for r in results if r.mibps is not None]
+    ios = sum(r.records_in.total if direction == "read" else r.records_out.total for r in results)
+    user = _seconds(timing, "user_s")
+    sys = _seconds(timing, "sys_s")
+    record = ResultRecord(
+        **identity,
+        direction=direction,
+        engine="dd",
+        jobs=len(results),
+        iops=ios / real if real > 0 else None,
+        bw_mibps=total / real / MIB if real > 0 else None,
+        bytes=total,
+        ios=ios,
+        runtime_s=real,
+        job_bw_min_mibps=min(rates) if rates else None,
+        job_bw_max_mibps=max(rates) if rates else None,
+        job_runtime_min_s=min(r.seconds for r in results),
+        job_runtime_max_s=max(r.seconds for r in results),
+        cpu_usr_pct=user / real * 100 if user is not None and real > 0 else None,
+        cpu_sys_pct=sys / real * 100 if sys is not None and real > 0 else None,
+        real_s=real,
+        user_s=user,
+        sys_s=sys,
+        raw=[str(relative / path.name) for path in files] + timing_raw,
+    )
+    return [record], notes
+
+
+# --------------------------------------------------------------------------- command
+
+
+def _command_records(
+    directory: Path,
+    relative: PurePosixPath,
+    phase: Mapping[str, Any],
+    plan_phase: Mapping[str, Any],
+    identity: _Identity,
+) -> tuple[list[ResultRecord], list[str]]:
+    timing, timing_raw, notes = _read_timing(directory, relative, phase)
+    real = _seconds(timing, "real_s")
+    if real is None:
+        raise _PhaseError(f"no real_s in {relative / 'timing.json'} or the manifest: nothing was timed")
+    threads = _threads(timing)
+    failed = [t for t in threads if t.get("rc") not in (None, 0)]
+    if failed:
+        detail = ", ".join(f"thread {t.get('thread')} rc={t.get('rc')}" for t in failed)
+        raise _PhaseError(f"phase marked ok but {detail}: a failed command's time is not a measurement")
+    command = plan_phase.get("command")
+    byte_counts = [t["bytes"] for t in threads if isinstance(t.get("bytes"), int)]
+    file_counts = [t["files"] for t in threads if isinstance(t.get("files"), int)]
+    # Without per-thread counts, the planner's accounting of what the whole phase moves
+    # (copied by the agent into timing.json, and present in plan.json).
+    for accounting in (
+        timing.get("accounting") if timing is not None else None,
+        command.get("accounting") if isinstance(command, Mapping) else None,
+    ):
+        if not isinstance(accounting, Mapping):
+            continue
+        if not byte_counts and isinstance(accounting.get("bytes"), int):
+            byte_counts = [accounting["bytes"]]
+        if not file_counts and isinstance(accounting.get("files"), int):
+            file_counts = [accounting["files"]]
+    total = sum(byte_counts)
+    parallel = command.get("parallel") if isinstance(command, Mapping) else None
+    jobs = len(threads) or (parallel if isinstance(parallel, int) and parallel > 0 else 1)
+    thread_real = [s for s in (_seconds(t, "real_s") for t in threads) if s is not None]
+    user = _seconds(timing, "user_s")
+    sys = _seconds(timing, "sys_s")
+    outputs = sorted(
+        [*directory.glob("stdout.*.txt"), *directory.glob("stderr.*.txt")],
+        key=lambda p: (_thread_number(p), p.name),
+    )
+    record = ResultRecord(
+        **identity,
+        direction="mixed",
+        engine="command",
+        jobs=jobs,
+        bw_mibps=total / real / MIB if byte_counts and real > 0 else None,
+        bytes=total,
+        runtime_s=real,
+        job_runtime_min_s=min(thread_real) if thread_real else None,
+        job_runtime_max_s=max(thread_real) if thread_real else None,
+        cpu_usr_pct=user / real * 100 if user is not None and real > 0 else None,
+        cpu_sys_pct=sys / real * 100 if sys is not None and real > 0 else None,
+        real_s=real,
+        user_s=user,
+        sys_s=sys,
+        files=sum(file_counts) if file_counts else None,
+        raw=[str(relative / p.name) for p in outputs] + timing_raw,
+    )
+    return [record], notes
+
+
+# --------------------------------------------------------------------------- pre-warm
+
+
+def _relative_file(root: Path, base: PurePosixPath, name: str) -> str:
+    """A raw file named in the manifest, relative to the output directory."""
+    path = PurePosixPath(name)
+    if path.is_absolute():
+        try:
+            return str(PurePosixPath(Path(name).resolve().relative_to(root.resolve())))
+        except ValueError:
+            return name
+    if (root / path).exists() or path.parts[: len(base.parts)] == base.parts:
+        return str(path)
+    return str(base / path)
+
+
+def _prewarm(
+    root: Path, config_id: str, entry: Mapping[str, Any], labels: Mapping[str, list[str]]
+) -> list[ResultRecord]:
+    status = entry.get("status")
+    if status == STATUS_FAILED:
+        raise _PhaseError(f"failed: {entry.get('error') or 'no error recorded'}")
+    if status != STATUS_OK:
+        return []
+    target = entry.get("target")
+    if not isinstance(target, str) or not target:
+        raise _PhaseError("no target id")
+    devices = [d for d in entry.get("devices") or [] if isinstance(d, Mapping)]
+    if not devices:
+        raise _PhaseError("status ok but no devices were read")
+    base = PurePosixPath(str(entry.get("dir") or f"prewarm/{target}"))
+    sizes: list[int] = []
+    seconds: list[float] = []
+    rates: list[float] = []
+    raw: list[str] = []
+    for device in devices:
+        size, took = device.get("bytes"), _seconds(device, "seconds")
+        if not isinstance(size, int) or size < 0 or took is None or took <= 0:
+            raise _PhaseError(f"device {device.get('path')!r}: bytes {size!r} / seconds {took!r} unusable")
+        sizes.append(size)
+        seconds.append(took)
+        rate = _seconds(device, "mibps")
+        rates.append(rate if rate is not None else size / took / MIB)
+        raw.extend(_relative_file(root, base, str(name)) for name in device.get("files") or [])
+    # Members of a stripe are read in parallel: the target's rate is all bytes over the
+    # slowest member's time.
+    wall = max(seconds)
+    method = entry.get("method")
+    return [
+        ResultRecord(
+            config_id=config_id,
+            target_id=target,
+            workload="prewarm",
+            profile="prewarm",
+            repetition=1,
+            phase="prewarm",
+            direction="read",
+            engine="prewarm",
+            jobs=len(devices),
+            bw_mibps=sum(sizes) / wall / MIB,
+            bytes=sum(sizes),
+            runtime_s=wall,
+            job_bw_min_mibps=min(rates),
+            job_bw_max_mibps=max(rates),
+            job_runtime_min_s=min(seconds),
+            job_runtime_max_s=max(seconds),
+            raw=raw,
+            labels=[*labels.get(target, []), *([f"prewarm:{method}"] if isinstance(method, str) else [])],
+        )
+    ]
