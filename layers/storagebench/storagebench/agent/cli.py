@@ -89,3 +89,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     os.makedirs(args.out, exist_ok=True)
     progress = Progress(args.out, quiet=args.quiet)
     return Runner(plan, args.out, args.mount_root, args.volumes_dir, progress).execute()
+
+
+def run_main() -> None:
+    """Entry point of the zipapp."""
+    sys.exit(main())

@@ -21,7 +21,7 @@ import math
 import os
 import threading
 import time
-from typing import Callable, Dict, List, Optional
+from typing import Callable, Dict, List, Optional, Tuple
 
 from storagebench.agent.log import utc_now
 from storagebench.agent.plan import Emulation, EmulationLimits
@@ -87,34 +87,47 @@ def destroy_loop(loop: LoopDevice) -> None:
 
 
 class _Split:
-    """Read share of a combined budget, moved only when the measured mix differs significantly."""
+    """Read share of a combined budget, moved only when the measured mix differs significantly.
+
+    Two tests on the served counters: the newest tick alone (an abrupt change of mix, seen
+    within one tick; 4 sigma so sampling noise almost never moves the split) and everything
+    since the last change (small drifts that need more samples; the window slides after
+    ``WINDOW_IOS`` so a long stable history cannot dilute a new mix).
+    """
+
+    WINDOW_IOS = 20_000
 
     def __init__(self) -> None:
         self.read_share = 0.5
-        self._base_read = 0
-        self._base_write = 0
-        self._base_ios = 0
+        self._base = (0, 0, 0)
+        self._last = (0, 0, 0)
         self.changes = 0
 
+    def _differs(self, read: int, write: int, ios: int, sigmas: float) -> Optional[float]:
+        if ios < MIN_SAMPLE_IOS or read + write <= 0:
+            return None
+        share = read / (read + write)
+        noise = sigmas * math.sqrt(max(share * (1 - share), 0.0025) / ios)
+        return share if abs(share - self.read_share) > max(0.005, noise) else None
+
     def observe(self, read: int, write: int, ios: int) -> bool:
-        """Counters (cumulative) of this dimension plus I/O counts for the sample size."""
-        dr, dw = read - self._base_read, write - self._base_write
-        n = ios - self._base_ios
-        if n < MIN_SAMPLE_IOS or dr + dw <= 0:
-            return False
-        share = dr / (dr + dw)
-        noise = 3 * math.sqrt(max(share * (1 - share), 0.0025) / n)
-        if abs(share - self.read_share) <= max(0.005, noise):
-            return False
+        """Cumulative counters of this dimension, and I/O counts for the sample size."""
+        last_read, last_write, last_ios = self._last
+        self._last = (read, write, ios)
+        share = self._differs(read - last_read, write - last_write, ios - last_ios, sigmas=4.0)
+        if share is None:
+            base_read, base_write, base_ios = self._base
+            share = self._differs(read - base_read, write - base_write, ios - base_ios, sigmas=3.0)
+            if share is None:
+                if ios - base_ios > self.WINDOW_IOS:
+                    self._base = (read, write, ios)
+                return False
         self.read_share = share
-        self.rebase(read, write, ios)
+        self._base = (read, write, ios)
         self.changes += 1
         return True
 
-    def rebase(self, read: int, write: int, ios: int) -> None:
-        self._base_read, self._base_write, self._base_ios = read, write, ios
-
-    def parts(self, ceiling: float) -> tuple:  # type: ignore[type-arg]
+    def parts(self, ceiling: float) -> Tuple[float, float]:
         floor = max(1.0, ceiling * FLOOR_SHARE)
         return max(floor, ceiling * self.read_share), max(floor, ceiling * (1 - self.read_share))
 
@@ -131,9 +144,9 @@ class DeviceBudget:
         self.ios = _Split()
         self.bytes = _Split()
         self.last: Optional[Served] = None
-        self.applied: Optional[tuple] = None  # type: ignore[type-arg]
+        self.applied: Optional[Tuple[int, int, int, int]] = None
 
-    def ceilings(self) -> tuple:  # type: ignore[type-arg]
+    def ceilings(self) -> Tuple[float, float]:
         limits = self.limits
         if self.bursting:
             return (
@@ -142,7 +155,7 @@ class DeviceBudget:
             )
         return float(limits["iops"]), float(limits["mibps"])
 
-    def kernel_limits(self) -> tuple:  # type: ignore[type-arg]
+    def kernel_limits(self) -> Tuple[int, int, int, int]:
         iops, mibps = self.ceilings()
         riops, wiops = self.ios.parts(iops)
         rbps, wbps = self.bytes.parts(mibps * MIB)
@@ -259,6 +272,13 @@ class Governor:
             }
             for b in self.budgets
         ]
+
+
+CGROUP_PREFIX = "storagebench:"
+
+
+def cgroup_name(run_id: str, config_id: str) -> str:
+    return f"{CGROUP_PREFIX}{run_id}:{config_id}"
 
 
 class EmulatedFleet:

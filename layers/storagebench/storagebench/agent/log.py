@@ -20,7 +20,9 @@ def utc_now() -> str:
 class Progress:
     """Writes one line per event and keeps ``progress.json`` current for a watcher."""
 
-    def __init__(self, output_dir: Optional[str], stream: TextIO = sys.stderr, quiet: bool = False) -> None:
+    def __init__(
+        self, output_dir: Optional[str], stream: Optional[TextIO] = None, quiet: bool = False
+    ) -> None:
         self._stream = stream
         self._quiet = quiet
         self._lock = threading.Lock()
@@ -35,7 +37,8 @@ class Progress:
         line = f"[storagebench-agent {utc_now()[11:19]}] {message}"
         with self._lock:
             if not self._quiet:
-                print(line, file=self._stream, flush=True)
+                # sys.stderr is read now, not at import: callers (tests, the CLI) may replace it.
+                print(line, file=self._stream or sys.stderr, flush=True)
             if self._log is not None:
                 self._log.write(line + "\n")
                 self._log.flush()

@@ -184,10 +184,13 @@ def _check_target(problems: List[str], path: str, target: Dict[str, Any]) -> Non
         if bool(volume_ids) == bool(emulate):
             problems.append(f"{path}: an ebs target needs exactly one of volume_ids or emulate")
         for i, emu in enumerate(emulate):
+            if not isinstance(emu, dict):
+                problems.append(f"{path}.emulate[{i}]: expected an object, got {type(emu).__name__}")
+                continue
             _check_positive_int(
                 problems, f"{path}.emulate[{i}].capacity_bytes", emu.get("capacity_bytes"), 1 << 20
             )
-            limits = emu.get("limits") or {}
+            limits = emu["limits"] if isinstance(emu.get("limits"), dict) else {}
             for key in ("iops", "mibps"):
                 value = limits.get(key)
                 if not isinstance(value, (int, float)) or value <= 0:
@@ -206,14 +209,27 @@ def _check_phase(problems: List[str], path: str, phase: Dict[str, Any]) -> None:
     engine = phase.get("engine")
     _check_choice(problems, f"{path}.engine", engine, ENGINES)
     _check_id(problems, f"{path}.name", phase.get("name"))
+    section = phase.get(engine) if engine in ENGINES else None
+    if section is not None and not isinstance(section, dict):
+        problems.append(f"{path}.{engine}: expected an object, got {type(section).__name__}")
+        return
     if engine == "fio":
         fio = phase.get("fio") or {}
         jobs = fio.get("jobs")
         if not fio.get("job_file") and (not isinstance(jobs, list) or not jobs):
             problems.append(f"{path}.fio.jobs: at least one job (or a job_file) is required")
+        for i, job in enumerate(jobs if isinstance(jobs, list) else []):
+            well_formed = isinstance(job, dict) and isinstance(job.get("name"), str)
+            if not well_formed or not isinstance(job.get("options"), dict):
+                problems.append(
+                    f"{path}.fio.jobs[{i}]: expected an object with name (text) and options, got {job!r}"
+                )
     elif engine == "dd":
         dd = phase.get("dd") or {}
         _check_choice(problems, f"{path}.dd.direction", dd.get("direction"), ("read", "write"))
+        for key in ("file", "bs"):
+            if not isinstance(dd.get(key), str) or not dd.get(key):
+                problems.append(f"{path}.dd.{key}: required (text)")
         _check_positive_int(problems, f"{path}.dd.count", dd.get("count"))
         _check_positive_int(problems, f"{path}.dd.parallel", dd.get("parallel", 1))
     elif engine == "command":
@@ -250,6 +266,9 @@ def check_plan(plan: Any) -> Plan:
             problems.append(f"targets[{i}].id: {target.get('id')!r} is used twice")
         target_ids.add(target.get("id"))
     prewarm = plan.get("prewarm") or {"method": "none"}
+    if not isinstance(prewarm, dict):
+        problems.append(f"prewarm: expected an object, got {type(prewarm).__name__}")
+        prewarm = {"method": "none"}
     _check_choice(problems, "prewarm.method", prewarm.get("method"), PREWARM_METHODS)
     for i, target_id in enumerate(prewarm.get("targets") or []):
         if target_id not in target_ids:

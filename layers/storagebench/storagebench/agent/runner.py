@@ -14,7 +14,7 @@ import threading
 from typing import Any, Dict, List, Optional
 
 from storagebench import __version__
-from storagebench.agent.emulate import EmulatedFleet, EmulationError
+from storagebench.agent.emulate import EmulatedFleet, EmulationError, cgroup_name
 from storagebench.agent.engines import PhaseContext, clear_workdir, run_phase
 from storagebench.agent.log import Progress, utc_now
 from storagebench.agent.manifest import (
@@ -58,12 +58,15 @@ class Runner:
     ) -> None:
         self.plan = check_plan(plan)
         self.output_dir = os.path.abspath(output_dir)
+        # Everything this run makes on the machine is found by run and config id (the local
+        # "tags"): <root>/<run>/<config>/ directories and the cgroup storagebench:<run>:<config>
+        # (":" cannot appear in ids, so one run's name never prefixes another's).
         self.run_tag = f"{plan['run_id']}-{plan['config_id']}"
-        self.mount_root = os.path.join(mount_root, self.run_tag)
-        self.volumes_dir = os.path.join(volumes_dir, self.run_tag)
+        self.mount_root = os.path.join(mount_root, plan["run_id"], plan["config_id"])
+        self.volumes_dir = os.path.join(volumes_dir, plan["run_id"], plan["config_id"])
         self.progress = progress or Progress(self.output_dir)
         self.is_root = os.geteuid() == 0
-        self.fleet = EmulatedFleet(self.volumes_dir, f"storagebench-{self.run_tag}")
+        self.fleet = EmulatedFleet(self.volumes_dir, cgroup_name(plan["run_id"], plan["config_id"]))
         self.targets = Targets(self.run_tag, self.mount_root, self.fleet, self.progress)
         self.manifest: Manifest = {
             "manifest_version": MANIFEST_VERSION,

@@ -1,17 +1,19 @@
 """Remove what an aborted run left on this machine, found by its names (the local "tags").
 
-Every machine-side resource of a run carries the run id in its name: mounts under
-``<mount root>/<run id>-<config id>/``, md arrays ``/dev/md/sb-*`` over its devices, loop devices
-whose backing file lies under ``<volumes dir>/<run id>-<config id>/`` and cgroups named
-``storagebench-<run id>-<config id>``. A killed agent cannot run its own teardown; this can.
+Every machine-side resource of a run is named by its run id: mounts under
+``<mount root>/<run id>/``, loop devices whose backing file lies under ``<volumes dir>/<run id>/``,
+md arrays over those loop devices and cgroups named ``storagebench:<run id>:<config id>``.
+A killed agent cannot run its own teardown; this can. It never deletes through a mount: a
+directory that still has something mounted below it is reported, not removed.
 """
 
 from __future__ import annotations
 
 import os
 import shutil
-from typing import Dict, List
+from typing import Callable, Dict, List
 
+from storagebench.agent.emulate import CGROUP_PREFIX
 from storagebench.agent.proc import CommandError, run
 from storagebench.agent.targets import unmount
 from storagebench.agent.throttle import V1_ROOT, V2_ROOTS
@@ -51,37 +53,28 @@ def _md_over(devices: List[str]) -> List[str]:
 
 def resources_of(run_id: str, mount_root: str, volumes_dir: str) -> Dict[str, List[str]]:
     """What this machine still holds for a run, without changing anything."""
-    tags = [
-        d for d in (os.listdir(mount_root) if os.path.isdir(mount_root) else []) if d.startswith(run_id + "-")
-    ]
-    tags += [
-        d
-        for d in (os.listdir(volumes_dir) if os.path.isdir(volumes_dir) else [])
-        if d.startswith(run_id + "-") and d not in tags
-    ]
-    mounts: List[str] = []
-    loops: List[str] = []
-    for tag in tags:
-        mounts += _mounts_under(os.path.join(mount_root, tag))
-        loops += _loops_backed_under(os.path.join(volumes_dir, tag))
+    mount_dir = os.path.join(mount_root, run_id)
+    volume_dir = os.path.join(volumes_dir, run_id)
+    loops = _loops_backed_under(volume_dir)
     cgroups = []
     for root in (V1_ROOT, *V2_ROOTS):
         if os.path.isdir(root):
             cgroups += [
-                os.path.join(root, d) for d in os.listdir(root) if d.startswith(f"storagebench-{run_id}-")
+                os.path.join(root, d) for d in os.listdir(root) if d.startswith(f"{CGROUP_PREFIX}{run_id}:")
             ]
     return {
-        "mounts": mounts,
+        "mounts": _mounts_under(mount_dir),
         "arrays": _md_over(loops),
         "loops": loops,
         "cgroups": cgroups,
-        "directories": [
-            os.path.join(r, t)
-            for r in (mount_root, volumes_dir)
-            for t in tags
-            if os.path.isdir(os.path.join(r, t))
-        ],
+        "directories": [d for d in (mount_dir, volume_dir) if os.path.isdir(d)],
     }
+
+
+def _remove_empty_tree(top: str) -> None:
+    """rmdir bottom-up: only empty directories go, so nothing under a mount is ever deleted."""
+    for directory, _, _ in sorted(os.walk(top), key=lambda entry: len(entry[0]), reverse=True):
+        os.rmdir(directory)
 
 
 def sweep(run_id: str, mount_root: str, volumes_dir: str) -> Dict[str, List[str]]:
@@ -89,23 +82,37 @@ def sweep(run_id: str, mount_root: str, volumes_dir: str) -> Dict[str, List[str]
     removed: List[str] = []
     leftovers: List[str] = []
 
-    def attempt(description: str, action: object) -> None:
+    def attempt(description: str, action: Callable[[], object]) -> bool:
         try:
-            action()  # type: ignore[operator]
-            removed.append(description)
+            action()
         except (CommandError, OSError) as exc:
             leftovers.append(f"{description}: {exc}")
+            return False
+        removed.append(description)
+        return True
 
     for mount in found["mounts"]:
-        attempt(f"unmount {mount}", lambda m=mount: unmount(m))
+        attempt(f"unmount {mount}", lambda m=mount: unmount(m))  # type: ignore[misc]
     for array in found["arrays"]:
-        attempt(f"stop {array}", lambda a=array: run(["mdadm", "--stop", a]))
+        attempt(f"stop {array}", lambda a=array: run(["mdadm", "--stop", a]))  # type: ignore[misc]
     for loop in found["loops"]:
-        attempt(f"detach {loop}", lambda device=loop: run(["losetup", "--detach", device]))
+        attempt(f"detach {loop}", lambda device=loop: run(["losetup", "--detach", device]))  # type: ignore[misc]
     for cgroup in found["cgroups"]:
-        attempt(f"remove cgroup {cgroup}", lambda c=cgroup: os.rmdir(c))
-    for directory in found["directories"]:
-        attempt(f"remove {directory}", lambda d=directory: shutil.rmtree(d))
+        attempt(f"remove cgroup {cgroup}", lambda c=cgroup: os.rmdir(c))  # type: ignore[misc]
+    mount_dir = os.path.join(mount_root, run_id)
+    if os.path.isdir(mount_dir):
+        still_mounted = _mounts_under(mount_dir)
+        if still_mounted:
+            leftovers.append(f"{mount_dir} kept: still mounted at {', '.join(still_mounted)}")
+        else:
+            attempt(f"remove {mount_dir}", lambda: _remove_empty_tree(mount_dir))
+    volume_dir = os.path.join(volumes_dir, run_id)
+    if os.path.isdir(volume_dir):
+        still_attached = _loops_backed_under(volume_dir)
+        if still_attached:
+            leftovers.append(f"{volume_dir} kept: backing {', '.join(still_attached)}")
+        else:
+            attempt(f"remove {volume_dir}", lambda: shutil.rmtree(volume_dir))
     return {
         "found": [item for items in found.values() for item in items],
         "removed": removed,

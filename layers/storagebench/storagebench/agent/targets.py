@@ -11,6 +11,7 @@ EBS volume takes minutes and measures nothing).
 from __future__ import annotations
 
 import functools
+import hashlib
 import os
 import shutil
 import time
@@ -140,7 +141,7 @@ class Targets:
         if spec.get("emulate"):
             members = []
             for index, emulation in enumerate(spec["emulate"]):
-                loop = self.fleet.add(f"{self.run_tag}-{spec['id']}-{index}", emulation)
+                loop = self.fleet.add(f"{spec['id']}-{index}", emulation)
                 self._did(
                     f"detach {loop.path} and delete {loop.backing_file}",
                     functools.partial(destroy_loop, loop),
@@ -193,7 +194,9 @@ class Targets:
                 "a RAID0 stripe needs the kernel's md driver, and this kernel has none "
                 f"({MDSTAT} is missing); load md_mod and raid0, or use layout jbod"
             )
-        name = f"sb-{spec['id']}"[:32]
+        # md names are machine-wide: a digest of the run keeps concurrent configs apart.
+        digest = hashlib.sha256(self.run_tag.encode()).hexdigest()[:8]
+        name = f"sb{digest}-{spec['id']}"[:32]
         link = f"/dev/md/{name}"
         command = raid0_command(link, members, spec.get("raid_chunk_kib"))
         try:

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from rich.text import Text
 
 from storagebench.cli.main import fail, out, print_json
 from storagebench.cli.options import parse_emulate, parse_params
@@ -123,7 +124,9 @@ def agent(
             plan = build_plan(request, config_id, run_id, local_targets(request.config(config_id), options))
     except RequestError as exc:
         raise fail(str(exc)) from None
-    except (PlanError, LocalTargetError, KeyError, OSError, json.JSONDecodeError) as exc:
+    except KeyError as exc:  # an unknown config id: its message is the argument, not repr()
+        raise fail(str(exc.args[0])) from None
+    except (PlanError, LocalTargetError, OSError, json.JSONDecodeError) as exc:
         raise fail(str(exc)) from None
     target_dir = output or _default_out()
     if target_dir.exists() and any(target_dir.iterdir()):
@@ -152,8 +155,8 @@ def show_results(output_dir: Path, as_json: bool) -> None:
         return
     render.aggregates(out, aggregate(collection.records))
     for problem in collection.problems:
-        out.print(f"[yellow]problem:[/] {problem}", highlight=False)
-    out.print(f"raw output and manifest: {output_dir}", highlight=False)
+        out.print(Text.assemble(("problem: ", "yellow"), problem), highlight=False)
+    out.print(Text(f"raw output and manifest: {output_dir}"), highlight=False)
 
 
 def register(app: typer.Typer) -> None:

@@ -14,6 +14,7 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
+from rich.text import Text
 
 from storagebench.cli import render
 
@@ -31,7 +32,7 @@ EXIT_INVALID = 2
 
 
 def fail(message: str, code: int = EXIT_INVALID) -> typer.Exit:
-    err.print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True)
+    err.print(Text.assemble(("error: ", "bold red"), message), highlight=False, soft_wrap=True)
     return typer.Exit(code)
 
 
@@ -54,9 +55,9 @@ def validate(
         if as_json:
             print_json({"valid": False, "file": str(suite), "errors": [e.as_dict() for e in exc.errors]})
         else:
-            err.print(f"[bold red]{suite}: {len(exc.errors)} problem(s)[/]", highlight=False)
+            err.print(Text(f"{suite}: {len(exc.errors)} problem(s)", style="bold red"), highlight=False)
             for problem in exc.errors:
-                err.print(f"  {problem}", highlight=False, soft_wrap=True)
+                err.print(Text(f"  {problem}"), highlight=False, soft_wrap=True)
         raise typer.Exit(EXIT_INVALID) from None
     summary = summarize_request(request)
     if as_json:

@@ -6,14 +6,22 @@ from typing import Any
 
 from rich.console import Console
 from rich.table import Column, Table
+from rich.text import Text
 
 from storagebench.analysis.grades import GradeScale, grade
 from storagebench.analysis.stats import Aggregate, Summary
 
 
+def _row(table: Table, *values: object) -> None:
+    """Cells as plain text: ids, paths and messages may hold brackets that are not markup."""
+    table.add_row(*(Text(str(value)) for value in values))
+
+
 def request_summary(console: Console, source: str, summary: dict[str, Any]) -> None:
     console.print(
-        f"[bold green]{source}: valid[/] - suite [bold]{summary['name']}[/], baseline {summary['baseline']}",
+        Text.assemble(
+            (f"{source}: valid", "bold green"), f" - suite {summary['name']}, baseline {summary['baseline']}"
+        ),
         highlight=False,
     )
     table = Table("config", "instance", "targets", "steps", title=None)
@@ -22,14 +30,14 @@ def request_summary(console: Console, source: str, summary: dict[str, Any]) -> N
             f"{t['id']} ({t['kind']})" + (f": {t['envelope']}" if t.get("envelope") else "")
             for t in config["targets"]
         )
-        table.add_row(config["id"], config["instance_type"], targets, str(config["steps"]))
+        _row(table, config["id"], config["instance_type"], targets, config["steps"])
     console.print(table)
     workloads = ", ".join(
         f"{w['id']}" + (f" x{w['scale']:g}" if w["scale"] != 1 else "") for w in summary["workloads"]
     )
-    console.print(f"workloads: {workloads}", highlight=False, soft_wrap=True)
+    console.print(Text(f"workloads: {workloads}"), highlight=False, soft_wrap=True)
     for warning in summary["warnings"]:
-        console.print(f"[yellow]warning:[/] {warning}", highlight=False, soft_wrap=True)
+        console.print(Text.assemble(("warning: ", "yellow"), warning), highlight=False, soft_wrap=True)
 
 
 def workload_library(console: Console, library: dict[str, Any]) -> None:
@@ -37,12 +45,18 @@ def workload_library(console: Console, library: dict[str, Any]) -> None:
     table.columns.insert(0, Column("profile", no_wrap=True))
     for profile in library["profiles"]:
         params = ", ".join(f"{p['name']}={_brief(p['default'])}" for p in profile["params"])
-        table.add_row(
-            profile["name"], profile["family"], profile["intent"], profile["engine"], profile["title"], params
+        _row(
+            table,
+            profile["name"],
+            profile["family"],
+            profile["intent"],
+            profile["engine"],
+            profile["title"],
+            params,
         )
     console.print(table)
     for name, members in library["suites"].items():
-        console.print(f"suite [bold]{name}[/]: {', '.join(members)}", highlight=False, soft_wrap=True)
+        console.print(Text(f"suite {name}: {', '.join(members)}"), highlight=False, soft_wrap=True)
 
 
 def _brief(value: Any) -> str:
@@ -67,8 +81,8 @@ def aggregates(console: Console, rows: list[Aggregate], scale: GradeScale | None
     """One line per measurement: mean over repetitions with the 95 % confidence half-width."""
     scale = scale or GradeScale()
     table = Table(
-        "config",
-        "workload",
+        Column("config", no_wrap=True),
+        Column("workload", no_wrap=True),
         "variant",
         "phase",
         "dir",
@@ -79,22 +93,25 @@ def aggregates(console: Console, rows: list[Aggregate], scale: GradeScale | None
         "p95 ms",
         "p99 ms",
         "grade",
+        "real s",
     )
     for row in rows:
         p95 = row.metrics.get("lat_p95_us")
         letter = grade(p95.mean, scale).letter if p95 is not None else "-"
-        table.add_row(
+        _row(
+            table,
             row.config_id,
             row.workload,
             row.variant or "-",
             row.phase,
             row.direction,
-            str(row.repetitions),
+            row.repetitions,
             _number(row.metrics.get("iops")),
             _number(row.metrics.get("bw_mibps"), 1),
             _number(row.metrics.get("lat_mean_us"), 3, 1e-3),
             _number(p95, 3, 1e-3),
             _number(row.metrics.get("lat_p99_us"), 3, 1e-3),
             letter,
+            _number(row.metrics.get("real_s"), 2),
         )
     console.print(table)

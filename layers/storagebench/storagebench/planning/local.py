@@ -87,7 +87,7 @@ def local_targets(config: Config, options: LocalOptions | None = None) -> list[T
             specs.append({"id": str(target.id), "kind": "directory", "path": target.path})
         else:
             raise LocalTargetError(
-                f"configs[{config.id}].targets[{position}] ({target.kind}) needs AWS and cannot be emulated "
+                f"config {config.id}, targets[{position}] ({target.kind}): needs AWS and cannot be emulated "
                 "on this machine; run it against a deployed stack, or use an ebs or local target locally"
             )
     return specs

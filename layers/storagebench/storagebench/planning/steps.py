@@ -8,6 +8,7 @@ biasing one.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from typing import Literal
 
@@ -25,6 +26,7 @@ from storagebench.request.model import (
 from storagebench.workloads import TargetContext, build_phases, get_profile, variants
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._@=,+-]")
+MAX_ID = 128  # the agent's id rule
 
 
 def target_context(config: Config, target: Target) -> TargetContext:
@@ -45,12 +47,19 @@ def target_context(config: Config, target: Target) -> TargetContext:
         )
     if target.kind in ("efs", "fsx_lustre", "nfs"):
         return TargetContext(mode=mode, media="network")
+    if target.kind == "instance_store":
+        return TargetContext(mode=mode, media="ssd")  # NVMe; its IOPS are not in the catalog
     return TargetContext(mode=mode)
 
 
 def step_id(workload_id: str, target_id: str, label: str, repetition: int) -> str:
-    parts = [workload_id, target_id] + ([label] if label else []) + [f"r{repetition}"]
-    return _UNSAFE.sub("_", ".".join(parts))[:128]
+    """``workload.target[.sweep point].rN``; a long one keeps its ending and gains a digest."""
+    head = _UNSAFE.sub("_", ".".join([workload_id, target_id] + ([label] if label else [])))
+    tail = f".r{repetition}"
+    if len(head) + len(tail) > MAX_ID:
+        digest = hashlib.sha256(head.encode()).hexdigest()[:10]
+        head = f"{head[: MAX_ID - len(tail) - 11]}+{digest}"
+    return head + tail
 
 
 def _targets_for(config: Config, workload: ResolvedWorkload) -> list[Target]:

@@ -17,6 +17,8 @@ from typing import Any, Union, get_args, get_origin
 from pydantic import BaseModel, ValidationError
 
 from storagebench.request import model as request_model
+from storagebench.request.problems import MISSING_RULE, RULE
+from storagebench.request.references import reference_problems
 
 _MISSING = object()
 
@@ -37,19 +39,20 @@ class FieldError:
     path: str
     value: Any
     message: str
+    missing: bool = False  # a required value was not given (value is then None)
 
     def __str__(self) -> str:
-        if self.value is _MISSING:
+        if self.missing:
             return f"{self.path}: {self.message}"
         return f"{self.path}: {self.message} (got {_show(self.value)})"
 
     def as_dict(self) -> dict[str, Any]:
-        value = None if self.value is _MISSING else self.value
+        value = self.value
         try:
             json.dumps(value)
         except (TypeError, ValueError):
             value = repr(value)
-        return {"path": self.path, "value": value, "message": self.message}
+        return {"path": self.path, "value": value, "message": self.message, "missing": self.missing}
 
 
 class RequestError(ValueError):
@@ -64,7 +67,10 @@ class RequestError(ValueError):
 
 
 def _show(value: Any) -> str:
-    text = json.dumps(value) if isinstance(value, str | int | float | bool | type(None)) else repr(value)
+    try:
+        text = json.dumps(value)  # the user wrote JSON: show the value as JSON
+    except (TypeError, ValueError):
+        text = repr(value)
     return text if len(text) <= 80 else text[:77] + "..."
 
 
@@ -156,6 +162,10 @@ def _message(error: dict[str, Any], parent_model: type[BaseModel] | None) -> str
         if kind == "too_short":
             return f"{field_type.lower()} needs at least {ctx.get('min_length')} item(s)"
         return f"{field_type.lower()} takes at most {ctx.get('max_length')} item(s)"
+    if kind in ("dict_type", "model_type", "model_attributes_type"):
+        return "must be an object"
+    if kind in ("list_type", "tuple_type"):
+        return "must be a list"
     if kind == "union_tag_invalid":
         return f"must be one of {str(ctx.get('expected_tags', '')).replace(chr(39), '')}"
     if kind == "union_tag_not_found":
@@ -180,11 +190,14 @@ def field_errors(exc: ValidationError, document: Any) -> list[FieldError]:
             loc = (*loc, "kind")
         parts, value, _ = _walk(loc, document)
         _, _, parent_model = _walk(loc[:-1], document) if loc else ([], None, None)
-        if error["type"] in ("missing", "union_tag_not_found"):
-            value = _MISSING
-        elif value is _MISSING:
+        missing = error["type"] in ("missing", "union_tag_not_found", MISSING_RULE)
+        if missing:
+            value = None
+        elif value is _MISSING or (error["type"] == RULE and value != error.get("input")):
+            # Our rules may name a derived value (a count, one item); when it equals what the
+            # user wrote, the user's spelling is shown (5000, not 5000.0).
             value = error.get("input")
-        result.append(FieldError(_path(parts), value, _message(dict(error), parent_model)))
+        result.append(FieldError(_path(parts), value, _message(dict(error), parent_model), missing))
     return result
 
 
@@ -199,7 +212,7 @@ def parse_request(document: Any) -> request_model.BenchmarkRequest:
     # The model's cross-reference checks run only once every field is valid; run them on the raw
     # document too so one pass reports everything.
     known = {(e.path, e.message) for e in errors}
-    for path, value, message in request_model.reference_problems(document):
+    for path, value, message in reference_problems(document):
         if (path_text := _path(list(path))) and (path_text, message) not in known:
             errors.append(FieldError(path_text, value, message))
     raise RequestError(errors)
@@ -212,7 +225,7 @@ def load_request(path: str | Path) -> request_model.BenchmarkRequest:
         text = file.read_text(encoding="utf-8")
     except OSError as exc:
         raise RequestError(
-            [FieldError(str(file), _MISSING, f"cannot read the file: {exc.strerror}")]
+            [FieldError(str(file), None, f"cannot read the file: {exc.strerror}", missing=True)]
         ) from None
     try:
         document = json.loads(text)
@@ -220,7 +233,10 @@ def load_request(path: str | Path) -> request_model.BenchmarkRequest:
         raise RequestError(
             [
                 FieldError(
-                    str(file), _MISSING, f"not valid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
+                    str(file),
+                    None,
+                    f"not valid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}",
+                    True,
                 )
             ]
         ) from None

@@ -16,7 +16,8 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_vali
 from storagebench.catalog import ebs_volume_type, instance_type, load_catalog
 from storagebench.catalog.models import EbsVolumeType
 from storagebench.request.problems import Problems, fmt_int
-from storagebench.workloads import PROFILES, SUITES, get_profile
+from storagebench.request.references import default_target_id, reference_problems
+from storagebench.workloads import SUITES, get_profile
 from storagebench.workloads.profile import ParamsError, check_params
 
 SLUG_PATTERN = r"^[a-z0-9][a-z0-9-]{0,62}$"
@@ -73,6 +74,7 @@ def check_ebs(
                 ("iops",),
                 None,
                 f"required for {type_}: {fmt_int(low)}..{fmt_int(high)} IOPS for {fmt_int(size_gib)} GiB",
+                missing=True,
             )
     else:
         low, high = _iops_bounds(spec, size_gib)
@@ -121,6 +123,10 @@ class RootVolume(_Model):
     @model_validator(mode="after")
     def _aws_rules(self) -> RootVolume:
         problems = Problems("RootVolume")
+        if self.type in ("st1", "sc1"):
+            message = "st1 and sc1 cannot be boot volumes; use gp3, gp2, io1, io2 or standard"
+            problems.add(("type",), self.type, message)
+            problems.raise_if_any()
         check_ebs(problems, self.type, self.size_gib, self.iops, self.throughput_mibps)
         problems.raise_if_any()
         return self
@@ -228,6 +234,7 @@ class EfsTarget(_Target):
                     None,
                     "required with throughput_mode provisioned: "
                     f"{fmt_int(rule.min)}..{fmt_int(rule.max)} MiB/s",
+                    missing=True,
                 )
             elif not rule.min <= value <= rule.max:
                 problems.add(
@@ -288,6 +295,7 @@ class FsxLustreTarget(_Target):
                     ("per_unit_storage_throughput",),
                     None,
                     f"required for {self.deployment_type}: one of {choices} MB/s per TiB",
+                    missing=True,
                 )
             elif per_unit not in rule.per_unit_mibps_per_tib:
                 problems.add(
@@ -357,7 +365,7 @@ class Config(_Model):
         seen: dict[str, int] = {}
         for position, target in enumerate(self.targets):
             if target.id is None:
-                target.id = f"{target.kind.replace('_', '-')}{position}"
+                target.id = default_target_id(target.kind, position)
             if target.id in seen:
                 problems.add(
                     ("targets", position, "id"),
@@ -366,8 +374,8 @@ class Config(_Model):
                 )
             seen[target.id] = position
         spec = instance_type(self.instance_type)
-        volumes = 1 + sum(t.count for t in self.targets if isinstance(t, EbsTarget))
-        if volumes > 28:
+        volumes = sum(t.count for t in self.targets if isinstance(t, EbsTarget))
+        if volumes > 27:
             problems.add(
                 ("targets",), volumes, "an instance takes at most 27 data volumes besides the root volume"
             )
@@ -415,7 +423,8 @@ class WorkloadRef(_Model):
     def _profile(self) -> WorkloadRef:
         problems = Problems("WorkloadRef")
         if (self.profile is None) == (self.suite is None):
-            problems.add(("profile",), self.profile, "give exactly one of profile or suite")
+            message = "give exactly one of profile or suite"
+            problems.add(("profile",), self.profile, message, missing=self.profile is None)
         elif self.suite is not None:
             if self.suite not in SUITES:
                 problems.add(("suite",), self.suite, f"unknown suite; allowed: {', '.join(SUITES)}")
@@ -435,7 +444,10 @@ class WorkloadRef(_Model):
                     self.params = check_params(profile, self.params)
                 except ParamsError as exc:
                     for error in exc.errors:
-                        problems.add(("params", error.param), error.value, error.allowed)
+                        loc: tuple[str | int, ...] = ("params", error.param)
+                        if error.index is not None:
+                            loc = (*loc, error.index)
+                        problems.add(loc, error.value, error.allowed, missing=error.value is None)
         problems.raise_if_any()
         return self
 
@@ -466,31 +478,6 @@ class ResolvedWorkload(_Model):
 
 
 # ------------------------------------------------------------------------- the request
-
-
-def reference_problems(document: Any) -> list[tuple[tuple[str | int, ...], Any, str]]:
-    """Config ids unique and the baseline naming one; works on raw documents as well."""
-    found: list[tuple[tuple[str | int, ...], Any, str]] = []
-    if not isinstance(document, dict) or not isinstance(document.get("configs"), list):
-        return found
-    ids: dict[Any, int] = {}
-    for position, config in enumerate(document["configs"]):
-        config_id = config.get("id") if isinstance(config, dict) else None
-        if not isinstance(config_id, str):
-            continue
-        if config_id in ids:
-            found.append(
-                (
-                    ("configs", position, "id"),
-                    config_id,
-                    f"already names configs[{ids[config_id]}]; config ids must be unique",
-                )
-            )
-        ids.setdefault(config_id, position)
-    baseline = document.get("baseline")
-    if baseline is not None and ids and baseline not in ids:
-        found.append((("baseline",), baseline, f"must name a config: {', '.join(map(str, ids))}"))
-    return found
 
 
 class Prewarm(_Model):
@@ -546,49 +533,10 @@ class BenchmarkRequest(_Model):
     @model_validator(mode="after")
     def _cross_checks(self) -> BenchmarkRequest:
         problems = Problems("BenchmarkRequest")
-        for loc, value, message in reference_problems(self.model_dump(include={"configs", "baseline"})):
+        for loc, value, message in reference_problems(self.model_dump()):
             problems.add(loc, value, message)
-        seen: dict[str, int] = {}
-        all_targets = {t.id for c in self.configs for t in c.targets}
-        for position, ref in enumerate(self.workloads):
-            for workload in ref.expand():
-                if workload.id in seen:
-                    problems.add(
-                        ("workloads", position, "id"),
-                        workload.id,
-                        f"already used by workloads[{seen[workload.id]}]; give one an id",
-                    )
-                seen.setdefault(workload.id, position)
-            for index, target_id in enumerate(ref.targets or []):
-                if target_id not in all_targets:
-                    problems.add(
-                        ("workloads", position, "targets", index),
-                        target_id,
-                        f"names no target; targets are: {', '.join(sorted(t for t in all_targets if t))}",
-                    )
-            self._check_fit(problems, position, ref)
         problems.raise_if_any()
         return self
-
-    def _check_fit(self, problems: Problems, position: int, ref: WorkloadRef) -> None:
-        """A profile that writes files cannot run on a raw device, and vice versa."""
-        for workload in ref.expand():
-            needs = PROFILES[workload.profile].needs
-            if needs == "any":
-                continue
-            for c_index, config in enumerate(self.configs):
-                for t_index, target in enumerate(config.targets):
-                    if ref.targets is not None and target.id not in ref.targets:
-                        continue
-                    mode = target_mode(target)
-                    if mode != needs:
-                        problems.add(
-                            ("workloads", position, "profile"),
-                            workload.profile,
-                            f"needs a {needs} target but configs[{c_index}].targets[{t_index}] "
-                            f"({config.id}/{target.id}) is {mode}; restrict the workload with targets",
-                        )
-                        return
 
     @property
     def baseline_id(self) -> str:

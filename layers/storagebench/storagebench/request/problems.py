@@ -12,6 +12,8 @@ from pydantic import ValidationError
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
 Loc = tuple[str | int, ...]
+RULE = "rule"  # error types our validators raise; the formatter trusts their input value
+MISSING_RULE = "missing_rule"
 
 
 class Problems:
@@ -19,9 +21,11 @@ class Problems:
         self.title = title
         self._errors: list[InitErrorDetails] = []
 
-    def add(self, loc: Loc, value: Any, message: str, kind: str = "rule") -> None:
+    def add(self, loc: Loc, value: Any, message: str, missing: bool = False) -> None:
+        """A violated rule at ``loc``; ``missing`` when a required value was not given."""
         # Braces would be read as template fields by pydantic-core.
         safe = message.replace("{", "(").replace("}", ")")
+        kind = MISSING_RULE if missing else RULE
         self._errors.append(InitErrorDetails(type=PydanticCustomError(kind, safe), loc=loc, input=value))
 
     def __bool__(self) -> bool:

@@ -16,7 +16,7 @@ def summarize_request(request: BenchmarkRequest) -> dict[str, Any]:
     for config in request.configs:
         if instance_type(config.instance_type) is None:
             warnings.append(
-                f"configs[{config.id}].instance_type {config.instance_type} is not in the catalog: its EBS "
+                f"config {config.id}: instance type {config.instance_type} is not in the catalog: its EBS "
                 "limits are unknown, so results cannot say whether the instance was the bound"
             )
         targets = []

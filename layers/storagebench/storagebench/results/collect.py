@@ -361,9 +361,14 @@ def _dd_records(
         notes.extend(f"{relative / path.name}: {line}" for line in result.errors)
     total = sum(r.bytes for r in results)
     real = _seconds(timing, "real_s")
+    # dd's own copy time (what dd prints and the studies quote) excludes process start-up; the
+    # slowest thread's is the phase's, as fio's aggregate uses its longest job.
+    copy = max(r.seconds for r in results)
     if real is None or real <= 0:
-        real = max(r.seconds for r in results)
-        notes.append("no real_s in the agent's timing: runtime is the slowest dd's own seconds")
+        real = copy
+        notes.append("no real_s in the agent's timing: real_s is the slowest dd's own seconds")
+    if copy <= 0:
+        copy = real
     rates = [r.mibps for r in results if r.mibps is not None]
     ios = sum(r.records_in.total if direction == "read" else r.records_out.total for r in results)
     user = _seconds(timing, "user_s")
@@ -373,11 +378,11 @@ def _dd_records(
         direction=direction,
         engine="dd",
         jobs=len(results),
-        iops=ios / real if real > 0 else None,
-        bw_mibps=total / real / MIB if real > 0 else None,
+        iops=ios / copy if copy > 0 else None,
+        bw_mibps=total / copy / MIB if copy > 0 else None,
         bytes=total,
         ios=ios,
-        runtime_s=real,
+        runtime_s=copy,
         job_bw_min_mibps=min(rates) if rates else None,
         job_bw_max_mibps=max(rates) if rates else None,
         job_runtime_min_s=min(r.seconds for r in results),
@@ -473,6 +478,19 @@ def _relative_file(root: Path, base: PurePosixPath, name: str) -> str:
     return str(base / path)
 
 
+def _fio_read_seconds(directory: Path, device: Mapping[str, Any]) -> float | None:
+    """fio's own read runtime for a pre-warmed device (the agent's clock includes fio's start-up)."""
+    for name in device.get("files") or []:
+        if str(name).endswith(".json"):
+            try:
+                document = json.loads((directory / str(name)).read_text(encoding="utf-8"))
+                runtime_ms = float(document["jobs"][0]["read"]["runtime"])
+            except (OSError, ValueError, KeyError, IndexError, TypeError):
+                return None
+            return runtime_ms / 1000 if runtime_ms > 0 else None
+    return None
+
+
 def _prewarm(
     root: Path, config_id: str, entry: Mapping[str, Any], labels: Mapping[str, list[str]]
 ) -> list[ResultRecord]:
@@ -492,8 +510,11 @@ def _prewarm(
     seconds: list[float] = []
     rates: list[float] = []
     raw: list[str] = []
+    method = entry.get("method")
     for device in devices:
         size, took = device.get("bytes"), _seconds(device, "seconds")
+        if method == "fio":
+            took = _fio_read_seconds(root / base, device) or took
         if not isinstance(size, int) or size < 0 or took is None or took <= 0:
             raise _PhaseError(f"device {device.get('path')!r}: bytes {size!r} / seconds {took!r} unusable")
         sizes.append(size)
@@ -504,7 +525,6 @@ def _prewarm(
     # Members of a stripe are read in parallel: the target's rate is all bytes over the
     # slowest member's time.
     wall = max(seconds)
-    method = entry.get("method")
     return [
         ResultRecord(
             config_id=config_id,

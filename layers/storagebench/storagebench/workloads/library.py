@@ -901,7 +901,14 @@ def _profiles() -> list[Profile]:
             intent="mixed",
             engine="fio",
             params=(
-                Param("job_file", "text", None, "fio job file text (ini format)", check=check_fio_job_file),
+                Param(
+                    "job_file",
+                    "text",
+                    None,
+                    "fio job file text (ini format)",
+                    check=check_fio_job_file,
+                    required=True,
+                ),
                 Param("timeseries", "bool", True, "write 1 s IOPS/latency/bandwidth logs"),
             ),
             build=_custom_fio,
@@ -920,7 +927,7 @@ def _profiles() -> list[Profile]:
             engine="command",
             needs="filesystem",
             params=(
-                Param("command", "text", None, "shell command (run by /bin/sh)"),
+                Param("command", "text", None, "shell command (run by /bin/sh)", required=True),
                 Param("threads", "int", 1, "parallel copies", minimum=1, maximum=256),
                 Param("bytes", "int", None, "bytes the command moves, for MiB/s", minimum=0),
             ),

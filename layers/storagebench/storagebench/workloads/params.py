@@ -27,11 +27,12 @@ _DURATION_FACTORS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, None: 1.0}
 class ParamError(ValueError):
     """A parameter value outside what the profile allows; ``param`` names it."""
 
-    def __init__(self, param: str, value: object, allowed: str) -> None:
+    def __init__(self, param: str, value: object, allowed: str, index: int | None = None) -> None:
         super().__init__(f"{value!r} is not allowed: {allowed}")
         self.param = param
         self.value = value
         self.allowed = allowed
+        self.index = index  # position in a sweep list
 
 
 def parse_size(value: str | int) -> int:
@@ -92,6 +93,7 @@ class Param:
     sweepable: bool = False
     auto: bool = False  # "auto" is allowed: the planner derives the value from the target
     check: Callable[[str], None] | None = None  # extra validation of text values; raises ValueError
+    required: bool = False  # no default: the request must give it
 
     def allowed(self) -> str:
         if self.kind == "choice":
@@ -176,6 +178,8 @@ class Param:
         """``value`` with the workload scale applied (only for scaling params)."""
         if not self.scales or scale == 1 or isinstance(value, bool) or not isinstance(value, int | float):
             return value
+        if value == 0:
+            return value  # a floor keeps small work meaningful; it must not invent work (ramp_time 0)
         floor = self.scale_floor if self.scale_floor is not None else 0
         result = max(value * scale, floor)
         if self.kind == "size" and result >= 1 << 20:

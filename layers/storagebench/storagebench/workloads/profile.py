@@ -97,17 +97,20 @@ def check_params(profile: Profile, overrides: Mapping[str, Any]) -> dict[str, Pa
                 errors.append(ParamError(name, raw, "a sweep needs 1 to 32 values"))
                 continue
             values: list[ParamValue] = []
-            for item in raw:
+            for index, item in enumerate(raw):
                 try:
                     values.append(param.coerce(item))
                 except ParamError as exc:
-                    errors.append(exc)
+                    errors.append(ParamError(name, item, exc.allowed, index))
             clean[name] = values
         else:
             try:
                 clean[name] = param.coerce(raw)
             except ParamError as exc:
                 errors.append(exc)
+    for param in profile.params:
+        if param.required and param.name not in overrides:
+            errors.append(ParamError(param.name, None, f"required by {profile.name}: {param.help}"))
     if errors:
         raise ParamsError(errors)
     return clean
@@ -141,12 +144,12 @@ def variants(
         for param in profile.params:
             if param.name in values:
                 values[param.name] = param.scaled(values[param.name], scale)
-        labels = {
-            name: format_size(value)
-            if profile.param(name).kind == "size" and isinstance(value, int)
-            else value
-            for name, value in point.items()
-        }
+        labels: dict[str, ParamValue] = {}  # what ran: sizes as fio writes them, "auto" with its value
+        for name, requested in point.items():
+            value = values[name]
+            kind = profile.param(name).kind
+            shown = format_size(value) if kind == "size" and isinstance(value, int) else value
+            labels[name] = f"auto-{shown}" if requested == "auto" else shown
         result.append(Variant(values=values, sweep=labels))
     return result
 

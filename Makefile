@@ -1,0 +1,71 @@
+# storagebench: every verb installs what it needs (virtualenvs, Python packages, apt tools).
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+PYTHON ?= $(shell scripts/find-python.sh 3.11 || command -v python3)
+VENV := .venv
+BIN := $(VENV)/bin
+UV := $(BIN)/uv
+STAMP := $(VENV)/.installed
+SB := $(BIN)/storagebench
+PYTEST_ARGS ?=
+
+.PHONY: help setup demo test lint typecheck unit integration test-pythons test-agent-py39 \
+        bench-fidelity agent-zipapp clean
+
+help: ## list the verbs
+	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | column -t -s "$$(printf '\t')"
+
+$(STAMP): pyproject.toml
+	@test -n "$(PYTHON)" || { echo "no Python 3.11 found (install it with pyenv or apt)" >&2; exit 1; }
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q uv==0.13.9
+	$(UV) pip install -q --python $(BIN)/python -e '.[cli,aws,dev]'
+	@touch $@
+
+setup: $(STAMP) ## virtualenv, Python packages and system tools (fio, mkfs, losetup, mdadm)
+	@bash scripts/ensure-system-deps.sh
+
+demo: setup ## the main job: benchmark three emulated EBS options on this machine
+	@bash scripts/demo.sh
+
+lint: $(STAMP) ## ruff lint and format check
+	$(BIN)/ruff check layers tests functions bench
+	$(BIN)/ruff format --check layers tests functions bench
+
+typecheck: $(STAMP) ## mypy --strict on the domain package
+	$(BIN)/mypy
+
+unit: $(STAMP) ## fast tests, no root needed
+	$(BIN)/pytest tests/unit -q $(PYTEST_ARGS)
+
+integration: setup ## real fio/dd runs on loop devices and directories (root for emulated volumes)
+	$(BIN)/pytest tests/integration -q $(PYTEST_ARGS)
+
+test-pythons: $(STAMP) ## the unit tier on Python 3.12 and 3.13 too (the Lambda runtime)
+	@for version in 3.12 3.13; do \
+	  interpreter=$$(scripts/find-python.sh $$version) || { echo "SKIPPED: no Python $$version (install it with pyenv)"; continue; }; \
+	  venv=.venv$${version/./}; \
+	  [ -x $$venv/bin/python ] || $(UV) venv -q --python $$interpreter $$venv; \
+	  $(UV) pip install -q --python $$venv/bin/python -e '.[cli,aws,dev]' && \
+	  $$venv/bin/pytest tests/unit -q -p no:cacheprovider || exit 1; \
+	done
+
+test-agent-py39: $(STAMP) ## the agent's own tests on Python 3.9 (Amazon Linux 2023's python3)
+	@interpreter=$$(scripts/find-python.sh 3.9) || { echo "SKIPPED: no Python 3.9 (install it with pyenv)"; exit 0; }; \
+	[ -x .venv39/bin/python ] || $(UV) venv -q --python $$interpreter .venv39; \
+	$(UV) pip install -q --python .venv39/bin/python pytest==8.3.5 && \
+	PYTHONPATH=layers/storagebench .venv39/bin/pytest -q -p no:cacheprovider -c tests/agent39.ini tests/unit/agent
+
+test: setup lint typecheck ## the whole suite: lint, types, unit, integration, other Pythons
+	$(BIN)/pytest tests -q $(PYTEST_ARGS)
+	$(MAKE) --no-print-directory test-pythons test-agent-py39
+
+bench-fidelity: setup ## emulated-volume fidelity and agent footprint -> bench-results/fidelity.json
+	$(BIN)/python bench/fidelity.py --out bench-results/fidelity.json
+
+agent-zipapp: $(STAMP) ## the stdlib-only agent as one file: dist/storagebench-agent.pyz
+	$(BIN)/python scripts/build_agent_zipapp.py dist/storagebench-agent.pyz
+
+clean: ## remove virtualenvs, caches and local results
+	rm -rf $(VENV) .venv312 .venv313 .venv39 .mypy_cache .ruff_cache .pytest_cache dist bench-results .storagebench

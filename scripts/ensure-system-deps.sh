@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Install the system tools the benchmark agent drives (fio, dd, losetup, mkfs.*, mdadm, blkid)
+# through apt when they are missing and we are root; otherwise say exactly what is missing.
+set -euo pipefail
+
+declare -A package_of=(
+  [fio]=fio [mdadm]=mdadm [mkfs.xfs]=xfsprogs [mkfs.btrfs]=btrfs-progs [mkfs.ext4]=e2fsprogs
+  [losetup]=mount [blkid]=util-linux [dd]=coreutils
+)
+missing=()
+for tool in "${!package_of[@]}"; do
+  command -v "$tool" >/dev/null 2>&1 || [ -x "/usr/sbin/$tool" ] || [ -x "/sbin/$tool" ] || missing+=("${package_of[$tool]}")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+packages=$(printf '%s\n' "${missing[@]}" | sort -u | tr '\n' ' ')
+if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
+  echo "installing system packages: $packages"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq >/dev/null
+  # shellcheck disable=SC2086
+  apt-get install -y -qq --no-install-recommends $packages >/dev/null
+else
+  echo "missing system packages: $packages" >&2
+  echo "install them (apt-get install $packages) as root; tests that need them are skipped with this reason" >&2
+fi
