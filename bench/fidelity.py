@@ -227,7 +227,7 @@ def bench_prewarm(workdir: Path, options: LocalOptions) -> list[dict[str, Any]]:
     return rows
 
 
-def bench_knee(workdir: Path, knee_s: float, options: LocalOptions) -> dict[str, Any]:
+def bench_knee(workdir: Path, knee_s: float, options: LocalOptions) -> tuple[dict[str, Any], Footprint]:
     volume = {"type": "gp2", "size_gib": 100}
     runtime = knee_s * 1.6
     request = request_for(
@@ -257,7 +257,7 @@ def bench_knee(workdir: Path, knee_s: float, options: LocalOptions) -> dict[str,
         "series": series,
     }
     print(f"knee: emulated {knee_s:.0f} s, detected {detected}", flush=True)
-    return result
+    return result, footprint
 
 
 def main() -> None:
@@ -278,7 +278,8 @@ def main() -> None:
         workdir = Path(scratch)
         profiles, footprints = bench_profiles(workdir, args.scale, options)
         prewarm = bench_prewarm(workdir, options)
-        knee = bench_knee(workdir, args.knee_seconds, options)
+        knee, knee_footprint = bench_knee(workdir, args.knee_seconds, options)
+        footprints.append(knee_footprint)
     peak_rss_mb = max(f.peak_rss_kib for f in footprints) / 1024
     cpu_pct = max(f.cpu_s / f.wall_s * 100 for f in footprints if f.wall_s > 0)
     ratios = [r["ratio"] for v in profiles for r in v["profiles"] if "ratio" in r]

@@ -380,7 +380,8 @@ def test_gp3_is_emulated_without_a_bucket() -> None:
 
 @pytest.mark.parametrize(
     ("size_gib", "capacity_option", "expected"),
-    [(100, GIB, GIB), (1, 4 * GIB, GIB), (2, 4 * GIB, 2 * GIB), (100, 256 << 20, 256 << 20)],
+    # an xfs target gets at least 320 MiB: mkfs.xfs refuses smaller devices
+    [(100, GIB, GIB), (1, 4 * GIB, GIB), (2, 4 * GIB, 2 * GIB), (100, 256 << 20, 320 << 20)],
 )
 def test_capacity_is_the_smaller_of_option_and_size(
     size_gib: int, capacity_option: int, expected: int

@@ -130,7 +130,8 @@ def test_baseline_defaults_to_first_config(minimal: dict[str, Any]) -> None:
 
 def test_prewarm_defaults(minimal: dict[str, Any]) -> None:
     prewarm = parse_request(minimal).prewarm
-    assert (prewarm.method, prewarm.block_size, prewarm.iodepth) == ("dd", "1M", 32)
+    # block_size None: the agent reads 1M blocks with dd and 128k with fio (AWS's command)
+    assert (prewarm.method, prewarm.block_size, prewarm.iodepth) == ("dd", None, 32)
 
 
 def test_timing_defaults(minimal: dict[str, Any]) -> None:

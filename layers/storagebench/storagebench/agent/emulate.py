@@ -30,8 +30,10 @@ from storagebench.agent.throttle import Served, Throttle, ThrottleError, create_
 
 MIB = 1 << 20
 FLOOR_SHARE = 0.10  # an idle direction keeps this share, so a change of mix is seen within ~0.1 s
-MIN_SAMPLE_IOS = 20
+MIN_SAMPLE_IOS = 8  # with the variance floor below, 8 reads of 8 from an even mix is already 4.5 sigma
 RESTORE_SHARE = 0.05  # credits needed to leave baseline again (avoids flapping at the knee)
+REGIME_CHANGE = 0.1  # a move of the read share this large starts a fresh sample
+MINORITY_SLACK = 0.05  # extra share for the less frequent direction (see _Split._fractions)
 
 
 class EmulationError(RuntimeError):
@@ -87,15 +89,22 @@ def destroy_loop(loop: LoopDevice) -> None:
 
 
 class _Split:
-    """Read share of a combined budget, moved only when the measured mix differs significantly.
+    """Read share of a combined budget, following the workload's mix with few kernel rewrites.
 
-    Two tests on the served counters: the newest tick alone (an abrupt change of mix, seen
-    within one tick; 4 sigma so sampling noise almost never moves the split) and everything
-    since the last change (small drifts that need more samples; the window slides after
-    ``WINDOW_IOS`` so a long stable history cannot dilute a new mix).
+    fio (like most load generators) issues reads and writes in a fixed proportion, so the
+    served counters estimate the demand mix without bias. Two rules move the split:
+
+    * an abrupt change of mix: the newest tick alone differs from the split by more than
+      4 sigma of its sampling noise (seen within one tick, almost never triggered by noise);
+    * accuracy: the estimate since the last abrupt change (up to ``WINDOW_IOS`` I/Os, then
+      it slides) shows, beyond its own sampling noise, that the current split would deliver
+      more than ``MAX_ERROR`` off the ceiling. The error is judged on what it costs the total,
+      so a small mistake on a minority direction (12 % reads) is corrected even though the
+      shares look close.
     """
 
-    WINDOW_IOS = 20_000
+    WINDOW_IOS = 200_000
+    MAX_ERROR = 0.005
 
     def __init__(self) -> None:
         self.read_share = 0.5
@@ -103,33 +112,66 @@ class _Split:
         self._last = (0, 0, 0)
         self.changes = 0
 
-    def _differs(self, read: int, write: int, ios: int, sigmas: float) -> Optional[float]:
-        if ios < MIN_SAMPLE_IOS or read + write <= 0:
-            return None
-        share = read / (read + write)
-        noise = sigmas * math.sqrt(max(share * (1 - share), 0.0025) / ios)
-        return share if abs(share - self.read_share) > max(0.005, noise) else None
+    def _fractions(self) -> Tuple[float, float]:
+        """Read and write shares of the ceiling. The minority direction gets MINORITY_SLACK on
+        top: its share is the hard one to estimate (few samples) and the costly one to get
+        wrong (an error of 0.005 on a 12 % share loses 4 % of the total), so the error is
+        left to the majority direction, where the same 0.005 moves the total by under 1 %."""
+        reads, writes = self.read_share, 1 - self.read_share
+        if reads < writes:
+            reads *= 1 + MINORITY_SLACK
+        else:
+            writes *= 1 + MINORITY_SLACK
+        return max(FLOOR_SHARE, reads), max(FLOOR_SHARE, writes)
+
+    def delivered(self, demand_share: float) -> float:
+        """Fraction of the ceiling a workload with this read share gets from the current split."""
+        reads, writes = self._fractions()
+        if demand_share <= 0:
+            return writes
+        if demand_share >= 1:
+            return reads
+        return min(reads / demand_share, writes / (1 - demand_share))
 
     def observe(self, read: int, write: int, ios: int) -> bool:
         """Cumulative counters of this dimension, and I/O counts for the sample size."""
         last_read, last_write, last_ios = self._last
         self._last = (read, write, ios)
-        share = self._differs(read - last_read, write - last_write, ios - last_ios, sigmas=4.0)
-        if share is None:
-            base_read, base_write, base_ios = self._base
-            share = self._differs(read - base_read, write - base_write, ios - base_ios, sigmas=3.0)
-            if share is None:
-                if ios - base_ios > self.WINDOW_IOS:
-                    self._base = (read, write, ios)
-                return False
+        tick_read, tick_write, tick_ios = read - last_read, write - last_write, ios - last_ios
+        if tick_ios >= MIN_SAMPLE_IOS and tick_read + tick_write > 0:
+            share = tick_read / (tick_read + tick_write)
+            noise = 4.0 * math.sqrt(max(share * (1 - share), 0.0025) / tick_ios)
+            if abs(share - self.read_share) > max(0.02, noise):
+                return self._move(share, rebase=(read, write, ios))
+        base_read, base_write, base_ios = self._base
+        sample_read, sample_write, sample_ios = read - base_read, write - base_write, ios - base_ios
+        if sample_ios >= MIN_SAMPLE_IOS and sample_read + sample_write > 0:
+            estimate = sample_read / (sample_read + sample_write)
+            # Judge the split against the most favourable mix the sample cannot rule out (the
+            # estimate moved 3 sigma towards the split): noise never moves it, a real
+            # mismatch does once enough I/O has been seen.
+            sigma = math.sqrt(max(estimate * (1 - estimate), 0.0025) / sample_ios)
+            gap = estimate - self.read_share
+            plausible = self.read_share if abs(gap) <= 3 * sigma else estimate - math.copysign(3 * sigma, gap)
+            if abs(self.delivered(plausible) - 1) > self.MAX_ERROR:
+                # A new regime starts a fresh sample; a refinement keeps accumulating.
+                fresh = abs(gap) > REGIME_CHANGE
+                return self._move(estimate, rebase=(read, write, ios) if fresh else None)
+        if sample_ios > self.WINDOW_IOS:
+            self._base = (read, write, ios)
+        return False
+
+    def _move(self, share: float, rebase: Optional[Tuple[int, int, int]]) -> bool:
         self.read_share = share
-        self._base = (read, write, ios)
+        if rebase is not None:
+            self._base = rebase
         self.changes += 1
         return True
 
     def parts(self, ceiling: float) -> Tuple[float, float]:
-        floor = max(1.0, ceiling * FLOOR_SHARE)
-        return max(floor, ceiling * self.read_share), max(floor, ceiling * (1 - self.read_share))
+        """Kernel limits for a ceiling: never below 1 (0 would remove the limit)."""
+        reads, writes = self._fractions()
+        return max(1.0, ceiling * reads), max(1.0, ceiling * writes)
 
 
 class DeviceBudget:
@@ -237,7 +279,8 @@ class Governor:
         else:
             spent = float((after.read_ios + after.write_ios) - (before.read_ios + before.write_ios))
         earned = float(limits.get("credit_refill_per_s", 0) or 0) * elapsed
-        budget.credits = min(budget.capacity, budget.credits + earned - spent)
+        # At baseline the bucket hovers at empty; it never owes credits (AWS: balance >= 0).
+        budget.credits = max(0.0, min(budget.capacity, budget.credits + earned - spent))
         if budget.bursting and budget.credits <= 0:
             budget.bursting = False
             budget.credits = 0.0

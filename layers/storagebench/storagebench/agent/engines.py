@@ -76,6 +76,8 @@ def fio_job_file(phase: Phase, ctx: PhaseContext) -> str:
     if spec.get("job_file"):
         lines += ["", str(spec["job_file"]).rstrip()]
     for job in spec.get("jobs", []):
+        if "\n" in job["name"] or "]" in job["name"]:
+            raise CommandError(f"fio job name {job['name']!r} would break the job file")
         lines += ["", f"[{job['name']}]"]
         lines += [f"{k}={_fio_value(k, v)}" for k, v in job["options"].items()]
     return "\n".join(lines) + "\n"

@@ -20,6 +20,7 @@ FILESYSTEMS = ("xfs", "ext4", "btrfs", "raw")
 PREWARM_METHODS = ("none", "dd", "fio")
 ENGINES = ("fio", "dd", "command")
 
+_JOB_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:@=,+-]{0,63}$")  # no ] or newline: it heads an ini section
 _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@=,+-]{0,127}$")
 
 
@@ -177,7 +178,11 @@ def _check_target(problems: List[str], path: str, target: Dict[str, Any]) -> Non
     kind = target.get("kind")
     _check_choice(problems, f"{path}.kind", kind, TARGET_KINDS)
     if kind in BLOCK_KINDS:
-        _check_choice(problems, f"{path}.filesystem", target.get("filesystem", "raw"), FILESYSTEMS)
+        _check_choice(problems, f"{path}.filesystem", target.get("filesystem", "xfs"), FILESYSTEMS)
+        layout = target.get("layout", "raid0")
+        _check_choice(problems, f"{path}.layout", layout, ("raid0", "jbod"))
+        if layout == "jbod" and target.get("filesystem", "xfs") != "raw":
+            problems.append(f"{path}.layout: jbod (separate devices) needs filesystem raw")
     if kind == "ebs":
         volume_ids = target.get("volume_ids") or []
         emulate = target.get("emulate") or []
@@ -219,10 +224,15 @@ def _check_phase(problems: List[str], path: str, phase: Dict[str, Any]) -> None:
         if not fio.get("job_file") and (not isinstance(jobs, list) or not jobs):
             problems.append(f"{path}.fio.jobs: at least one job (or a job_file) is required")
         for i, job in enumerate(jobs if isinstance(jobs, list) else []):
-            well_formed = isinstance(job, dict) and isinstance(job.get("name"), str)
+            well_formed = (
+                isinstance(job, dict)
+                and isinstance(job.get("name"), str)
+                and bool(_JOB_NAME.match(job["name"]))
+            )
             if not well_formed or not isinstance(job.get("options"), dict):
                 problems.append(
-                    f"{path}.fio.jobs[{i}]: expected an object with name (text) and options, got {job!r}"
+                    f"{path}.fio.jobs[{i}]: expected {{name, options}}, the name in letters, digits and "
+                    f"._:@=,+- (no newline or bracket), got {job!r}"
                 )
     elif engine == "dd":
         dd = phase.get("dd") or {}
@@ -236,6 +246,11 @@ def _check_phase(problems: List[str], path: str, phase: Dict[str, Any]) -> None:
         command = phase.get("command") or {}
         if not isinstance(command.get("script"), str) or not command.get("script", "").strip():
             problems.append(f"{path}.command.script: a non-empty shell script is required")
+        env = command.get("env", {})
+        if not isinstance(env, dict) or not all(
+            isinstance(k, str) and isinstance(v, str) for k, v in env.items()
+        ):
+            problems.append(f"{path}.command.env: must map names to text values, got {env!r}")
         _check_positive_int(problems, f"{path}.command.parallel", command.get("parallel", 1))
     if "timeout_s" in phase:
         _check_positive_int(problems, f"{path}.timeout_s", phase["timeout_s"])

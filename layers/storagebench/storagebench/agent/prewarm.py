@@ -20,6 +20,7 @@ from storagebench.agent.proc import CommandError
 from storagebench.agent.targets import Prepared
 
 MIB = 1 << 20
+DEFAULT_BLOCK = {"dd": "1M", "fio": "128k"}  # the classic command; AWS's documented fio command
 
 
 def prewarm_target(
@@ -40,9 +41,7 @@ def prewarm_target(
         result["status"] = "skipped"
         result["error"] = "not a block target: nothing to initialise"
         return result
-    block_size = str(config.get("block_size", "1M") if method == "dd" else config.get("block_size", "128k"))
-    if method == "fio" and block_size.upper() == "1M":
-        block_size = "128k"
+    block_size = str(config.get("block_size") or DEFAULT_BLOCK[method])
     ctx = PhaseContext(target.path, "raw", None, directory, procs_file, is_root)
     argvs: List[List[str]] = []
     names: List[str] = []

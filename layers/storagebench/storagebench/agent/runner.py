@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import signal
 import threading
+import traceback
 from typing import Any, Dict, List, Optional
 
 from storagebench import __version__
@@ -31,11 +32,13 @@ from storagebench.agent.prewarm import prewarm_target
 from storagebench.agent.proc import Child, CommandError
 from storagebench.agent.sysinfo import system_facts
 from storagebench.agent.targets import Prepared, TargetError, Targets
+from storagebench.agent.throttle import ThrottleError
 
 EXIT_OK = 0
 EXIT_PARTIAL = 1
 EXIT_INVALID = 2
 EXIT_PREPARE = 3
+EXIT_INTERNAL = 4
 EXIT_INTERRUPTED = 130
 
 
@@ -102,9 +105,13 @@ class Runner:
         except Interrupted as exc:
             self._fail(str(exc))
             code = EXIT_INTERRUPTED
-        except (TargetError, EmulationError, CommandError, OSError) as exc:
+        except (TargetError, EmulationError, ThrottleError, CommandError, OSError) as exc:
             self._fail(str(exc))
             code = EXIT_PREPARE
+        except Exception as exc:  # a bug in the agent: recorded as such, never as a success
+            self._fail(f"internal error: {type(exc).__name__}: {exc}")
+            self.progress.say(traceback.format_exc().rstrip())
+            code = EXIT_INTERNAL
         finally:
             self._teardown()
             self._restore_signals(previous)
@@ -206,7 +213,14 @@ class Runner:
                 continue
             self.progress.update(stage="workloads", step=index, steps=len(steps), current=step["id"])
             self.progress.say(f"step {index}/{len(steps)} {step['id']} on {step['target']}")
-            result = self._step(step, prepared[step["target"]])
+            try:
+                result = self._step(step, prepared[step["target"]])
+            except Interrupted as exc:
+                partial = getattr(exc, "step_result", None)
+                if partial is not None:  # what the interrupted step wrote stays described
+                    self.manifest["steps"].append(partial)
+                    self._save()
+                raise
             self.manifest["steps"].append(result)
             self._save()
             if result["status"] != STATUS_OK:
@@ -259,7 +273,26 @@ class Runner:
                 ctx = PhaseContext(
                     target.path, target.mode, workdir, phase_dir, self.fleet.procs_file, self.is_root
                 )
-                outcome = run_phase(phase, ctx)
+                try:
+                    outcome = run_phase(phase, ctx)
+                except Interrupted as exc:
+                    files = sorted(os.listdir(phase_dir)) if os.path.isdir(phase_dir) else []
+                    phases.append(
+                        {
+                            "name": phase["name"],
+                            "engine": phase["engine"],
+                            "status": STATUS_FAILED,
+                            "error": str(exc),
+                            "dir": os.path.relpath(phase_dir, self.output_dir),
+                            "files": files,
+                        }
+                    )
+                    result["status"] = STATUS_FAILED
+                    result["error"] = f"phase {phase['name']}: {exc}"
+                    result["phases"] = phases
+                    result["ended_at"] = utc_now()
+                    exc.step_result = result  # type: ignore[attr-defined]
+                    raise
                 outcome["dir"] = os.path.relpath(phase_dir, self.output_dir)
                 phases.append(outcome)
                 if outcome["status"] != STATUS_OK:

@@ -9,8 +9,11 @@ directory that still has something mounted below it is reported, not removed.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
+import signal
+import time
 from typing import Callable, Dict, List
 
 from storagebench.agent.emulate import CGROUP_PREFIX
@@ -71,6 +74,29 @@ def resources_of(run_id: str, mount_root: str, volumes_dir: str) -> Dict[str, Li
     }
 
 
+def _members(cgroup: str) -> List[int]:
+    try:
+        with open(os.path.join(cgroup, "cgroup.procs"), encoding="ascii") as handle:
+            return [int(line) for line in handle if line.strip()]
+    except OSError:
+        return []
+
+
+def _kill_members(cgroup: str, wait_s: float = 10.0) -> None:
+    """SIGKILL every process in the cgroup and wait until it is empty."""
+    deadline = time.monotonic() + wait_s
+    while True:
+        pids = _members(cgroup)
+        if not pids:
+            return
+        for pid in pids:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        if time.monotonic() > deadline:
+            raise OSError(f"processes {pids} in {cgroup} survived SIGKILL for {wait_s:.0f} s")
+        time.sleep(0.1)
+
+
 def _remove_empty_tree(top: str) -> None:
     """rmdir bottom-up: only empty directories go, so nothing under a mount is ever deleted."""
     for directory, _, _ in sorted(os.walk(top), key=lambda entry: len(entry[0]), reverse=True):
@@ -91,6 +117,8 @@ def sweep(run_id: str, mount_root: str, volumes_dir: str) -> Dict[str, List[str]
         removed.append(description)
         return True
 
+    for cgroup in found["cgroups"]:  # a killed agent's fio still runs there, holding mounts and loops
+        attempt(f"stop the processes of {cgroup}", lambda c=cgroup: _kill_members(c))  # type: ignore[misc]
     for mount in found["mounts"]:
         attempt(f"unmount {mount}", lambda m=mount: unmount(m))  # type: ignore[misc]
     for array in found["arrays"]:

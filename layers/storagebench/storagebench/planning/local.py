@@ -17,6 +17,7 @@ from storagebench.catalog.envelope import emulation_limits, volume_envelope
 from storagebench.request.model import Config, EbsTarget, LocalTarget
 
 GIB = 1 << 30
+XFS_MINIMUM = 320 << 20
 
 
 class LocalTargetError(ValueError):
@@ -46,6 +47,8 @@ def emulated_ebs(target: EbsTarget, options: LocalOptions) -> TargetSpec:
     envelope = volume_envelope(target.type, target.size_gib, target.iops, target.throughput_mibps)
     limits = emulation_limits(envelope, knee_seconds=options.knee_seconds)
     capacity = min(options.capacity_bytes, target.size_gib * GIB)
+    if target.filesystem == "xfs":
+        capacity = max(capacity, XFS_MINIMUM)  # mkfs.xfs refuses smaller devices
     one: Emulation = {
         "volume_type": target.type,
         "size_gib": float(target.size_gib),

@@ -29,7 +29,7 @@ def build_plan(request: BenchmarkRequest, config_id: str, run_id: str, targets: 
         "prewarm": {
             "method": request.prewarm.method if prewarm_targets else "none",
             "targets": prewarm_targets,
-            "block_size": request.prewarm.block_size,
+            **({"block_size": request.prewarm.block_size} if request.prewarm.block_size else {}),
             "iodepth": request.prewarm.iodepth,
         },
         "steps": plan_steps(request, config),

@@ -486,7 +486,9 @@ class Prewarm(_Model):
     method: Literal["none", "dd", "fio"] = Field(
         default="dd", description="dd: `dd if=<dev> of=/dev/null bs=1M` per volume; fio: parallel 128k reads"
     )
-    block_size: Annotated[str, StringConstraints(pattern=r"^\d+[kKmM]$")] = "1M"
+    block_size: Annotated[str, StringConstraints(pattern=r"^\d+[kKmM]$")] | None = Field(
+        default=None, description="read size; default 1M for dd, 128k for fio (AWS's documented command)"
+    )
     iodepth: int = Field(default=32, ge=1, le=256, description="fio method only")
 
 
