@@ -11,7 +11,7 @@ SB := $(BIN)/storagebench
 PYTEST_ARGS ?=
 
 .PHONY: help setup demo test lint typecheck unit integration test-pythons test-agent-py39 \
-        bench-fidelity agent-zipapp clean
+        bench-fidelity bench-demo agent-zipapp clean sam-validate sam-build
 
 help: ## list the verbs
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | column -t -s "$$(printf '\t')"
@@ -20,18 +20,34 @@ $(STAMP): pyproject.toml
 	@test -n "$(PYTHON)" || { echo "no Python 3.11 found (install it with pyenv or apt)" >&2; exit 1; }
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q uv==0.13.9
-	$(UV) pip install -q --python $(BIN)/python -e '.[cli,aws,dev]'
+	$(UV) pip install -q --python $(BIN)/python -e '.[cli,aws,local,dev]'
 	@touch $@
 
 setup: $(STAMP) ## virtualenv, Python packages and system tools (fio, mkfs, losetup, mdadm)
 	@bash scripts/ensure-system-deps.sh
 
-demo: setup ## the main job: benchmark three emulated EBS options on this machine
-	@bash scripts/demo.sh
+demo: setup ## the main job: the whole workflow on this machine, three emulated EBS options
+	@test "$$(id -u)" -eq 0 || { echo "the demo emulates EBS volumes (loop devices, cgroup throttling): run it as root" >&2; exit 1; }
+	$(SB) run --local --suite events/local-demo.json
 
-lint: $(STAMP) ## ruff lint and format check
-	$(BIN)/ruff check layers tests functions bench
-	$(BIN)/ruff format --check layers tests functions bench
+lint: $(STAMP) ## ruff lint and format check, statelint on every state machine
+	$(BIN)/ruff check layers tests functions bench scripts
+	$(BIN)/ruff format --check layers tests functions bench scripts
+	$(BIN)/statelint statemachines/*.asl.json
+
+SAM_VENV := .venv-sam
+$(SAM_VENV)/.installed:
+	$(PYTHON) -m venv $(SAM_VENV)
+	$(SAM_VENV)/bin/pip install -q uv==0.13.9
+	$(SAM_VENV)/bin/uv pip install -q --python $(SAM_VENV)/bin/python aws-sam-cli==1.170.0
+	@touch $@
+
+sam-validate: $(SAM_VENV)/.installed ## sam validate --lint (cfn-lint) on template.yaml
+	$(SAM_VENV)/bin/sam validate --lint --region us-east-1
+
+sam-build: $(SAM_VENV)/.installed ## sam build for python3.13/arm64 without Docker
+	PYENV_VERSION=$$(ls $${PYENV_ROOT:-$$HOME/.pyenv}/versions | grep -E '^3\.(11|12|13)\.' | paste -sd: -) \
+	  PATH=$${PYENV_ROOT:-$$HOME/.pyenv}/shims:$$PATH $(SAM_VENV)/bin/sam build --build-dir .aws-sam/build
 
 typecheck: $(STAMP) ## mypy --strict on the domain package
 	$(BIN)/mypy
@@ -47,7 +63,7 @@ test-pythons: $(STAMP) ## the unit tier on Python 3.12 and 3.13 too (the Lambda 
 	  interpreter=$$(scripts/find-python.sh $$version) || { echo "SKIPPED: no Python $$version (install it with pyenv)"; continue; }; \
 	  venv=.venv$${version/./}; \
 	  [ -x $$venv/bin/python ] || $(UV) venv -q --python $$interpreter $$venv; \
-	  $(UV) pip install -q --python $$venv/bin/python -e '.[cli,aws,dev]' && \
+	  $(UV) pip install -q --python $$venv/bin/python -e '.[cli,aws,local,dev]' && \
 	  $$venv/bin/pytest tests/unit -q -p no:cacheprovider || exit 1; \
 	done
 
@@ -57,9 +73,12 @@ test-agent-py39: $(STAMP) ## the agent's own tests on Python 3.9 (Amazon Linux 2
 	$(UV) pip install -q --python .venv39/bin/python pytest==8.3.5 && \
 	PYTHONPATH=layers/storagebench .venv39/bin/pytest -q -p no:cacheprovider -c tests/agent39.ini tests/unit/agent
 
-test: setup lint typecheck ## the whole suite: lint, types, unit, integration, other Pythons
+test: setup lint typecheck sam-validate ## the whole suite: lint, types, template, all tiers, other Pythons
 	$(BIN)/pytest tests -q $(PYTEST_ARGS)
 	$(MAKE) --no-print-directory test-pythons test-agent-py39
+
+bench-demo: setup ## the demo measured: wall time, peak memory, time split -> bench-results/demo.json
+	$(BIN)/python bench/demo.py --out bench-results/demo.json
 
 bench-fidelity: setup ## emulated-volume fidelity and agent footprint -> bench-results/fidelity.json
 	$(BIN)/python bench/fidelity.py --out bench-results/fidelity.json
@@ -68,4 +87,4 @@ agent-zipapp: $(STAMP) ## the stdlib-only agent as one file: dist/storagebench-a
 	$(BIN)/python scripts/build_agent_zipapp.py dist/storagebench-agent.pyz
 
 clean: ## remove virtualenvs, caches and local results
-	rm -rf $(VENV) .venv312 .venv313 .venv39 .mypy_cache .ruff_cache .pytest_cache dist bench-results .storagebench
+	rm -rf $(VENV) $(SAM_VENV) .venv312 .venv313 .venv39 .mypy_cache .ruff_cache .pytest_cache dist bench-results .storagebench

@@ -42,6 +42,7 @@ def _parser() -> argparse.ArgumentParser:
     commands.add_parser("sysinfo", help="the system facts a manifest records (JSON)")
     cleanup = commands.add_parser("sweep", help="remove mounts, arrays, loop devices and cgroups of a run")
     cleanup.add_argument("--run-id", required=True)
+    cleanup.add_argument("--config-id", help="only this config of the run (its siblings keep running)")
     cleanup.add_argument("--mount-root", default=DEFAULT_MOUNT_ROOT)
     cleanup.add_argument("--volumes-dir", default=DEFAULT_VOLUMES_DIR)
     return parser
@@ -70,7 +71,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         print(json.dumps(system_facts(), indent=2))
         return 0
     if args.command == "sweep":
-        report = sweep(args.run_id, args.mount_root, args.volumes_dir)
+        report = sweep(args.run_id, args.mount_root, args.volumes_dir, args.config_id)
         print(json.dumps(report, indent=2))
         return 0 if not report["leftovers"] else 1
     try:

@@ -65,6 +65,9 @@ class TargetSpec(TypedDict, total=False):
     raid_chunk_kib: int
     # Local runs: one emulation per stripe member instead of volume_ids.
     emulate: List[Emulation]
+    # ebs: what was requested (type, size_gib, iops, throughput_mibps), for the manifest and for
+    # standing a loop device in for the volume in local mode.
+    volume: Dict[str, Any]
     filesystem: str
     mkfs_options: List[str]
     mount_options: str

@@ -14,7 +14,7 @@ import os
 import shutil
 import signal
 import time
-from typing import Callable, Dict, List
+from typing import Callable, Dict, List, Optional
 
 from storagebench.agent.emulate import CGROUP_PREFIX
 from storagebench.agent.proc import CommandError, run
@@ -54,16 +54,25 @@ def _md_over(devices: List[str]) -> List[str]:
     return sorted(set(arrays))
 
 
-def resources_of(run_id: str, mount_root: str, volumes_dir: str) -> Dict[str, List[str]]:
-    """What this machine still holds for a run, without changing anything."""
-    mount_dir = os.path.join(mount_root, run_id)
-    volume_dir = os.path.join(volumes_dir, run_id)
+def _scope(run_id: str, config_id: Optional[str]) -> List[str]:
+    return [run_id] if config_id is None else [run_id, config_id]
+
+
+def resources_of(
+    run_id: str, mount_root: str, volumes_dir: str, config_id: Optional[str] = None
+) -> Dict[str, List[str]]:
+    """What this machine still holds for a run (or one config of it), without changing anything."""
+    mount_dir = os.path.join(mount_root, *_scope(run_id, config_id))
+    volume_dir = os.path.join(volumes_dir, *_scope(run_id, config_id))
     loops = _loops_backed_under(volume_dir)
+    wanted = f"{CGROUP_PREFIX}{run_id}:" + ("" if config_id is None else config_id)
     cgroups = []
     for root in (V1_ROOT, *V2_ROOTS):
         if os.path.isdir(root):
             cgroups += [
-                os.path.join(root, d) for d in os.listdir(root) if d.startswith(f"{CGROUP_PREFIX}{run_id}:")
+                os.path.join(root, d)
+                for d in os.listdir(root)
+                if (d.startswith(wanted) if config_id is None else d == wanted)
             ]
     return {
         "mounts": _mounts_under(mount_dir),
@@ -103,8 +112,11 @@ def _remove_empty_tree(top: str) -> None:
         os.rmdir(directory)
 
 
-def sweep(run_id: str, mount_root: str, volumes_dir: str) -> Dict[str, List[str]]:
-    found = resources_of(run_id, mount_root, volumes_dir)
+def sweep(
+    run_id: str, mount_root: str, volumes_dir: str, config_id: Optional[str] = None
+) -> Dict[str, List[str]]:
+    """Undo what a run (or one config of it) left: processes, mounts, arrays, loops, cgroups."""
+    found = resources_of(run_id, mount_root, volumes_dir, config_id)
     removed: List[str] = []
     leftovers: List[str] = []
 
@@ -127,14 +139,14 @@ def sweep(run_id: str, mount_root: str, volumes_dir: str) -> Dict[str, List[str]
         attempt(f"detach {loop}", lambda device=loop: run(["losetup", "--detach", device]))  # type: ignore[misc]
     for cgroup in found["cgroups"]:
         attempt(f"remove cgroup {cgroup}", lambda c=cgroup: os.rmdir(c))  # type: ignore[misc]
-    mount_dir = os.path.join(mount_root, run_id)
+    mount_dir = os.path.join(mount_root, *_scope(run_id, config_id))
     if os.path.isdir(mount_dir):
         still_mounted = _mounts_under(mount_dir)
         if still_mounted:
             leftovers.append(f"{mount_dir} kept: still mounted at {', '.join(still_mounted)}")
         else:
             attempt(f"remove {mount_dir}", lambda: _remove_empty_tree(mount_dir))
-    volume_dir = os.path.join(volumes_dir, run_id)
+    volume_dir = os.path.join(volumes_dir, *_scope(run_id, config_id))
     if os.path.isdir(volume_dir):
         still_attached = _loops_backed_under(volume_dir)
         if still_attached:

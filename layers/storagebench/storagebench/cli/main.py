@@ -88,9 +88,10 @@ def workloads(
         render.workload_library(out, library)
 
 
-from storagebench.cli import agent_cmd  # noqa: E402  (registers `storagebench agent`)
+from storagebench.cli import agent_cmd, run_cmd  # noqa: E402  (register their commands)
 
 agent_cmd.register(app)
+run_cmd.register(app)
 
 
 def main() -> None:

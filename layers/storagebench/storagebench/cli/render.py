@@ -115,3 +115,37 @@ def aggregates(console: Console, rows: list[Aggregate], scale: GradeScale | None
             _number(row.metrics.get("real_s"), 2),
         )
     console.print(table)
+
+
+def run_summary(console: Console, run_id: str, execution: Any, record: dict[str, Any]) -> None:
+    """The run's status, each config's status and errors, then the measurements side by side."""
+    from storagebench.analysis.stats import aggregate
+    from storagebench.results.records import ResultRecord
+
+    run = record.get("run", {})
+    status = (execution.output or {}).get("status") or run.get("status") or execution.status
+    style = {"SUCCEEDED": "bold green", "PARTIAL": "bold yellow"}.get(str(status), "bold red")
+    console.print(
+        Text.assemble((f"run {run_id}: {status}", style), f" in {execution.wall_s:.0f} s"), highlight=False
+    )
+    if execution.status != "SUCCEEDED":
+        console.print(
+            Text(f"execution {execution.status}: {execution.error}: {execution.cause}"), highlight=False
+        )
+    configs = Table("config", "status", "records", "errors")
+    for config in (execution.output or {}).get("configs", []):
+        problems = "; ".join(
+            f"{e['step']}: {e['error']}: {e['cause'][:120]}" for e in config.get("errors", [])
+        )
+        leftovers = "; ".join(config.get("leftovers", []))
+        _row(
+            configs,
+            config["config_id"],
+            config["status"],
+            config["records"],
+            problems + (f" | leftovers: {leftovers}" if leftovers else "") or "-",
+        )
+    console.print(configs)
+    records = [ResultRecord.model_validate(r["record"]) for r in record.get("results", [])]
+    if records:
+        aggregates(console, aggregate(records))

@@ -1,0 +1,20 @@
+"""Provision: launch the config's instance with its volumes and create its file systems."""
+
+from typing import Any
+
+from aws_lambda_powertools.utilities.typing import LambdaContext
+
+from storagebench.observability import logger, metrics, tracer
+from storagebench.workflow import steps, wiring
+from storagebench.workflow.models import ConfigState
+
+
+@logger.inject_lambda_context
+@metrics.log_metrics
+@tracer.capture_lambda_handler
+def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    state = steps.provision(ConfigState.model_validate(event), wiring.services())
+    logger.info(
+        "provisioned", extra={"config_id": state.item.config_id, "instance_id": state.resources.instance_id}
+    )
+    return state.model_dump(mode="json")

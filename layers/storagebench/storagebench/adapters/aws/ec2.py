@@ -1,0 +1,399 @@
+"""Compute on EC2: one Amazon Linux 2023 instance per config, its EBS volumes in the launch.
+
+Every data volume is a block device mapping of RunInstances (DeleteOnTermination), so one
+call creates, attaches and tags everything and a terminated instance takes its volumes
+with it. The launch is idempotent twice over: RunInstances carries the spec's client token
+(EC2 returns the first instance for a repeated token) and the instance is tagged with the
+token, which a retried launch looks up first.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import UTC, datetime
+from typing import Any
+
+from storagebench.adapters.aws.errors import ClientError, aws_call, error_code, workflow_error
+from storagebench.adapters.aws.settings import AwsSettings
+from storagebench.workflow.errors import (
+    NotReadyError,
+    NotYetConsistentError,
+    ProvisioningError,
+    ResourceBusyError,
+)
+from storagebench.workflow.models import (
+    TAG_CONFIG,
+    TAG_RUN,
+    ComputeStatus,
+    LaunchSpec,
+    LaunchVolume,
+    Resources,
+    VolumeRef,
+)
+from storagebench.workflow.ports import Clock
+
+AMI_PARAMETER = "/aws/service/ami-amazon-linux-latest/al2023-ami-kernel-default-{arch}"
+TAG_CLIENT_TOKEN = "storagebench:client-token"
+LIVE_STATES = ("pending", "running", "stopping", "stopped")
+GONE_STATES = ("shutting-down", "terminated")
+
+
+class _UtcClock:
+    def now(self) -> datetime:
+        return datetime.now(UTC)
+
+
+def _iso(moment: datetime) -> str:
+    return moment.astimezone(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+def _tags(tags: dict[str, str]) -> list[dict[str, str]]:
+    return [{"Key": k, "Value": v} for k, v in sorted(tags.items())]
+
+
+def _tag_map(resource: dict[str, Any]) -> dict[str, str]:
+    return {str(t["Key"]): str(t["Value"]) for t in resource.get("Tags") or []}
+
+
+def block_device(volume: LaunchVolume) -> dict[str, Any]:
+    """One RunInstances block device mapping (only the fields the volume type takes)."""
+    ebs: dict[str, Any] = {
+        "VolumeType": volume.volume_type,
+        "VolumeSize": volume.size_gib,
+        "Encrypted": volume.encrypted,
+        "DeleteOnTermination": True,
+    }
+    if volume.iops is not None:
+        ebs["Iops"] = volume.iops
+    if volume.throughput_mibps is not None:
+        ebs["Throughput"] = volume.throughput_mibps
+    if volume.snapshot_id:
+        ebs["SnapshotId"] = volume.snapshot_id
+    if volume.initialization_rate_mibps is not None:
+        ebs["VolumeInitializationRate"] = volume.initialization_rate_mibps
+    return {"DeviceName": volume.device_name, "Ebs": ebs}
+
+
+class Ec2Compute:
+    """``Compute`` on EC2 in the stack's subnet, security group and instance profile."""
+
+    def __init__(self, ec2: Any, ssm: Any, settings: AwsSettings, clock: Clock | None = None) -> None:
+        self.ec2 = ec2
+        self.ssm = ssm  # reads the public AMI parameter
+        self.settings = settings
+        self.clock: Clock = clock or _UtcClock()
+
+    @classmethod
+    def from_settings(cls, settings: AwsSettings) -> Ec2Compute:
+        return cls(settings.client("ec2"), settings.client("ssm"), settings)
+
+    # -------------------------------------------------------------- launch
+
+    def image_id(self, architecture: str) -> str:
+        name = AMI_PARAMETER.format(arch=architecture)
+        with aws_call(f"read the AMI parameter {name}", ProvisioningError):
+            return str(self.ssm.get_parameter(Name=name)["Parameter"]["Value"])
+
+    def run_instances_request(self, spec: LaunchSpec, image_id: str) -> dict[str, Any]:
+        """The RunInstances parameters for a spec (public so tests can read what is sent)."""
+        tags = {**spec.tags, TAG_CLIENT_TOKEN: spec.client_token}
+        return {
+            "ClientToken": spec.client_token,
+            "ImageId": image_id,
+            "InstanceType": spec.instance_type,
+            "MinCount": 1,
+            "MaxCount": 1,
+            "SubnetId": self.settings.subnet_id,
+            "SecurityGroupIds": [self.settings.security_group_id],
+            "IamInstanceProfile": {"Arn": self.settings.instance_profile_arn},
+            "MetadataOptions": {"HttpTokens": "required", "HttpEndpoint": "enabled"},
+            "InstanceInitiatedShutdownBehavior": "terminate",
+            "BlockDeviceMappings": [block_device(spec.root)] + [block_device(v) for v in spec.volumes],
+            "TagSpecifications": [
+                {"ResourceType": "instance", "Tags": _tags(tags)},
+                {"ResourceType": "volume", "Tags": _tags(tags)},
+            ],
+        }
+
+    def launch(self, spec: LaunchSpec) -> Resources:
+        existing = self._find_by_token(spec.client_token)
+        if existing is None:
+            request = self.run_instances_request(spec, self.image_id(spec.architecture))
+            with aws_call(f"launch {spec.instance_type}", ProvisioningError):
+                existing = self.ec2.run_instances(**request)["Instances"][0]
+        return self._resources(existing, spec.volumes)
+
+    def _find_by_token(self, token: str) -> dict[str, Any] | None:
+        """The instance a previous attempt launched with this token (a live one first)."""
+        found = list(self._instances([{"Name": f"tag:{TAG_CLIENT_TOKEN}", "Values": [token]}]))
+        found.sort(key=lambda i: i["State"]["Name"] in GONE_STATES)
+        return found[0] if found else None
+
+    def _resources(self, instance: dict[str, Any], volumes: list[LaunchVolume]) -> Resources:
+        attached = {str(m["DeviceName"]): m.get("Ebs", {}) for m in instance.get("BlockDeviceMappings") or []}
+        refs = []
+        for volume in volumes:
+            ebs = attached.get(volume.device_name, {})
+            refs.append(
+                VolumeRef(
+                    target_id=volume.target_id,
+                    member=volume.member,
+                    device_name=volume.device_name,
+                    volume_type=volume.volume_type,
+                    size_gib=volume.size_gib,
+                    volume_id=ebs.get("VolumeId"),
+                    state="in-use" if ebs.get("VolumeId") else None,
+                )
+            )
+        launched = instance.get("LaunchTime")
+        launched_at = _iso(launched) if isinstance(launched, datetime) else _iso(self.clock.now())
+        return Resources(instance_id=str(instance["InstanceId"]), volumes=refs, launched_at=launched_at)
+
+    # -------------------------------------------------------------- status
+
+    def status(self, resources: Resources) -> ComputeStatus:
+        instance_id = resources.instance_id
+        if instance_id is None:
+            raise NotReadyError("no instance was recorded for this config")
+        with aws_call(f"describe instance {instance_id}", ProvisioningError):
+            reservations = self.ec2.describe_instances(InstanceIds=[instance_id])["Reservations"]
+            statuses = self.ec2.describe_instance_status(InstanceIds=[instance_id], IncludeAllInstances=True)[
+                "InstanceStatuses"
+            ]
+        instance = next((i for r in reservations for i in r["Instances"]), None)
+        if instance is None:
+            raise NotYetConsistentError(f"instance {instance_id} is not visible yet")
+        state = str(instance["State"]["Name"])
+        checks = statuses[0] if statuses else {}
+        checks_ok = all(
+            checks.get(name, {}).get("Status") == "ok" for name in ("InstanceStatus", "SystemStatus")
+        )
+        volumes, described = self._volume_states(instance_id, resources.volumes)
+        in_use = all(v.volume_id is not None and v.state == "in-use" for v in volumes) and all(
+            _attachment_state(described.get(str(v.volume_id)), instance_id) == "attached" for v in volumes
+        )
+        initialized, progress = self._initialization(volumes, described)
+        reason_parts = []
+        transition = (instance.get("StateReason") or {}).get("Message") or instance.get(
+            "StateTransitionReason"
+        )
+        if transition:
+            reason_parts.append(str(transition))
+        if progress:
+            reason_parts.append("initialization " + ", ".join(progress))
+        return ComputeStatus(
+            instance_state=state,
+            status_checks_ok=checks_ok,
+            volumes_in_use=in_use,
+            volumes_initialized=initialized,
+            volumes=volumes,
+            reason="; ".join(reason_parts) or None,
+        )
+
+    def _volume_states(
+        self, instance_id: str, refs: list[VolumeRef]
+    ) -> tuple[list[VolumeRef], dict[str, dict[str, Any]]]:
+        """Fill each ref's volume id (by device name) and state from DescribeVolumes."""
+        filters = [{"Name": "attachment.instance-id", "Values": [instance_id]}]
+        with aws_call(f"describe volumes of {instance_id}", ProvisioningError):
+            pages = self.ec2.get_paginator("describe_volumes").paginate(Filters=filters)
+            described = {str(v["VolumeId"]): v for page in pages for v in page["Volumes"]}
+        by_device = {}
+        for volume in described.values():
+            for attachment in volume.get("Attachments") or []:
+                if attachment.get("InstanceId") == instance_id:
+                    by_device[str(attachment["Device"])] = volume
+        updated = []
+        for ref in refs:
+            volume = by_device.get(ref.device_name) or described.get(str(ref.volume_id))
+            if volume is None:
+                updated.append(ref.model_copy(update={"state": None}))
+            else:
+                updated.append(
+                    ref.model_copy(update={"volume_id": volume["VolumeId"], "state": volume["State"]})
+                )
+        return updated, described
+
+    def _initialization(
+        self, refs: list[VolumeRef], described: dict[str, dict[str, Any]]
+    ) -> tuple[bool, list[str]]:
+        """Snapshot volumes with a provisioned initialization rate must reach 100 % first.
+
+        Volumes restored at the default rate initialise lazily (first read): they do not
+        hold readiness back (measuring the cold read is a result), their progress is reported.
+        """
+        restored = [
+            described[str(r.volume_id)]
+            for r in refs
+            if r.volume_id and described.get(str(r.volume_id), {}).get("SnapshotId")
+        ]
+        if not restored:
+            return True, []
+        with aws_call("describe volume initialization", ProvisioningError):
+            pages = self.ec2.get_paginator("describe_volume_status").paginate(
+                VolumeIds=[str(v["VolumeId"]) for v in restored]
+            )
+            details = {
+                str(item["VolumeId"]): item.get("InitializationStatusDetails") or {}
+                for page in pages
+                for item in page.get("VolumeStatuses", [])
+            }
+        initialized = True
+        progress = []
+        for volume in restored:
+            volume_id = str(volume["VolumeId"])
+            detail = details.get(volume_id, {})
+            percent = detail.get("Progress")
+            provisioned = volume.get("VolumeInitializationRate") is not None or (
+                detail.get("InitializationType") == "provisioned-rate"
+            )
+            if provisioned and (percent is None or int(percent) < 100):
+                initialized = False
+            progress.append(
+                f"{volume_id} {'?' if percent is None else percent}%"
+                + (" (provisioned rate)" if provisioned else "")
+            )
+        return initialized, progress
+
+    # -------------------------------------------------------------- cleanup
+
+    def terminate(self, resources: Resources, run_id: str, config_id: str) -> list[str]:
+        """Terminate the config's instances, then delete its volumes that are left over.
+
+        Instances are the one Provision recorded and any other still carrying the run's and
+        config's tags (a launch whose answer was lost). Attached data volumes go with their
+        instance (DeleteOnTermination); what remains is a volume created or detached
+        separately, found by the tags and by the ids Provision recorded. A volume still
+        attached to a terminating instance without DeleteOnTermination raises
+        ResourceBusyError (retried).
+        """
+        deleted: list[str] = []
+        going: set[str] = set()
+        instances = {str(i["InstanceId"]): i for i in self._instances(self._tag_filters(run_id, config_id))}
+        if resources.instance_id is not None and resources.instance_id not in instances:
+            recorded = self._describe_instance(resources.instance_id)
+            if recorded is not None:
+                instances[resources.instance_id] = recorded
+        for instance_id, instance in sorted(instances.items()):
+            if instance["State"]["Name"] == "terminated":
+                continue
+            on_termination = {
+                str(m["Ebs"]["VolumeId"])
+                for m in instance.get("BlockDeviceMappings") or []
+                if m.get("Ebs", {}).get("DeleteOnTermination")
+            }
+            going |= on_termination
+            self._terminate(instance_id)
+            deleted.append(instance_id)
+            deleted.extend(sorted(on_termination))
+        candidates = self._volumes_to_check(resources, {TAG_RUN: run_id, TAG_CONFIG: config_id})
+        for volume in candidates:
+            volume_id = str(volume["VolumeId"])
+            if volume_id in going:
+                continue
+            attachments = [a for a in volume.get("Attachments") or [] if a.get("State") != "detached"]
+            if volume["State"] == "available" and not attachments:
+                if self._delete_volume(volume_id):
+                    deleted.append(volume_id)
+            elif volume["State"] in ("deleting", "deleted"):
+                continue
+            elif any(not a.get("DeleteOnTermination") for a in attachments):
+                raise ResourceBusyError(
+                    f"volume {volume_id} is still attached ({volume['State']}); "
+                    "it is deleted once its instance has terminated"
+                )
+        return deleted
+
+    def _describe_instance(self, instance_id: str) -> dict[str, Any] | None:
+        try:
+            reservations = self.ec2.describe_instances(InstanceIds=[instance_id])["Reservations"]
+        except ClientError as exc:
+            if error_code(exc) in ("InvalidInstanceID.NotFound", "InvalidInstanceID.Malformed"):
+                return None  # long gone: terminated instances disappear after about an hour
+            raise workflow_error(exc, f"describe instance {instance_id}", ProvisioningError) from exc
+        return next((i for r in reservations for i in r["Instances"]), None)
+
+    def _terminate(self, instance_id: str) -> None:
+        try:
+            self.ec2.terminate_instances(InstanceIds=[instance_id])
+        except ClientError as exc:
+            if error_code(exc) != "InvalidInstanceID.NotFound":
+                raise workflow_error(exc, f"terminate {instance_id}", ProvisioningError) from exc
+
+    def _volumes_to_check(self, resources: Resources, tags: dict[str, str]) -> list[dict[str, Any]]:
+        found: dict[str, dict[str, Any]] = {}
+        if tags.get(TAG_RUN) and tags.get(TAG_CONFIG):
+            for volume in self._volumes(self._tag_filters(tags[TAG_RUN], tags[TAG_CONFIG])):
+                found[str(volume["VolumeId"])] = volume
+        recorded = [str(v.volume_id) for v in resources.volumes if v.volume_id and v.volume_id not in found]
+        for volume_id in recorded:  # one at a time: a deleted id must not fail the others
+            for volume in self._volumes([], [volume_id]):
+                found[str(volume["VolumeId"])] = volume
+        return list(found.values())
+
+    def _delete_volume(self, volume_id: str) -> bool:
+        try:
+            self.ec2.delete_volume(VolumeId=volume_id)
+        except ClientError as exc:
+            if error_code(exc) == "InvalidVolume.NotFound":
+                return False
+            raise workflow_error(exc, f"delete volume {volume_id}", ProvisioningError) from exc
+        return True
+
+    def leftovers(self, run_id: str, config_id: str) -> list[str]:
+        """Instances and volumes of this config that will still exist once cleanup settles.
+
+        An instance shutting down or terminated is not a leftover, nor a volume attached to
+        such an instance with DeleteOnTermination, nor a volume being deleted.
+        """
+        filters = self._tag_filters(run_id, config_id)
+        instances = list(self._instances(filters))
+        remaining = [str(i["InstanceId"]) for i in instances if i["State"]["Name"] in LIVE_STATES]
+        going = {str(i["InstanceId"]) for i in instances if i["State"]["Name"] in GONE_STATES}
+        for volume in self._volumes(filters):
+            if volume["State"] in ("deleting", "deleted"):
+                continue
+            attachments = [a for a in volume.get("Attachments") or [] if a.get("State") != "detached"]
+            if attachments and all(
+                a.get("InstanceId") in going and a.get("DeleteOnTermination") for a in attachments
+            ):
+                continue
+            remaining.append(str(volume["VolumeId"]))
+        return remaining
+
+    # -------------------------------------------------------------- lookups
+
+    @staticmethod
+    def _tag_filters(run_id: str, config_id: str) -> list[dict[str, Any]]:
+        return [
+            {"Name": f"tag:{TAG_RUN}", "Values": [run_id]},
+            {"Name": f"tag:{TAG_CONFIG}", "Values": [config_id]},
+        ]
+
+    def _instances(self, filters: list[dict[str, Any]]) -> Iterable[dict[str, Any]]:
+        with aws_call("describe instances", ProvisioningError):
+            pages = self.ec2.get_paginator("describe_instances").paginate(Filters=filters)
+            return [i for page in pages for r in page["Reservations"] for i in r["Instances"]]
+
+    def _volumes(
+        self, filters: list[dict[str, Any]], volume_ids: list[str] | None = None
+    ) -> list[dict[str, Any]]:
+        arguments: dict[str, Any] = {"Filters": filters} if filters else {}
+        if volume_ids:
+            arguments["VolumeIds"] = volume_ids
+        try:
+            pages = self.ec2.get_paginator("describe_volumes").paginate(**arguments)
+            return [v for page in pages for v in page["Volumes"]]
+        except ClientError as exc:
+            if volume_ids and error_code(exc) == "InvalidVolume.NotFound":
+                return []
+            raise workflow_error(exc, "describe volumes", ProvisioningError) from exc
+
+
+def _attachment_state(volume: dict[str, Any] | None, instance_id: str) -> str | None:
+    if volume is None:
+        return None
+    for attachment in volume.get("Attachments") or []:
+        if attachment.get("InstanceId") == instance_id:
+            return str(attachment.get("State"))
+    return None

@@ -1,0 +1,231 @@
+"""The agent through SSM Run Command: the stack's ``AgentDocument`` on the config's instance.
+
+``start`` stores the plan, makes sure this package's agent zipapp is in the bucket under its
+digest, and sends the document with a Step Functions task token; the instance reports on that
+token itself (heartbeats, success, failure). The full command output goes to S3 as well
+(``GetCommandInvocation`` keeps only 24,000 characters of stdout), next to the agent's output.
+A retried ``start`` with the same task token finds the command already sent instead of
+running the agent twice.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import logging
+from datetime import UTC, datetime
+from typing import Any
+
+from storagebench.adapters.agent_bundle import AgentBundle, current_bundle
+from storagebench.adapters.aws.errors import ClientError, aws_call, error_code, workflow_error
+from storagebench.adapters.aws.s3 import S3Artifacts
+from storagebench.adapters.aws.settings import AwsSettings
+from storagebench.agent.plan import Plan
+from storagebench.workflow.errors import AgentError
+from storagebench.workflow.models import AgentRun, ConfigState, Resources
+from storagebench.workflow.ports import Clock
+
+LOG = logging.getLogger(__name__)
+MAX_EXECUTION_S = 172_800  # aws:runShellScript's ceiling (48 h)
+DELIVERY_TIMEOUT_S = 600  # SendCommand's TimeoutSeconds: how long the command may wait to start
+HEARTBEAT_MAX_S = 999  # the document's HeartbeatSeconds pattern: 1-3 digits
+OVER = ("Failed", "Cancelled", "Cancelling", "TimedOut")
+
+
+class _UtcClock:
+    def now(self) -> datetime:
+        return datetime.now(UTC)
+
+
+def _iso(moment: datetime) -> str:
+    return moment.astimezone(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+def heartbeat_interval(heartbeat_timeout_s: int) -> int:
+    """Half the task's heartbeat timeout: one lost heartbeat is not fatal."""
+    return max(1, min(HEARTBEAT_MAX_S, heartbeat_timeout_s // 2))
+
+
+class SsmAgents:
+    """``Agents`` on SSM Run Command with the stack's agent document."""
+
+    def __init__(
+        self,
+        ssm: Any,
+        s3: Any,
+        settings: AwsSettings,
+        artifacts: S3Artifacts | None = None,
+        clock: Clock | None = None,
+        bundle: AgentBundle | None = None,
+    ) -> None:
+        self.ssm = ssm
+        self.s3 = s3
+        self.settings = settings
+        self.artifacts = artifacts if artifacts is not None else S3Artifacts(s3, settings.artifacts_bucket)
+        self.clock: Clock = clock or _UtcClock()
+        self._bundle = bundle
+        self._uploaded: set[str] = set()
+
+    @classmethod
+    def from_settings(cls, settings: AwsSettings) -> SsmAgents:
+        return cls(settings.client("ssm"), settings.client("s3"), settings)
+
+    # -------------------------------------------------------------- reachability
+
+    def online(self, resources: Resources) -> bool:
+        if resources.instance_id is None:
+            return False
+        try:
+            found = self.ssm.describe_instance_information(
+                Filters=[{"Key": "InstanceIds", "Values": [resources.instance_id]}]
+            )["InstanceInformationList"]
+        except ClientError as exc:
+            if error_code(exc) in ("InvalidInstanceId", "InvalidInstanceInformationFilterValue"):
+                return False  # the agent has not registered yet
+            raise workflow_error(exc, f"ask SSM about {resources.instance_id}", AgentError) from exc
+        return any(
+            i.get("InstanceId") == resources.instance_id and i.get("PingStatus") == "Online" for i in found
+        )
+
+    # -------------------------------------------------------------- agent bundle
+
+    @property
+    def bundle(self) -> AgentBundle:
+        if self._bundle is None:
+            self._bundle = current_bundle()
+        return self._bundle
+
+    def ensure_agent(self) -> str:
+        """Upload this version's agent zipapp unless the bucket has it; returns its key."""
+        bundle = self.bundle
+        key = bundle.key
+        if key in self._uploaded:
+            return key
+        bucket = self.settings.artifacts_bucket
+        try:
+            self.s3.head_object(Bucket=bucket, Key=key)
+        except ClientError as exc:
+            if error_code(exc) not in ("404", "NoSuchKey", "NotFound"):
+                raise workflow_error(exc, f"look for the agent at s3://{bucket}/{key}", AgentError) from exc
+            with aws_call(f"upload the agent to s3://{bucket}/{key}", AgentError):
+                self.s3.put_object(
+                    Bucket=bucket,
+                    Key=key,
+                    Body=bundle.data,
+                    ContentType="application/zip",
+                    ChecksumSHA256=_b64_sha256(bundle.data),
+                    Metadata={"sha256": bundle.sha256, "version": bundle.version},
+                )
+        self._uploaded.add(key)
+        return key
+
+    # -------------------------------------------------------------- run
+
+    def command_request(
+        self,
+        state: ConfigState,
+        plan_uri: str,
+        output_prefix: str,
+        task_token: str,
+        heartbeat_s: int,
+        timeout_s: int,
+    ) -> dict[str, Any]:
+        """The SendCommand parameters (public so tests can check them against the document)."""
+        if state.resources.instance_id is None:
+            raise AgentError("no instance to run the agent on")
+        if not 1 <= timeout_s <= MAX_EXECUTION_S:
+            raise AgentError(
+                f"command timeout {timeout_s} s is outside 1..{MAX_EXECUTION_S} s "
+                "(SSM's aws:runShellScript limit)"
+            )
+        bundle = self.bundle
+        output = output_prefix if output_prefix.endswith("/") else output_prefix + "/"
+        ssm_prefix = state.item.artifacts_prefix.rstrip("/") + "/ssm"
+        return {
+            "DocumentName": self.settings.agent_document,
+            "InstanceIds": [state.resources.instance_id],
+            "Comment": f"storagebench {state.item.run_id}/{state.item.config_id}"[:100],
+            "Parameters": {
+                "AgentUri": [self.artifacts.uri(bundle.key)],
+                "AgentSha256": [bundle.sha256],
+                "PlanUri": [plan_uri],
+                "OutputUri": [self.artifacts.uri(output)],
+                "TaskToken": [task_token],
+                "HeartbeatSeconds": [str(heartbeat_interval(heartbeat_s))],
+                "Region": [self.settings.region],
+                "executionTimeout": [str(timeout_s)],
+            },
+            "OutputS3BucketName": self.settings.artifacts_bucket,
+            "OutputS3KeyPrefix": ssm_prefix,
+            "OutputS3Region": self.settings.region,
+            "TimeoutSeconds": DELIVERY_TIMEOUT_S,
+        }
+
+    def start(
+        self,
+        state: ConfigState,
+        plan: Plan,
+        output_prefix: str,
+        task_token: str,
+        heartbeat_s: int,
+        timeout_s: int,
+    ) -> AgentRun:
+        plan_key = f"{state.item.artifacts_prefix}plan.json"
+        plan_uri = self.artifacts.put_json(plan_key, plan)
+        self.ensure_agent()
+        request = self.command_request(state, plan_uri, output_prefix, task_token, heartbeat_s, timeout_s)
+        command_id = self._sent_before(request)
+        if command_id is None:
+            with aws_call(f"send the agent command to {state.resources.instance_id}", AgentError):
+                command_id = str(self.ssm.send_command(**request)["Command"]["CommandId"])
+        return AgentRun(
+            command_id=command_id,
+            plan_key=plan_key,
+            output_prefix=output_prefix,
+            started_at=_iso(self.clock.now()),
+        )
+
+    def _sent_before(self, request: dict[str, Any]) -> str | None:
+        """A live command a previous attempt sent with the same document and task token.
+
+        Needs ssm:ListCommands. Without it the check is skipped with a warning (the send
+        itself still works, a retried start could then run the agent twice).
+        """
+        instance_id = request["InstanceIds"][0]
+        token = request["Parameters"]["TaskToken"]
+        try:
+            pages = self.ssm.get_paginator("list_commands").paginate(InstanceId=instance_id)
+            for page in pages:
+                for command in page.get("Commands", []):
+                    if (
+                        command.get("DocumentName") == request["DocumentName"]
+                        and (command.get("Parameters") or {}).get("TaskToken") == token
+                        and command.get("Status") not in OVER
+                    ):
+                        return str(command["CommandId"])
+        except ClientError as exc:
+            if error_code(exc) not in ("AccessDeniedException", "AccessDenied"):
+                raise workflow_error(exc, f"list commands of {instance_id}", AgentError) from exc
+            LOG.warning("cannot check for a command already sent to %s (%s); sending", instance_id, exc)
+        return None
+
+    def stop(self, state: ConfigState) -> list[str]:
+        """Cancel the agent's command if one was sent; finished or unknown commands are fine.
+
+        Returns nothing held: on AWS whatever the agent left on the machine (mounts, loop
+        devices, files) goes with the instance, which cleanup terminates next.
+        """
+        command_id = state.agent.command_id if state.agent else None
+        if not command_id:
+            return []
+        try:
+            self.ssm.cancel_command(CommandId=command_id)
+        except ClientError as exc:
+            if error_code(exc) not in ("InvalidCommandId", "InvalidInstanceId"):
+                raise workflow_error(exc, f"cancel command {command_id}", AgentError) from exc
+            # expired, finished long ago, or its instance is gone: nothing to stop
+        return []
+
+
+def _b64_sha256(data: bytes) -> str:
+    return base64.b64encode(hashlib.sha256(data).digest()).decode()

@@ -1,0 +1,238 @@
+"""The local fleet: the benchmark agent on this machine, in place of an instance reached by SSM.
+
+It behaves like the SSM document does on an instance: run the agent with the plan, heartbeat
+on the task token while it runs, then report success with the exit code (or failure when the
+command cannot start). EBS targets are rebound to emulated volumes (loop device + throttle at
+the volume type's envelope) from the volume each target requested; directories stay as they
+are; kinds that need AWS are refused with the reason.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from storagebench.adapters.local.artifacts import LocalArtifacts
+from storagebench.adapters.local.faults import FaultPlan
+from storagebench.agent.plan import Plan, TargetSpec
+from storagebench.agent.sweep import sweep
+from storagebench.planning.local import LocalOptions, emulated_ebs
+from storagebench.request.model import EbsTarget
+from storagebench.workflow.errors import AgentError
+from storagebench.workflow.models import AgentRun, ConfigState, Resources
+
+STOP_GRACE_S = 30.0
+
+
+@dataclass
+class _Running:
+    process: subprocess.Popen[bytes] | None
+    token: str
+    done: threading.Event = field(default_factory=threading.Event)
+    died: bool = False  # an injected "instance died": no callback, no teardown on the machine
+
+
+class LocalAgents:
+    def __init__(
+        self,
+        artifacts: LocalArtifacts,
+        sfn: Any,
+        options: LocalOptions,
+        mount_root: Path,
+        volumes_dir: Path,
+        faults: FaultPlan | None = None,
+    ) -> None:
+        self.artifacts = artifacts
+        self.sfn = sfn
+        self.options = options
+        self.mount_root = mount_root
+        self.volumes_dir = volumes_dir
+        self.faults = faults or FaultPlan()
+        self.running: dict[tuple[str, str], _Running] = {}
+        self.callback_errors: list[str] = []
+        self._lock = threading.Lock()
+
+    # ------------------------------------------------------------------ readiness
+
+    def online(self, resources: Resources) -> bool:
+        missing = [tool for tool in ("fio", "losetup") if shutil.which(tool) is None]
+        if os.geteuid() != 0:
+            raise AgentError(
+                "local mode emulates EBS volumes with loop devices and cgroup throttling: run as root"
+            )
+        if missing:
+            raise AgentError(f"local mode needs {', '.join(missing)} (make setup installs them)")
+        return True
+
+    # ------------------------------------------------------------------ running
+
+    def rebind(self, plan: Plan) -> Plan:
+        """The plan with its EBS targets standing on emulated volumes of this machine."""
+        targets: list[TargetSpec] = []
+        for spec in plan["targets"]:
+            if spec["kind"] == "ebs":
+                volume = spec.get("volume") or {}
+                target = EbsTarget.model_validate(
+                    {
+                        "kind": "ebs",
+                        "id": spec["id"],
+                        "type": volume.get("type"),
+                        "size_gib": volume.get("size_gib"),
+                        "iops": volume.get("iops"),
+                        "throughput_mibps": volume.get("throughput_mibps"),
+                        "count": spec.get("count", 1),
+                        "layout": spec.get("layout", "raid0"),
+                        "filesystem": spec.get("filesystem", "xfs"),
+                        "mount_options": spec.get("mount_options"),
+                        "raid_chunk_kib": spec.get("raid_chunk_kib"),
+                    }
+                )
+                targets.append(emulated_ebs(target, self.options))
+            elif spec["kind"] == "directory":
+                targets.append(spec)
+            else:
+                raise AgentError(
+                    f"target {spec['id']} ({spec['kind']}) needs AWS and cannot run on this machine"
+                )
+        rebound = dict(plan)
+        rebound["targets"] = targets
+        return rebound  # type: ignore[return-value]
+
+    def start(
+        self,
+        state: ConfigState,
+        plan: Plan,
+        output_prefix: str,
+        task_token: str,
+        heartbeat_s: int,
+        timeout_s: int,
+    ) -> AgentRun:
+        item = state.item
+        self.faults.raise_if("agents.start", item.config_id)
+        local_plan = self.rebind(plan)
+        plan_key = f"{item.artifacts_prefix}plan.local.json"
+        self.artifacts.put_json(plan_key, local_plan)
+        output = self.artifacts.fetch(output_prefix)
+        behaviour = self.faults.take("agent.run", item.config_id)
+        key = (item.run_id, item.config_id)
+        if behaviour is not None and behaviour.kind == "command_failed":
+            run = _Running(None, task_token)
+            self.running[key] = run
+            threading.Thread(target=self._fail_command, args=(run, behaviour.message), daemon=True).start()
+        else:
+            output.parent.mkdir(parents=True, exist_ok=True)
+            stderr = (output.parent / "agent.stderr").open("wb")
+            process = subprocess.Popen(
+                [
+                    sys.executable,
+                    "-m",
+                    "storagebench.agent",
+                    "run",
+                    "--plan",
+                    self.artifacts.uri(plan_key),
+                    "--out",
+                    str(output),
+                    "--mount-root",
+                    str(self.mount_root),
+                    "--volumes-dir",
+                    str(self.volumes_dir),
+                    "--quiet",
+                ],
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=stderr,
+                start_new_session=True,
+            )
+            stderr.close()
+            run = _Running(process, task_token)
+            with self._lock:
+                self.running[key] = run
+            kind = behaviour.kind if behaviour else None
+            threading.Thread(
+                target=self._supervise,
+                args=(run, output, heartbeat_s, kind),
+                daemon=True,
+                name=f"agent-{item.config_id}",
+            ).start()
+        return AgentRun(
+            command_id=f"local-{item.run_id}-{item.config_id}",
+            plan_key=plan_key,
+            output_prefix=output_prefix,
+            started_at=item.started_at,
+        )
+
+    def _callback(self, call: str, **arguments: Any) -> None:
+        try:
+            getattr(self.sfn, call)(**arguments)
+        except Exception as exc:
+            self.callback_errors.append(f"{call}: {type(exc).__name__}: {exc}")
+
+    def _fail_command(self, run: _Running, message: str) -> None:
+        self._callback(
+            "send_task_failure",
+            taskToken=run.token,
+            error="AgentError",
+            cause=f"{message}: the command failed before the agent ran",
+        )
+        run.done.set()
+
+    def _supervise(self, run: _Running, output: Path, heartbeat_s: int, behaviour: str | None) -> None:
+        assert run.process is not None
+        interval = max(0.2, heartbeat_s / 2)  # like the SSM document: one lost heartbeat is not fatal
+        died_at = interval * 1.5 if behaviour == "instance_died" else None
+        elapsed = 0.0
+        while True:
+            try:
+                run.process.wait(timeout=interval)
+                break
+            except subprocess.TimeoutExpired:
+                elapsed += interval
+            if died_at is not None and elapsed >= died_at:
+                os.killpg(run.process.pid, signal.SIGKILL)  # no teardown: the machine is gone
+                run.process.wait()
+                run.died = True
+                run.done.set()
+                return
+            self._callback("send_task_heartbeat", taskToken=run.token)
+        if behaviour == "command_timed_out":
+            # The agent finished, but the command never reports: keep heartbeating until stopped.
+            while not run.done.wait(interval):
+                self._callback("send_task_heartbeat", taskToken=run.token)
+            return
+        if behaviour == "output_missing" and output.exists():
+            shutil.rmtree(output)
+        code = run.process.returncode
+        self._callback(
+            "send_task_success",
+            taskToken=run.token,
+            output=json.dumps({"status": "completed", "exit_code": code}),
+        )
+        run.done.set()
+
+    # ------------------------------------------------------------------ stopping
+
+    def stop(self, state: ConfigState) -> list[str]:
+        """Stop the agent if it still runs (it tears down on SIGTERM), then sweep by run id."""
+        key = (state.item.run_id, state.item.config_id)
+        with self._lock:
+            run = self.running.pop(key, None)
+        if run is not None:
+            run.done.set()
+            process = run.process
+            if process is not None and process.poll() is None:
+                os.killpg(process.pid, signal.SIGTERM)
+                try:
+                    process.wait(timeout=STOP_GRACE_S)
+                except subprocess.TimeoutExpired:
+                    os.killpg(process.pid, signal.SIGKILL)
+                    process.wait()
+        report = sweep(state.item.run_id, str(self.mount_root), str(self.volumes_dir), state.item.config_id)
+        return report["leftovers"]

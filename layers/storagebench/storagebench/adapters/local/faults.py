@@ -1,0 +1,63 @@
+"""Deliberate faults for local runs: the fault-matrix tests break each step on purpose.
+
+A fault names a point (``compute.launch``, ``agent.run``, ``handler.collect``, ...), the config
+it hits (or ``*``), what happens (an error name, or an agent behaviour) and how many times it
+fires, so "fails twice, then the retry succeeds" and "fails until the state machine gives up"
+are both expressible. ``FaultPlan`` counts what fired, for the report.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from dataclasses import dataclass, field
+from typing import Any
+
+from storagebench.workflow import errors
+
+AGENT_BEHAVIOURS = (
+    "command_failed",  # the command fails before the agent runs (as an SSM command Failed)
+    "command_timed_out",  # the agent runs forever, heartbeating: the task's timeout ends it
+    "instance_died",  # the machine disappears mid-run: no more heartbeats, nothing cleaned on it
+    "output_missing",  # the agent finishes but its output never reaches the artifacts
+)
+
+
+@dataclass
+class Fault:
+    point: str
+    kind: str
+    config_id: str = "*"
+    times: int = 1
+    message: str = "injected fault"
+
+
+@dataclass
+class FaultPlan:
+    faults: list[Fault] = field(default_factory=list)
+    fired: list[dict[str, Any]] = field(default_factory=list)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    @classmethod
+    def from_json(cls, text: str) -> FaultPlan:
+        return cls([Fault(**entry) for entry in json.loads(text)])
+
+    def take(self, point: str, config_id: str) -> Fault | None:
+        """The fault for this point and config, if one is left to fire (counted)."""
+        with self._lock:
+            for fault in self.faults:
+                if fault.point == point and fault.config_id in ("*", config_id) and fault.times > 0:
+                    fault.times -= 1
+                    self.fired.append({"point": point, "config_id": config_id, "kind": fault.kind})
+                    return fault
+        return None
+
+    def raise_if(self, point: str, config_id: str) -> None:
+        """Raise the named workflow error (or a plain RuntimeError: a handler bug) at this point."""
+        fault = self.take(point, config_id)
+        if fault is None:
+            return
+        error = getattr(errors, fault.kind, None)
+        if isinstance(error, type) and issubclass(error, Exception):
+            raise error(f"{fault.message} at {point}")
+        raise RuntimeError(f"{fault.message} at {point} ({fault.kind})")

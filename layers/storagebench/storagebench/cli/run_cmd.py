@@ -1,0 +1,130 @@
+"""``storagebench run --local``: the whole workflow on this machine, live, then the comparison."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.live import Live
+from rich.table import Table
+from rich.text import Text
+
+from storagebench.cli.main import err, fail, out, print_json
+
+
+def _progress_table(session: Any, run_id: str, configs: list[str], started: float) -> Table:
+    table = Table(
+        "config", "status", "agent stage", "step", "current", title=f"run {run_id}", title_justify="left"
+    )
+    run = _safe_run(session, run_id)
+    statuses = {c.get("config_id"): c.get("status", "") for c in run.get("configs", [])}
+    artifacts = session.root / "artifacts" / "runs" / run_id
+    for config_id in configs:
+        progress = _read_json(artifacts / config_id / "agent" / "progress.json")
+        step = f"{progress.get('step', 0)}/{progress.get('steps', 0)}" if progress.get("steps") else "-"
+        table.add_row(
+            *(
+                Text(str(v))
+                for v in (
+                    config_id,
+                    statuses.get(config_id, "PLANNED"),
+                    progress.get("stage", "-"),
+                    step,
+                    progress.get("current") or "-",
+                )
+            )
+        )
+    table.caption = f"{time.monotonic() - started:.0f} s elapsed"
+    return table
+
+
+def _read_json(path: Path) -> dict[str, Any]:
+    try:
+        document = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return document if isinstance(document, dict) else {}
+
+
+def _safe_run(session: Any, run_id: str) -> dict[str, Any]:
+    try:
+        run: dict[str, Any] = session.services.store.get_run(run_id)
+    except KeyError:
+        return {}
+    return run
+
+
+def run(
+    suite: Annotated[Path, typer.Option("--suite", "-s", help="request file (JSON)")],
+    local: Annotated[
+        bool, typer.Option("--local", help="run the workflow on this machine (moto + agent)")
+    ] = False,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="print the run record with its results as JSON")
+    ] = False,
+    capacity_gib: Annotated[float, typer.Option(help="backing file of each emulated volume")] = 1.0,
+    knee_seconds: Annotated[
+        float, typer.Option(help="gp2/st1/sc1: a full burst bucket lasts this long")
+    ] = 60.0,
+    root: Annotated[Path, typer.Option(help="where local results and artifacts are kept")] = Path(
+        ".storagebench"
+    ),
+) -> None:
+    """Run a request through the benchmark workflow and show the comparison."""
+    from storagebench.planning.local import LocalOptions
+    from storagebench.request import RequestError, load_request
+
+    if not local:
+        raise fail("only --local is available in this version: it runs the workflow on this machine")
+    try:
+        request = load_request(suite)
+    except RequestError as exc:
+        raise fail(str(exc)) from None
+    from storagebench.local.session import LocalSession
+
+    document = json.loads(suite.read_text(encoding="utf-8"))
+    options = LocalOptions(capacity_bytes=int(capacity_gib * (1 << 30)), knee_seconds=knee_seconds)
+    with LocalSession(root, options) as session:
+        for notice in session.notices:
+            err.print(Text.assemble(("note: ", "yellow"), notice), highlight=False)
+        run_id, arn = session.start(document)
+        started = time.monotonic()
+        configs = [c.id for c in request.configs]
+        if as_json:
+            execution = session.wait(run_id, arn)
+        else:
+            with Live(
+                _progress_table(session, run_id, configs, started), console=out, refresh_per_second=2
+            ) as live:
+                execution = session.wait(
+                    run_id,
+                    arn,
+                    on_poll=lambda rid: live.update(_progress_table(session, rid, configs, started)),
+                )
+        record = _safe_run(session, run_id)
+    if as_json:
+        print_json(
+            {
+                "run_id": run_id,
+                "execution": {
+                    "status": execution.status,
+                    "error": execution.error,
+                    "cause": execution.cause,
+                    "wall_s": round(execution.wall_s, 1),
+                },
+                **record,
+            }
+        )
+    else:
+        from storagebench.cli import render
+
+        render.run_summary(out, run_id, execution, record)
+    if execution.status != "SUCCEEDED" or (execution.output or {}).get("status") != "SUCCEEDED":
+        raise typer.Exit(1)
+
+
+def register(app: typer.Typer) -> None:
+    app.command()(run)

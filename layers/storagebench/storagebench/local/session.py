@@ -1,0 +1,318 @@
+"""A local stack: the real workflow on this machine, with no AWS account and no Docker.
+
+* the state machine is the ASL file of ``template.yaml``, run by moto's Step Functions
+  interpreter (substitutions resolved from the template, so nothing can drift);
+* its Lambda tasks are the handlers of ``functions/``, served in-process by a local Invoke
+  endpoint (boto3 reaches it through AWS_ENDPOINT_URL_LAMBDA);
+* EC2, EFS, FSx and SSM parameters are moto's, driven by the same AWS adapters as on AWS;
+* the agent runs on this machine against emulated volumes (``adapters.local.agents``);
+* results go to DynamoDB Local (the real engine, persisted under ``.storagebench/dynamodb``)
+  and raw output to ``.storagebench/artifacts``.
+
+Without Java, DynamoDB Local cannot run: results then live in moto's in-memory DynamoDB for the
+duration of the run only (printed with the run, and in ``--json``), and the session says so.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import os
+import secrets
+import time
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from storagebench.adapters.local.agents import LocalAgents
+from storagebench.adapters.local.artifacts import LocalArtifacts
+from storagebench.adapters.local.faults import FaultPlan
+from storagebench.planning.local import LocalOptions
+from storagebench.workflow import wiring
+from storagebench.workflow.settings import Guardrails
+from storagebench.workflow.steps import Services
+
+REPO = Path(__file__).resolve().parents[4]
+REGION = "us-east-1"
+ACCOUNT = "123456789012"
+STACK = "storagebench-local"
+TABLE = "storagebench-results"
+LOCAL_ENV = {
+    "AWS_ACCESS_KEY_ID": "local",
+    "AWS_SECRET_ACCESS_KEY": "local",
+    "AWS_DEFAULT_REGION": REGION,
+    "AWS_REGION": REGION,
+    "POWERTOOLS_TRACE_DISABLED": "true",
+    "POWERTOOLS_METRICS_DISABLED": "true",
+    "POWERTOOLS_LOG_LEVEL": "ERROR",
+    "POWERTOOLS_SERVICE_NAME": "storagebench",
+    "POWERTOOLS_METRICS_NAMESPACE": "storagebench",
+}
+
+
+@dataclass
+class Execution:
+    run_id: str
+    arn: str
+    status: str
+    output: dict[str, Any] | None
+    error: str | None
+    cause: str | None
+    wall_s: float
+    history: list[dict[str, Any]] = field(default_factory=list)
+
+
+@contextmanager
+def _environment(values: dict[str, str]) -> Iterator[None]:
+    saved = {key: os.environ.get(key) for key in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+
+def new_run_id(suite: str) -> str:
+    stamp = datetime.datetime.now(datetime.UTC).strftime("%Y%m%dT%H%M%SZ")
+    return f"{suite[:40]}-{stamp}-{secrets.token_hex(2)}"
+
+
+class LocalSession:
+    """Everything a local run needs, started on enter and stopped on exit (on every path)."""
+
+    def __init__(
+        self,
+        root: Path = Path(".storagebench"),
+        options: LocalOptions | None = None,
+        faults: FaultPlan | None = None,
+        guardrails: Guardrails | None = None,
+        use_dynamodb_local: bool = True,
+        template: Path = REPO / "template.yaml",
+    ) -> None:
+        self.root = root.resolve()
+        self.options = options or LocalOptions()
+        self.faults = faults or FaultPlan()
+        self.guardrails = guardrails or Guardrails(max_configs_per_run=40, max_concurrency=8)
+        self.use_dynamodb_local = use_dynamodb_local
+        self.template_path = template
+        self.notices: list[str] = []
+        self._stack = ExitStack()
+        self.services: Services | None = None
+        self.state_machine_arn = ""
+        self.dynamodb_endpoint: str | None = None
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def __enter__(self) -> LocalSession:
+        try:
+            self._start()
+        except BaseException:
+            self._stack.close()
+            raise
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        wiring.configure(None)
+        self._stack.close()
+
+    def _start(self) -> None:
+        import boto3
+        from moto import mock_aws
+
+        from storagebench.adapters.aws.dynamodb import DynamoResultsStore
+        from storagebench.adapters.aws.filesystems import AwsFileSystems
+        from storagebench.adapters.aws.settings import AwsSettings
+        from storagebench.adapters.local.moto_ec2 import MotoEc2Compute
+        from storagebench.local.template import Template
+
+        self._stack.enter_context(_environment(LOCAL_ENV))
+        template = Template(self.template_path)
+        store_client = self._results_client(template)  # before moto: DynamoDB Local is not AWS
+        self._stack.enter_context(mock_aws(config={"stepfunctions": {"execute_state_machine": True}}))
+        if store_client is None:
+            store_client = boto3.client("dynamodb", region_name=REGION)
+            self._ensure_table(store_client, template)
+        network = self._network()
+        settings = AwsSettings(
+            results_table=TABLE,
+            artifacts_bucket="storagebench-local-artifacts",
+            stack_name=STACK,
+            subnet_id=network["subnet"],
+            security_group_id=network["group"],
+            filesystem_security_group_id=network["group"],
+            instance_profile_arn=network["profile"],
+            agent_document="storagebench-agent",
+            region=REGION,
+        )
+        artifacts = LocalArtifacts(self.root / "artifacts")
+        sfn = boto3.client("stepfunctions", region_name=REGION)
+        agents = LocalAgents(
+            artifacts,
+            sfn,
+            self.options,
+            Path("/mnt/storagebench"),
+            Path("/var/tmp/storagebench-volumes"),
+            self.faults,
+        )
+        self.services = Services(
+            compute=MotoEc2Compute(
+                boto3.client("ec2", region_name=REGION), boto3.client("ssm", region_name=REGION), settings
+            ),
+            filesystems=AwsFileSystems(
+                boto3.client("efs", region_name=REGION), boto3.client("fsx", region_name=REGION), settings
+            ),
+            agents=agents,
+            artifacts=artifacts,
+            store=DynamoResultsStore(store_client, TABLE),
+            guardrails=self.guardrails,
+            stack=STACK,
+            region=REGION,
+        )
+        wiring.configure(self.services)
+        self._serve_functions(template)
+        self.state_machine_arn = self._create_state_machine(template)
+
+    def _results_client(self, template: Any) -> Any:
+        import boto3
+
+        from storagebench.local.dynamodb_local import DynamoDBLocal, DynamoDBLocalUnavailable
+
+        if not self.use_dynamodb_local:
+            self.notices.append("DynamoDB Local not used: results are kept in memory for this run only")
+            return None
+        try:
+            server = self._stack.enter_context(DynamoDBLocal(self.root))
+        except DynamoDBLocalUnavailable as exc:
+            self.notices.append(
+                f"DynamoDB Local unavailable ({exc}): results are kept in memory for this run "
+                "only, and `storagebench results` cannot show them later"
+            )
+            return None
+        self.dynamodb_endpoint = server.endpoint_url
+        client = boto3.client("dynamodb", region_name=REGION, endpoint_url=server.endpoint_url)
+        self._ensure_table(client, template)
+        return client
+
+    @staticmethod
+    def _ensure_table(client: Any, template: Any) -> None:
+        if TABLE in client.list_tables().get("TableNames", []):
+            return
+        client.create_table(**template.table_kwargs("ResultsTable", TABLE))
+        client.get_waiter("table_exists").wait(TableName=TABLE)
+
+    def _network(self) -> dict[str, str]:
+        """What the EC2 adapter expects a deployed stack to provide: subnet, group, profile, AMI."""
+        import boto3
+
+        ec2 = boto3.client("ec2", region_name=REGION)
+        vpc = ec2.create_vpc(CidrBlock="10.42.0.0/16")["Vpc"]["VpcId"]
+        subnet = ec2.create_subnet(VpcId=vpc, CidrBlock="10.42.1.0/24", AvailabilityZone=f"{REGION}a")[
+            "Subnet"
+        ]
+        group = ec2.create_security_group(GroupName="storagebench-local", Description="no inbound", VpcId=vpc)
+        iam = boto3.client("iam", region_name=REGION)
+        iam.create_role(RoleName="storagebench-local-instance", AssumeRolePolicyDocument="{}")
+        profile = iam.create_instance_profile(InstanceProfileName="storagebench-local")["InstanceProfile"]
+        iam.add_role_to_instance_profile(
+            InstanceProfileName="storagebench-local", RoleName="storagebench-local-instance"
+        )
+        # moto serves the public AL2023 AMI parameters the EC2 adapter reads (put_parameter on
+        # /aws/service/... is refused, as on AWS).
+        return {"subnet": subnet["SubnetId"], "group": group["GroupId"], "profile": profile["Arn"]}
+
+    def _serve_functions(self, template: Any) -> None:
+        from storagebench.local.lambda_endpoint import LocalLambda
+
+        endpoint = self._stack.enter_context(LocalLambda(template.functions({}), before_invoke=self._inject))
+        self._stack.enter_context(_environment({"AWS_ENDPOINT_URL_LAMBDA": endpoint.endpoint_url}))
+
+    def _inject(self, function: str, event: Any) -> None:
+        """Fault point ``handler.<FunctionLogicalId>`` for the config the event is about."""
+        config_id = "*"
+        if isinstance(event, dict):
+            state = event.get("state", event)
+            item = state.get("item") if isinstance(state, dict) else None
+            if isinstance(item, dict):
+                config_id = str(item.get("config_id", "*"))
+        self.faults.raise_if(f"handler.{function}", config_id)
+
+    def _create_state_machine(self, template: Any) -> str:
+        import boto3
+
+        definition = template.state_machine("BenchmarkStateMachine", region=REGION, account=ACCOUNT)
+        sfn = boto3.client("stepfunctions", region_name=REGION)
+        arn: str = sfn.create_state_machine(
+            name="storagebench-benchmark",
+            definition=definition,
+            roleArn=f"arn:aws:iam::{ACCOUNT}:role/storagebench-states",
+        )["stateMachineArn"]
+        return arn
+
+    # ------------------------------------------------------------------ running
+
+    def start(self, request: dict[str, Any], run_id: str | None = None) -> tuple[str, str]:
+        import boto3
+
+        run_id = run_id or new_run_id(str(request.get("name", "run")))
+        sfn = boto3.client("stepfunctions", region_name=REGION)
+        arn = sfn.start_execution(
+            stateMachineArn=self.state_machine_arn, name=run_id, input=json.dumps(request)
+        )["executionArn"]
+        return run_id, arn
+
+    def wait(
+        self,
+        run_id: str,
+        arn: str,
+        on_poll: Callable[[str], None] | None = None,
+        poll_s: float = 0.5,
+        timeout_s: float = 3600,
+    ) -> Execution:
+        import boto3
+
+        sfn = boto3.client("stepfunctions", region_name=REGION)
+        started = time.monotonic()
+        while True:
+            described = sfn.describe_execution(executionArn=arn)
+            if described["status"] != "RUNNING":
+                break
+            if time.monotonic() - started > timeout_s:
+                sfn.stop_execution(
+                    executionArn=arn, error="LocalTimeout", cause=f"no result after {timeout_s:.0f} s"
+                )
+            if on_poll is not None:
+                on_poll(run_id)
+            time.sleep(poll_s)
+        history: list[dict[str, Any]] = []
+        token: str | None = None
+        while True:
+            page = sfn.get_execution_history(
+                executionArn=arn, maxResults=1000, **({"nextToken": token} if token else {})
+            )
+            history.extend(page["events"])
+            token = page.get("nextToken")
+            if not token:
+                break
+        output = json.loads(described["output"]) if described.get("output") else None
+        return Execution(
+            run_id=run_id,
+            arn=arn,
+            status=described["status"],
+            output=output,
+            error=described.get("error"),
+            cause=described.get("cause"),
+            wall_s=time.monotonic() - started,
+            history=history,
+        )
+
+    def run(
+        self, request: dict[str, Any], run_id: str | None = None, on_poll: Callable[[str], None] | None = None
+    ) -> Execution:
+        run_id, arn = self.start(request, run_id)
+        return self.wait(run_id, arn, on_poll)

@@ -1,0 +1,1 @@
+"""The results store's key design (pure); adapters implement it on DynamoDB."""

@@ -1,0 +1,78 @@
+"""Single-table key design for runs, configs and results, one Query per access pattern.
+
+===================  ======================  ===========================================
+item                 PK / SK                 indexes
+===================  ======================  ===========================================
+run                  RUN#<run> / RUN         GSI1 SUITE#<suite> / <started>#<run>  (history)
+                                             GSI3 ACTIVE / <started>#<run>        (only while RUNNING)
+config               RUN#<run> / CONFIG#<c>
+result (a record)    RUN#<run> / RESULT#<c>#<key>
+                                             GSI2 SERIES#<option>#<workload>#<variant>#<phase>#<dir>
+                                                  / <started>#<run>#<rep>          (one metric's history)
+===================  ======================  ===========================================
+
+1. one run with its configs and results: Query PK = RUN#<run>;
+2. the latest N runs of a suite: Query GSI1 PK = SUITE#<suite>, newest first, Limit N;
+3. one metric of one storage option and workload over a date range: Query GSI2 with SK between
+   two ISO dates;
+4. runs in progress: Query GSI3 PK = ACTIVE (a sparse index: the attributes are removed when the
+   run ends).
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+from storagebench.results.records import ResultRecord
+
+RUN = "RUN"
+ACTIVE = "ACTIVE"
+
+
+def run_pk(run_id: str) -> str:
+    return f"RUN#{run_id}"
+
+
+def config_sk(config_id: str) -> str:
+    return f"CONFIG#{config_id}"
+
+
+def suite_pk(suite: str) -> str:
+    return f"SUITE#{suite}"
+
+
+def started_sk(started_at: str, run_id: str) -> str:
+    return f"{started_at}#{run_id}"
+
+
+def record_key(record: ResultRecord) -> str:
+    """Readable and unique within a config: workload, variant, phase, direction, group, repetition."""
+    variant = ",".join(f"{k}={v}" for k, v in sorted(record.variant.items())) or "-"
+    group = "-" if record.group is None else str(record.group)
+    parts = [
+        record.target_id,
+        record.workload,
+        variant,
+        record.phase,
+        record.direction,
+        group,
+        f"r{record.repetition}",
+    ]
+    key = "#".join(parts)
+    if len(key) > 900:  # DynamoDB sort keys hold 1,024 bytes: keep room, stay unique
+        key = key[:880] + "#" + hashlib.sha256(key.encode()).hexdigest()[:16]
+    return key
+
+
+def result_sk(config_id: str, record: ResultRecord) -> str:
+    return f"RESULT#{config_id}#{record_key(record)}"
+
+
+def series_pk(storage_option: str, record: ResultRecord) -> str:
+    """One measurement of one storage option across runs (pattern 3)."""
+    variant = ",".join(f"{k}={v}" for k, v in sorted(record.variant.items())) or "-"
+    return f"SERIES#{storage_option}#{record.workload}#{variant}#{record.phase}#{record.direction}"
+
+
+def series_sk(started_at: str, run_id: str, repetition: int) -> str:
+    return f"{started_at}#{run_id}#r{repetition}"

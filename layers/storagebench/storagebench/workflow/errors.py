@@ -1,0 +1,61 @@
+"""Errors the workflow names: Step Functions retries and catches by these class names.
+
+A Lambda handler that raises one of these reports it as ``errorType``; the state machine's
+Retry blocks list the retryable ones with backoff, and everything else goes to the cleanup
+branch. Adapters convert provider errors (botocore ClientError codes) into them.
+"""
+
+from __future__ import annotations
+
+
+class WorkflowError(Exception):
+    """Base of every error a workflow step raises on purpose."""
+
+
+# ----------------------------------------------------------------- retried with backoff
+
+
+class CapacityError(WorkflowError):
+    """The provider has no capacity for this instance or volume type right now."""
+
+
+class ThrottledError(WorkflowError):
+    """The provider throttled us (request rate); retry later."""
+
+
+class NotYetConsistentError(WorkflowError):
+    """A resource just created is not visible yet (eventual consistency); retry shortly."""
+
+
+class ResourceBusyError(WorkflowError):
+    """A resource cannot be deleted yet (mount targets still there, a volume still attached)."""
+
+
+RETRYABLE = ("CapacityError", "ThrottledError", "NotYetConsistentError", "ResourceBusyError")
+
+
+# ----------------------------------------------------------------- not retried
+
+
+class InvalidRequestError(WorkflowError):
+    """The request failed validation: nothing is launched."""
+
+
+class GuardrailError(WorkflowError):
+    """The request is valid but over a limit the stack sets (configs, instance types, cost)."""
+
+
+class ProvisioningError(WorkflowError):
+    """A resource could not be created or entered a failed state (not a capacity issue)."""
+
+
+class NotReadyError(WorkflowError):
+    """The config did not become ready in time, or its instance died while starting."""
+
+
+class AgentError(WorkflowError):
+    """The agent could not be started, or its command failed."""
+
+
+class CollectError(WorkflowError):
+    """The agent's output is missing or unreadable."""

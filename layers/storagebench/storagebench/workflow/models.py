@@ -1,0 +1,210 @@
+"""The documents that flow through the state machine, one model per shape.
+
+``PlanResult`` leaves the Plan state; each Map iteration carries a ``ConfigState`` from
+Provision to Cleanup (every Task returns the state it was given, updated); ``ConfigResult`` is
+what an iteration hands to Finalize. Everything a cleanup needs is in ``Resources``, written
+by Provision before it returns, so a failure at any later point still knows what to delete.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+RunStatus = Literal["RUNNING", "SUCCEEDED", "PARTIAL", "FAILED"]
+ConfigStatus = Literal["succeeded", "partial", "failed"]
+TAG_RUN = "storagebench:run-id"
+TAG_CONFIG = "storagebench:config-id"
+TAG_EXPIRES = "storagebench:expires-at"
+TAG_STACK = "storagebench:stack"
+TAG_TARGET = "storagebench:target-id"  # on file systems: which target of the config
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class StepTiming(_Model):
+    """Poll intervals and deadlines, resolved from the request's ``timing`` section."""
+
+    ready_poll_s: int = Field(ge=1)
+    ready_timeout_s: int = Field(ge=1, description="a config not ready by then fails")
+    heartbeat_s: int = Field(ge=1, le=600, description="an agent silent this long is presumed dead")
+    command_timeout_s: int = Field(ge=1, description="the whole agent run")
+
+
+class WorkItem(_Model):
+    """One config of one run: what every per-config step starts from."""
+
+    run_id: str
+    config_id: str
+    suite: str
+    region: str
+    started_at: str
+    expires_at: str
+    timing: StepTiming
+    artifacts_prefix: str = Field(description="where this config's plan and raw output live")
+
+
+# ------------------------------------------------------------------------ resources
+
+
+class VolumeRef(_Model):
+    target_id: str
+    member: int = Field(ge=0, description="position in a stripe")
+    device_name: str = Field(description="requested name, e.g. /dev/sdf (NVMe devices get other names)")
+    volume_type: str
+    size_gib: int
+    volume_id: str | None = None
+    state: str | None = None
+
+
+class FileSystemRef(_Model):
+    target_id: str
+    kind: Literal["efs", "fsx_lustre"]
+    file_system_id: str
+    dns_name: str | None = None
+    mount_name: str | None = None
+    mount_target_ids: list[str] = Field(default_factory=list)
+
+
+class Resources(_Model):
+    """Everything this config created in the cloud; cleanup deletes exactly this (and checks tags)."""
+
+    instance_id: str | None = None
+    volumes: list[VolumeRef] = Field(default_factory=list)
+    file_systems: list[FileSystemRef] = Field(default_factory=list)
+    launched_at: str | None = None
+
+
+class LaunchVolume(_Model):
+    target_id: str
+    member: int
+    device_name: str
+    volume_type: str
+    size_gib: int
+    iops: int | None = None
+    throughput_mibps: int | None = None
+    encrypted: bool = True
+    snapshot_id: str | None = None
+    initialization_rate_mibps: int | None = None
+
+
+class LaunchSpec(_Model):
+    """What Provision asks the compute port for; the adapter adds AMI, subnet, profile, group."""
+
+    client_token: str = Field(max_length=64, description="makes a retried launch idempotent")
+    instance_type: str
+    architecture: Literal["x86_64", "arm64"]
+    root: LaunchVolume
+    volumes: list[LaunchVolume]
+    tags: dict[str, str]
+
+
+class FileSystemSpec(_Model):
+    target_id: str
+    kind: Literal["efs", "fsx_lustre"]
+    creation_token: str = Field(max_length=64)
+    tags: dict[str, str]
+    settings: dict[str, object] = Field(description="the request target's fields, as validated")
+
+
+# ------------------------------------------------------------------------ progress
+
+
+class ComputeStatus(_Model):
+    """What the provider says about an instance and its volumes right now."""
+
+    instance_state: str = Field(description="pending, running, shutting-down, terminated, ...")
+    status_checks_ok: bool
+    volumes_in_use: bool
+    volumes_initialized: bool = True
+    volumes: list[VolumeRef] = Field(default_factory=list)
+    reason: str | None = None
+
+
+class ReadyStatus(_Model):
+    state: Literal["waiting", "ready", "failed"]
+    reason: str
+    checks: dict[str, bool] = Field(default_factory=dict)
+    polls: int = 0
+    first_poll_at: str | None = None
+
+
+class AgentRun(_Model):
+    command_id: str | None
+    plan_key: str
+    output_prefix: str
+    started_at: str
+
+
+class AgentOutcome(_Model):
+    """What the agent's callback (or its absence) said."""
+
+    status: Literal["completed", "failed", "lost"]
+    exit_code: int | None = None
+    detail: str | None = None
+
+
+class ErrorInfo(_Model):
+    step: str
+    error: str
+    cause: str
+
+
+class CollectSummary(_Model):
+    status: Literal["ok", "partial", "failed"]
+    records: int
+    problems: list[str] = Field(default_factory=list)
+    agent_status: str | None = None
+
+
+class CleanupReport(_Model):
+    deleted: list[str] = Field(default_factory=list)
+    leftovers: list[str] = Field(default_factory=list)
+
+
+class ConfigState(_Model):
+    item: WorkItem
+    resources: Resources = Field(default_factory=Resources)
+    ready: ReadyStatus | None = None
+    agent: AgentRun | None = None
+    outcome: AgentOutcome | None = None
+    collected: CollectSummary | None = None
+    cleanup: CleanupReport | None = None
+    errors: list[ErrorInfo] = Field(default_factory=list)
+    # Set by the state machine's Catch (ResultPath) when a step, or recording its failure, failed;
+    # the next step folds them into errors so nothing caught is lost.
+    caught: dict[str, str] | None = None
+    record_error: dict[str, str] | None = None
+
+
+class ConfigResult(_Model):
+    run_id: str
+    config_id: str
+    status: ConfigStatus
+    records: int
+    errors: list[ErrorInfo] = Field(default_factory=list)
+    leftovers: list[str] = Field(default_factory=list)
+
+
+# ------------------------------------------------------------------------ run level
+
+
+class PlanResult(_Model):
+    run_id: str
+    suite: str
+    started_at: str
+    max_concurrency: int = Field(ge=1, le=40)
+    items: list[WorkItem]
+
+
+class RunSummary(_Model):
+    run_id: str
+    suite: str
+    status: RunStatus
+    configs: list[ConfigResult]
+    records: int
+    started_at: str
+    ended_at: str

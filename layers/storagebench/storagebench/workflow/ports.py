@@ -1,0 +1,123 @@
+"""What the workflow needs from the outside world, as interfaces (ports).
+
+The steps in ``workflow.steps`` receive these and never import boto3. ``adapters.aws``
+implements them with EC2, EFS, FSx, SSM, S3 and DynamoDB (the same code runs against moto in
+local mode); ``adapters.local`` runs the agent on this machine and keeps artifacts on disk.
+Implementations raise the errors of ``workflow.errors`` so the state machine can retry by name.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Protocol
+
+from storagebench.agent.plan import Plan
+from storagebench.results.records import ResultRecord
+from storagebench.workflow.models import (
+    AgentRun,
+    ComputeStatus,
+    ConfigState,
+    FileSystemRef,
+    FileSystemSpec,
+    LaunchSpec,
+    Resources,
+    RunSummary,
+)
+
+
+class Clock(Protocol):
+    def now(self) -> datetime: ...
+
+
+class Compute(Protocol):
+    def launch(self, spec: LaunchSpec) -> Resources:
+        """Start one instance with its volumes; the same client token never launches twice."""
+
+    def status(self, resources: Resources) -> ComputeStatus:
+        """Instance state, status checks, volume attachment and initialisation."""
+
+    def terminate(self, resources: Resources, run_id: str, config_id: str) -> list[str]:
+        """Terminate the config's instances (recorded or tagged) and delete their volumes. Idempotent."""
+
+    def leftovers(self, run_id: str, config_id: str) -> list[str]:
+        """Resources still carrying this run's and config's tags (not terminated or deleted)."""
+
+
+class FileSystems(Protocol):
+    def create(self, spec: FileSystemSpec, subnet_hint: Resources | None) -> FileSystemRef:
+        """Create an EFS or FSx for Lustre file system (idempotent by creation token)."""
+
+    def status(self, ref: FileSystemRef) -> str:
+        """creating | available | failed."""
+
+    def delete(self, ref: FileSystemRef) -> None:
+        """Delete (EFS: mount targets first); raises ResourceBusyError while that is under way."""
+
+    def find(self, run_id: str, config_id: str) -> list[FileSystemRef]:
+        """File systems still carrying this run's and config's tags (not being deleted)."""
+
+
+class Agents(Protocol):
+    def online(self, resources: Resources) -> bool:
+        """Can a command reach the machine (SSM agent online; locally: the agent can run)."""
+
+    def start(
+        self,
+        state: ConfigState,
+        plan: Plan,
+        output_prefix: str,
+        task_token: str,
+        heartbeat_s: int,
+        timeout_s: int,
+    ) -> AgentRun:
+        """Run the agent with this plan; the machine reports back on the task token."""
+
+    def stop(self, state: ConfigState) -> list[str]:
+        """Stop a running agent (cancel the command); returns what the machine still holds."""
+
+
+class Artifacts(Protocol):
+    def put_json(self, key: str, document: Any) -> str:
+        """Store a JSON document; returns its URI."""
+
+    def get_json(self, key: str) -> Any:
+        """Read a JSON document; raises KeyError when absent."""
+
+    def fetch(self, prefix: str) -> Path:
+        """A local directory holding everything under the prefix (downloaded when remote)."""
+
+    def uri(self, key: str) -> str:
+        """The address a machine uses to reach a key (s3://... or a local path)."""
+
+
+class ResultsStore(Protocol):
+    def start_run(
+        self,
+        run_id: str,
+        suite: str,
+        request: dict[str, Any],
+        started_at: str,
+        expires_at: str,
+        configs: list[str],
+    ) -> None:
+        """Record the run as RUNNING (idempotent) before anything is launched."""
+
+    def put_config(self, state: ConfigState, status: str) -> None:
+        """Record a config's progress or end, with its errors (idempotent per status)."""
+
+    def put_results(
+        self,
+        run_id: str,
+        config_id: str,
+        records: list[ResultRecord],
+        started_at: str,
+        labels: dict[str, str],
+    ) -> int:
+        """Store measured records (idempotent per record key); returns how many are stored."""
+
+    def finish_run(self, summary: RunSummary) -> None:
+        """Record the run's final status."""
+
+    def get_run(self, run_id: str) -> dict[str, Any]:
+        """The run, its configs and results (one query)."""

@@ -1,0 +1,48 @@
+"""Stack-level limits and defaults the workflow enforces (from environment variables)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+
+class Guardrails(BaseModel):
+    """Limits a deployment sets; a request over any of them is refused before anything launches."""
+
+    model_config = ConfigDict(frozen=True)
+
+    max_configs_per_run: int = Field(default=12, ge=1, le=40)
+    max_concurrency: int = Field(default=4, ge=1, le=40)
+    allowed_instance_types: tuple[str, ...] = ("*",)
+    heartbeat_max_s: int = Field(default=300, ge=30, le=600)
+    ready_timeout_s: int = Field(default=1200, ge=60, le=7200)
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> Guardrails:
+        env = os.environ if env is None else env
+        values: dict[str, object] = {}
+        mapping = {
+            "MAX_CONFIGS_PER_RUN": "max_configs_per_run",
+            "MAX_CONCURRENCY": "max_concurrency",
+            "AGENT_HEARTBEAT_SECONDS": "heartbeat_max_s",
+            "READY_TIMEOUT_SECONDS": "ready_timeout_s",
+        }
+        for variable, field in mapping.items():
+            if env.get(variable):
+                values[field] = env[variable]
+        if env.get("ALLOWED_INSTANCE_TYPES"):
+            values["allowed_instance_types"] = tuple(
+                t.strip() for t in env["ALLOWED_INSTANCE_TYPES"].split(",") if t.strip()
+            )
+        try:
+            return cls.model_validate(values)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            raise ValueError(
+                f"stack setting {first['loc'][0]}: {first['msg']} (got {first.get('input')!r})"
+            ) from None
+
+    def allows(self, instance_type: str) -> bool:
+        return "*" in self.allowed_instance_types or instance_type in self.allowed_instance_types

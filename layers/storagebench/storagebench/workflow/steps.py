@@ -1,0 +1,486 @@
+"""The workflow's steps: one function per Task state, pure logic over the ports.
+
+Each step takes the document its state receives and returns the document the next state
+needs. They are idempotent because Step Functions retries them: launches carry a client token,
+file systems a creation token, records are keyed, and cleanup deletes whatever still carries
+the run's tags, not only what the state remembers.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from storagebench.planning import build_plan
+from storagebench.request import BenchmarkRequest, RequestError, parse_request
+from storagebench.request.model import EfsTarget, FsxLustreTarget
+from storagebench.results.collect import collect as collect_output
+from storagebench.results.errors import ResultsError
+from storagebench.workflow.bindings import agent_targets, launch_spec, storage_option
+from storagebench.workflow.errors import GuardrailError, InvalidRequestError, NotReadyError
+from storagebench.workflow.models import (
+    TAG_CONFIG,
+    TAG_EXPIRES,
+    TAG_RUN,
+    TAG_STACK,
+    TAG_TARGET,
+    AgentOutcome,
+    CleanupReport,
+    CollectSummary,
+    ConfigResult,
+    ConfigState,
+    ConfigStatus,
+    ErrorInfo,
+    FileSystemRef,
+    FileSystemSpec,
+    PlanResult,
+    ReadyStatus,
+    RunStatus,
+    RunSummary,
+    StepTiming,
+    WorkItem,
+)
+from storagebench.workflow.ports import Agents, Artifacts, Compute, FileSystems, ResultsStore
+from storagebench.workflow.settings import Guardrails
+
+
+class SystemClock:
+    def now(self) -> datetime:
+        return datetime.now(UTC)
+
+
+@dataclass
+class Services:
+    """The ports a step may use, built once per Lambda container (or once for local mode)."""
+
+    compute: Compute
+    filesystems: FileSystems
+    agents: Agents
+    artifacts: Artifacts
+    store: ResultsStore
+    guardrails: Guardrails = field(default_factory=Guardrails)
+    stack: str = "storagebench"
+    region: str = "us-east-1"
+    clock: Any = field(default_factory=SystemClock)
+
+
+def _iso(moment: datetime) -> str:
+    return moment.astimezone(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+def _parse_time(text: str) -> datetime:
+    return datetime.fromisoformat(text.replace("Z", "+00:00"))
+
+
+def request_key(run_id: str) -> str:
+    return f"runs/{run_id}/request.json"
+
+
+def _request(services: Services, item: WorkItem) -> BenchmarkRequest:
+    return parse_request(services.artifacts.get_json(request_key(item.run_id)))
+
+
+def tags(services: Services, item: WorkItem) -> dict[str, str]:
+    return {
+        TAG_RUN: item.run_id,
+        TAG_CONFIG: item.config_id,
+        TAG_EXPIRES: item.expires_at,
+        TAG_STACK: services.stack,
+        "Name": f"storagebench {item.run_id}/{item.config_id}",
+    }
+
+
+# ---------------------------------------------------------------------------------- plan
+
+
+def plan_run(document: Any, run_id: str, started_at: str, services: Services) -> PlanResult:
+    """Validate, apply the stack's guardrails, record the run, expand one work item per config."""
+    try:
+        request = parse_request(document)
+    except RequestError as exc:
+        raise InvalidRequestError(str(exc)) from None
+    limits = services.guardrails
+    problems = []
+    if len(request.configs) > limits.max_configs_per_run:
+        problems.append(
+            f"configs: {len(request.configs)} configs, the stack allows at most "
+            f"{limits.max_configs_per_run} per run (MaxConfigsPerRun)"
+        )
+    for position, config in enumerate(request.configs):
+        if not limits.allows(config.instance_type):
+            problems.append(
+                f"configs[{position}].instance_type: {config.instance_type} is not allowed by this "
+                f"stack (AllowedInstanceTypes: {', '.join(limits.allowed_instance_types)})"
+            )
+    if problems:
+        raise GuardrailError("request over the stack's limits:\n  " + "\n  ".join(problems))
+    started = _parse_time(started_at)
+    expires = started + timedelta(hours=request.timing.max_run_hours)
+    timing = StepTiming(
+        ready_poll_s=request.timing.ready_poll_s,
+        ready_timeout_s=limits.ready_timeout_s,
+        heartbeat_s=min(request.timing.command_poll_s, limits.heartbeat_max_s),
+        command_timeout_s=int(request.timing.command_timeout_h * 3600),
+    )
+    items = [
+        WorkItem(
+            run_id=run_id,
+            config_id=c.id,
+            suite=request.name,
+            region=request.region,
+            started_at=_iso(started),
+            expires_at=_iso(expires),
+            timing=timing,
+            artifacts_prefix=f"runs/{run_id}/{c.id}/",
+        )
+        for c in request.configs
+    ]
+    services.artifacts.put_json(request_key(run_id), request.model_dump(mode="json", exclude_unset=False))
+    services.store.start_run(
+        run_id,
+        request.name,
+        json.loads(json.dumps(document)),
+        _iso(started),
+        _iso(expires),
+        [c.id for c in request.configs],
+    )
+    concurrency = min(request.max_concurrency or limits.max_concurrency, limits.max_concurrency, len(items))
+    return PlanResult(
+        run_id=run_id, suite=request.name, started_at=_iso(started), max_concurrency=concurrency, items=items
+    )
+
+
+# ---------------------------------------------------------------------------------- provision
+
+
+def provision(state: ConfigState, services: Services) -> ConfigState:
+    """Create the config's file systems and launch its instance with its volumes (idempotent)."""
+    item = state.item
+    config = _request(services, item).config(item.config_id)
+    labels = tags(services, item)
+    resources = state.resources.model_copy(deep=True)
+    for target in config.targets:
+        if isinstance(target, EfsTarget | FsxLustreTarget):
+            if any(f.target_id == target.id for f in resources.file_systems):
+                continue
+            kind: Any = "efs" if isinstance(target, EfsTarget) else "fsx_lustre"
+            spec = FileSystemSpec(
+                target_id=str(target.id),
+                kind=kind,
+                creation_token=f"{item.run_id}-{item.config_id}-{target.id}"[:64],
+                tags={**labels, TAG_TARGET: str(target.id)},
+                settings=target.model_dump(mode="json"),
+            )
+            resources.file_systems.append(services.filesystems.create(spec, None))
+    launched = services.compute.launch(launch_spec(config, item.run_id, labels))
+    resources.instance_id = launched.instance_id
+    resources.volumes = launched.volumes
+    resources.launched_at = launched.launched_at
+    updated = state.model_copy(update={"resources": resources})
+    services.store.put_config(updated, "PROVISIONING")
+    return updated
+
+
+# ---------------------------------------------------------------------------------- readiness
+
+
+def check_ready(state: ConfigState, services: Services) -> ConfigState:
+    """One readiness poll: instance, status checks, SSM agent, volumes and file systems.
+
+    Raises NotReadyError when the config can no longer become ready (instance gone, a file
+    system failed, the deadline passed); the state machine then records and cleans up.
+    """
+    now = services.clock.now()
+    previous = state.ready
+    first = previous.first_poll_at if previous and previous.first_poll_at else _iso(now)
+    polls = (previous.polls if previous else 0) + 1
+    status = services.compute.status(state.resources)
+    resources = state.resources.model_copy(update={"volumes": status.volumes or state.resources.volumes})
+    if status.instance_state in ("shutting-down", "terminated", "stopping", "stopped"):
+        raise NotReadyError(
+            f"instance {resources.instance_id} is {status.instance_state} before the benchmark "
+            f"started: {status.reason or 'no reason given'}"
+        )
+    fs_states = {ref.file_system_id: services.filesystems.status(ref) for ref in resources.file_systems}
+    failed = [fs for fs, fs_state in fs_states.items() if fs_state == "failed"]
+    if failed:
+        raise NotReadyError(f"file system(s) {', '.join(failed)} failed to create")
+    checks = {
+        "instance_running": status.instance_state == "running",
+        "status_checks_ok": status.status_checks_ok,
+        "volumes_in_use": status.volumes_in_use,
+        "volumes_initialized": status.volumes_initialized,
+        "file_systems_available": all(s == "available" for s in fs_states.values()),
+    }
+    checks["agent_online"] = all(checks.values()) and services.agents.online(resources)
+    waited = (now - _parse_time(first)).total_seconds()
+    if all(checks.values()):
+        ready = ReadyStatus(
+            state="ready",
+            reason=f"ready after {waited:.0f} s and {polls} poll(s)",
+            checks=checks,
+            polls=polls,
+            first_poll_at=first,
+        )
+    elif waited > state.item.timing.ready_timeout_s:
+        missing = ", ".join(name for name, ok in checks.items() if not ok)
+        raise NotReadyError(f"not ready after {waited:.0f} s ({polls} polls): {missing}")
+    else:
+        missing = ", ".join(name for name, ok in checks.items() if not ok)
+        ready = ReadyStatus(
+            state="waiting", reason=f"waiting for {missing}", checks=checks, polls=polls, first_poll_at=first
+        )
+    return state.model_copy(update={"resources": resources, "ready": ready})
+
+
+# ---------------------------------------------------------------------------------- agent
+
+
+def start_agent(state: ConfigState, task_token: str, services: Services) -> ConfigState:
+    """Bind the targets, store the plan and start the agent; it reports back on the token."""
+    item = state.item
+    request = _request(services, item)
+    config = request.config(item.config_id)
+    plan = build_plan(
+        request, item.config_id, item.run_id, agent_targets(config, state.resources, item.region)
+    )
+    services.artifacts.put_json(f"{item.artifacts_prefix}plan.json", plan)
+    run = services.agents.start(
+        state,
+        plan,
+        f"{item.artifacts_prefix}agent/",
+        task_token,
+        item.timing.heartbeat_s,
+        item.timing.command_timeout_s,
+    )
+    updated = state.model_copy(update={"agent": run})
+    services.store.put_config(updated, "RUNNING")
+    return updated
+
+
+# ---------------------------------------------------------------------------------- failures
+
+
+def failed_step(state: ConfigState) -> str:
+    """Which step a caught error came from: the flow is linear, so how far the state got says."""
+    if state.resources.instance_id is None:
+        return "provision"
+    if state.ready is None or state.ready.state != "ready":
+        return "ready"
+    if state.outcome is None:
+        return "agent"
+    if state.collected is None:
+        return "collect"
+    return "cleanup"
+
+
+def _cause(raw: Any) -> str:
+    """Step Functions puts a Lambda error's JSON in Cause; keep its message."""
+    if isinstance(raw, str):
+        try:
+            parsed = json.loads(raw)
+        except ValueError:
+            return raw
+        if isinstance(parsed, dict) and "errorMessage" in parsed:
+            return str(parsed["errorMessage"])
+        return raw
+    return json.dumps(raw)
+
+
+def with_pending_errors(state: ConfigState) -> ConfigState:
+    """Fold errors the state machine caught but could not record (RecordFailure failed too)."""
+    pending = []
+    for name, caught in (("caught", state.caught), ("record_error", state.record_error)):
+        if caught:
+            step = failed_step(state) if name == "caught" else "record_failure"
+            pending.append(
+                ErrorInfo(
+                    step=step,
+                    error=str(caught.get("Error", "States.Unknown")),
+                    cause=_cause(caught.get("Cause", "")),
+                )
+            )
+    if not pending:
+        return state
+    return state.model_copy(
+        update={"errors": [*state.errors, *pending], "caught": None, "record_error": None}
+    )
+
+
+def record_failure(state: ConfigState, caught: dict[str, Any], services: Services) -> ConfigState:
+    """Keep a caught error on the config (and in the store) before collecting and cleaning up."""
+    error = ErrorInfo(
+        step=failed_step(state),
+        error=str(caught.get("Error", "States.Unknown")),
+        cause=_cause(caught.get("Cause", "")),
+    )
+    updated = state.model_copy(update={"errors": [*state.errors, error]})
+    if error.step == "agent" and state.outcome is None:
+        lost = error.error in ("States.HeartbeatTimeout", "States.Timeout")
+        updated.outcome = AgentOutcome(status="lost" if lost else "failed", detail=error.cause)
+    services.store.put_config(updated, "FAILING")
+    return updated
+
+
+# ---------------------------------------------------------------------------------- collect
+
+
+def collect(state: ConfigState, services: Services) -> ConfigState:
+    """Parse whatever the agent wrote into records and store them before the status changes.
+
+    Missing or unreadable output is recorded, not raised: cleanup must still run, and a
+    sibling's results are unaffected.
+    """
+    state = with_pending_errors(state)
+    item = state.item
+    config = _request(services, item).config(item.config_id)
+    directory = services.artifacts.fetch(f"{item.artifacts_prefix}agent/")
+    try:
+        collection = collect_output(directory)
+    except ResultsError as exc:
+        summary = CollectSummary(status="failed", records=0, problems=[f"no usable agent output: {exc}"])
+        failed = state.model_copy(
+            update={
+                "collected": summary,
+                "errors": [*state.errors, ErrorInfo(step="collect", error="CollectError", cause=str(exc))],
+            }
+        )
+        services.store.put_config(failed, "COLLECTED")
+        return failed
+    stored = 0
+    by_target: dict[str, list[Any]] = {}
+    for record in collection.records:
+        by_target.setdefault(record.target_id, []).append(record)
+    for target_id, records in by_target.items():
+        option = (
+            storage_option(config, target_id) if any(t.id == target_id for t in config.targets) else target_id
+        )
+        stored += services.store.put_results(
+            item.run_id,
+            item.config_id,
+            records,
+            item.started_at,
+            {"storage_option": option, "suite": item.suite},
+        )
+    manifest_status = _manifest_status(directory)
+    ok = not collection.problems and manifest_status == "ok" and stored > 0
+    summary = CollectSummary(
+        status="ok" if ok else ("partial" if stored else "failed"),
+        records=stored,
+        problems=collection.problems,
+        agent_status=manifest_status,
+    )
+    updated = state.model_copy(update={"collected": summary})
+    services.store.put_config(updated, "COLLECTED")
+    return updated
+
+
+def _manifest_status(directory: Any) -> str | None:
+    try:
+        document = json.loads((directory / "manifest.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    value = document.get("status")
+    return str(value) if value is not None else None
+
+
+# ---------------------------------------------------------------------------------- cleanup
+
+
+def cleanup(state: ConfigState, services: Services) -> ConfigResult:
+    """Stop the agent, terminate, delete; then verify by tag that nothing of this config remains."""
+    item = state.item
+    report = CleanupReport()
+    state = with_pending_errors(state)
+    machine_leftovers = services.agents.stop(state)
+    report.deleted.extend(services.compute.terminate(state.resources, item.run_id, item.config_id))
+    for ref in _file_systems(state, services):
+        services.filesystems.delete(ref)  # ResourceBusyError while EFS mount targets go: retried by name
+        report.deleted.append(ref.file_system_id)
+    report.leftovers = [
+        *machine_leftovers,
+        *services.compute.leftovers(item.run_id, item.config_id),
+        *(ref.file_system_id for ref in services.filesystems.find(item.run_id, item.config_id)),
+    ]
+    status = config_status(state, report)
+    result = ConfigResult(
+        run_id=item.run_id,
+        config_id=item.config_id,
+        status=status,
+        records=state.collected.records if state.collected else 0,
+        errors=state.errors,
+        leftovers=report.leftovers,
+    )
+    services.store.put_config(state.model_copy(update={"cleanup": report}), status.upper())
+    return result
+
+
+def _file_systems(state: ConfigState, services: Services) -> list[FileSystemRef]:
+    """What the state recorded and whatever else carries the config's tags (a lost create answer)."""
+    refs = {ref.file_system_id: ref for ref in state.resources.file_systems}
+    for ref in services.filesystems.find(state.item.run_id, state.item.config_id):
+        refs.setdefault(ref.file_system_id, ref)
+    return list(refs.values())
+
+
+def config_status(state: ConfigState, report: CleanupReport) -> ConfigStatus:
+    records = state.collected.records if state.collected else 0
+    if records == 0:
+        return "failed"
+    if state.errors or report.leftovers or (state.collected and state.collected.status != "ok"):
+        return "partial"
+    return "succeeded"
+
+
+# ---------------------------------------------------------------------------------- finalize
+
+
+def result_after_failed_cleanup(document: dict[str, Any]) -> ConfigResult:
+    """A config whose cleanup gave up reaches Finalize as its state plus the caught error."""
+    caught = document.get("caught") or {}
+    state = ConfigState.model_validate({k: v for k, v in document.items() if k != "caught"})
+    error = ErrorInfo(
+        step="cleanup",
+        error=str(caught.get("Error", "States.Unknown")),
+        cause=_cause(caught.get("Cause", "")),
+    )
+    records = state.collected.records if state.collected else 0
+    return ConfigResult(
+        run_id=state.item.run_id,
+        config_id=state.item.config_id,
+        status="partial" if records else "failed",
+        records=records,
+        errors=[*state.errors, error],
+        leftovers=[
+            "cleanup did not finish: resources tagged with this run may remain until the janitor removes them"
+        ],
+    )
+
+
+def finalize(
+    run_id: str, suite: str, started_at: str, entries: list[dict[str, Any]], services: Services
+) -> RunSummary:
+    configs = [
+        result_after_failed_cleanup(e) if "item" in e else ConfigResult.model_validate(e) for e in entries
+    ]
+    statuses = {c.status for c in configs}
+    status: RunStatus
+    if statuses == {"succeeded"}:
+        status = "SUCCEEDED"
+    elif statuses <= {"failed"}:
+        status = "FAILED"
+    else:
+        status = "PARTIAL"
+    summary = RunSummary(
+        run_id=run_id,
+        suite=suite,
+        status=status,
+        configs=configs,
+        records=sum(c.records for c in configs),
+        started_at=started_at,
+        ended_at=_iso(services.clock.now()),
+    )
+    services.store.finish_run(summary)
+    return summary

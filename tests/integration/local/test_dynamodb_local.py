@@ -1,0 +1,184 @@
+"""DynamoDB Local, the real engine: fetched with Maven once, started with Java, the results table
+built from template.yaml, data kept across a restart with the same data directory.
+
+Needs java, and mvn plus Maven Central the first time (the jars are then cached under
+.storagebench/dynamodb-local/); each test says why it is skipped when they are missing.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from storagebench.local.dynamodb_local import (
+    DYNAMODB_LOCAL_VERSION,
+    DynamoDBLocal,
+    DynamoDBLocalUnavailable,
+    default_cache_dir,
+    ensure_installed,
+)
+from storagebench.local.template import Template
+
+pytest.importorskip("boto3", reason="boto3 is not installed (the aws extra)")
+YAML_MISSING = "PyYAML is not installed (the local extra: pip install -e '.[local]')"
+
+REPO = Path(__file__).resolve().parents[3]
+TABLE = "storagebench-results"
+
+
+def cached() -> bool:
+    lib = default_cache_dir() / "lib"
+    return (lib / f".complete-{DYNAMODB_LOCAL_VERSION}").is_file()
+
+
+@pytest.fixture(scope="module")
+def lib_dir() -> Path:
+    if shutil.which("java") is None:
+        pytest.skip(
+            "java is not installed: DynamoDB Local needs a Java 17 runtime "
+            "(apt-get install openjdk-17-jre-headless)"
+        )
+    if shutil.which("mvn") is None and not cached():
+        pytest.skip(
+            f"mvn is not installed and DynamoDB Local is not cached in {default_cache_dir()} "
+            "(apt-get install maven)"
+        )
+    try:
+        return ensure_installed()
+    except DynamoDBLocalUnavailable as error:
+        if error.missing == "network":
+            pytest.skip(f"Maven Central is unreachable and nothing is cached: {error}")
+        raise
+
+
+@pytest.fixture
+def server(tmp_path: Path, lib_dir: Path) -> Iterator[DynamoDBLocal]:
+    db = DynamoDBLocal(tmp_path, cache_dir=lib_dir.parent)
+    try:
+        yield db
+    finally:
+        db.stop()
+
+
+def pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return Path(f"/proc/{pid}").exists() and "zombie" not in _state(pid)
+
+
+def _state(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/status").read_text().lower()
+    except OSError:
+        return "zombie"
+
+
+def item(run: str, sk: str, **extra: str) -> dict[str, Any]:
+    values = {"PK": f"RUN#{run}", "SK": sk, **extra}
+    return {key: {"S": value} for key, value in values.items()}
+
+
+@pytest.mark.slow
+def test_results_table_from_the_template_persists_across_a_restart(
+    server: DynamoDBLocal, tmp_path: Path
+) -> None:
+    pytest.importorskip("yaml", reason=YAML_MISSING)
+    server.start()
+    assert server.endpoint_url.startswith("http://127.0.0.1:")
+    assert server.startup_s is not None and server.startup_s < 60
+    rss = server.rss_bytes()
+    print(
+        f"\nDynamoDB Local {DYNAMODB_LOCAL_VERSION}: started in {server.startup_s:.2f} s, "
+        f"RSS {rss and rss >> 20} MiB"
+    )
+
+    client = server.client()
+    client.create_table(**Template(REPO / "template.yaml").table_kwargs("ResultsTable", TABLE))
+    client.get_waiter("table_exists").wait(TableName=TABLE, WaiterConfig={"Delay": 1, "MaxAttempts": 30})
+    described = client.describe_table(TableName=TABLE)["Table"]
+    assert {index["IndexName"] for index in described["GlobalSecondaryIndexes"]} == {"GSI1", "GSI2", "GSI3"}
+
+    client.put_item(TableName=TABLE, Item=item("r1", "RUN", GSI1PK="SUITE#nightly", GSI1SK="2025-01-01#r1"))
+    client.put_item(TableName=TABLE, Item=item("r1", "CONFIG#gp3"))
+    client.put_item(TableName=TABLE, Item=item("r2", "RUN", GSI1PK="SUITE#nightly", GSI1SK="2025-01-02#r2"))
+    run = client.query(
+        TableName=TABLE, KeyConditionExpression="PK = :pk", ExpressionAttributeValues={":pk": {"S": "RUN#r1"}}
+    )
+    assert [entry["SK"]["S"] for entry in run["Items"]] == ["CONFIG#gp3", "RUN"]
+    history = client.query(
+        TableName=TABLE,
+        IndexName="GSI1",
+        KeyConditionExpression="GSI1PK = :suite",
+        ExpressionAttributeValues={":suite": {"S": "SUITE#nightly"}},
+        ScanIndexForward=False,
+    )
+    assert [entry["PK"]["S"] for entry in history["Items"]] == ["RUN#r2", "RUN#r1"]
+
+    pid = server.pid
+    assert pid is not None
+    server.stop()
+    assert not server.running
+    deadline = time.monotonic() + 5
+    while pid_alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not pid_alive(pid), "the JVM outlived stop()"
+    with pytest.raises(RuntimeError, match="not started"):
+        _ = server.endpoint_url
+
+    assert any((tmp_path / "dynamodb").iterdir()), "nothing written to the data directory"
+    with DynamoDBLocal(tmp_path, cache_dir=server.cache_dir) as again:
+        client = again.client()
+        assert client.list_tables()["TableNames"] == [TABLE]
+        persisted = client.get_item(TableName=TABLE, Key={"PK": {"S": "RUN#r1"}, "SK": {"S": "RUN"}})
+        assert persisted["Item"]["GSI1SK"]["S"] == "2025-01-01#r1"
+        assert client.scan(TableName=TABLE, Select="COUNT")["Count"] == 3
+
+
+@pytest.mark.slow
+def test_in_memory_writes_no_data_directory(tmp_path: Path, lib_dir: Path) -> None:
+    pytest.importorskip("yaml", reason=YAML_MISSING)
+    with DynamoDBLocal(tmp_path, cache_dir=lib_dir.parent, in_memory=True) as db:
+        db.client().create_table(**Template(REPO / "template.yaml").table_kwargs("ResultsTable", TABLE))
+        assert db.client().list_tables()["TableNames"] == [TABLE]
+    assert not (tmp_path / "dynamodb").exists()
+
+
+def test_a_jvm_that_exits_is_reported_with_its_stderr(tmp_path: Path, lib_dir: Path) -> None:
+    db = DynamoDBLocal(tmp_path, cache_dir=lib_dir.parent, jvm_args=["-Xmx1k"], startup_timeout_s=30)
+    with pytest.raises(DynamoDBLocalUnavailable) as raised:
+        db.start()
+    assert raised.value.missing == "startup"
+    assert "exited with status" in str(raised.value)
+    assert "heap" in str(raised.value).lower()  # the JVM's own complaint, from its output
+    assert not db.running
+
+
+def test_missing_java_is_named(tmp_path: Path) -> None:
+    with pytest.raises(DynamoDBLocalUnavailable) as raised:
+        DynamoDBLocal(tmp_path, java="no-such-java-here").start()
+    assert raised.value.missing == "java"
+    assert "no-such-java-here" in str(raised.value)
+
+
+def test_missing_maven_is_named_when_nothing_is_cached(tmp_path: Path) -> None:
+    with pytest.raises(DynamoDBLocalUnavailable) as raised:
+        ensure_installed(tmp_path / "empty-cache", mvn="no-such-mvn-here")
+    assert raised.value.missing == "mvn"
+    assert "no-such-mvn-here" in str(raised.value)
+    assert str(tmp_path / "empty-cache" / "lib") in str(raised.value)
+
+
+def test_a_cached_install_needs_neither_maven_nor_the_network(lib_dir: Path) -> None:
+    started = time.perf_counter()
+    assert ensure_installed(lib_dir.parent, mvn="no-such-mvn-here") == lib_dir
+    assert time.perf_counter() - started < 1
+    assert (lib_dir / f"DynamoDBLocal-{DYNAMODB_LOCAL_VERSION}.jar").is_file()
+    assert any(path.name.startswith("libsqlite4java-") for path in lib_dir.iterdir())

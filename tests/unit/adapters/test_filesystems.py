@@ -1,0 +1,355 @@
+"""AwsFileSystems: EFS and FSx for Lustre on moto, lifecycles moto skips with botocore's Stubber."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import boto3
+import pytest
+from botocore.stub import Stubber
+
+from storagebench.adapters.aws.filesystems import AwsFileSystems, fsx_request_token
+from storagebench.adapters.aws.settings import AwsSettings
+from storagebench.workflow.errors import ResourceBusyError
+from storagebench.workflow.models import TAG_CONFIG, TAG_RUN, FileSystemRef, FileSystemSpec
+
+REGION = "us-east-1"
+TAGS = {TAG_RUN: "r1", TAG_CONFIG: "efs"}
+
+
+def efs_spec(token: str = "r1-efs-efs0", **settings: Any) -> FileSystemSpec:
+    values: dict[str, Any] = {
+        "kind": "efs",
+        "id": "efs0",
+        "throughput_mode": "elastic",
+        "provisioned_throughput_mibps": None,
+        "performance_mode": "generalPurpose",
+        "one_zone": False,
+        "encrypted": True,
+    }
+    values.update(settings)
+    return FileSystemSpec(target_id="efs0", kind="efs", creation_token=token, tags=TAGS, settings=values)
+
+
+def fsx_spec(token: str = "r1-fsx-fsx0", **settings: Any) -> FileSystemSpec:
+    values: dict[str, Any] = {
+        "kind": "fsx_lustre",
+        "id": "fsx0",
+        "deployment_type": "SCRATCH_2",
+        "storage_capacity_gib": 1200,
+        "per_unit_storage_throughput": None,
+        "data_compression": "NONE",
+        "stripe_count": -1,
+    }
+    values.update(settings)
+    return FileSystemSpec(
+        target_id="fsx0", kind="fsx_lustre", creation_token=token, tags=TAGS, settings=values
+    )
+
+
+@pytest.fixture
+def filesystems(settings: AwsSettings) -> AwsFileSystems:
+    return AwsFileSystems(
+        boto3.client("efs", region_name=REGION),
+        boto3.client("fsx", region_name=REGION),
+        settings,
+        boto3.client("ec2", region_name=REGION),
+    )
+
+
+def stub_settings() -> AwsSettings:
+    return AwsSettings(
+        results_table="t",
+        artifacts_bucket="b",
+        stack_name="s",
+        subnet_id="subnet-0123abcd",
+        security_group_id="sg-instances",
+        filesystem_security_group_id="sg-0123abcd",
+        instance_profile_arn="arn:p",
+        agent_document="d",
+        region=REGION,
+    )
+
+
+def _request(log: Any, operation: str) -> dict[str, Any]:
+    return next(params for name, params in log.calls if name == operation)
+
+
+# ------------------------------------------------------------------------ EFS on moto
+
+
+def test_efs_create_makes_the_file_system_and_its_mount_target(
+    filesystems: AwsFileSystems, network: dict[str, str], call_log: Any
+) -> None:
+    log = call_log(filesystems.efs)
+    ref = filesystems.create(efs_spec(), None)
+
+    request = _request(log, "CreateFileSystem")
+    assert request == {
+        "CreationToken": "r1-efs-efs0",
+        "PerformanceMode": "generalPurpose",
+        "ThroughputMode": "elastic",
+        "Encrypted": True,
+        "Tags": [{"Key": TAG_CONFIG, "Value": "efs"}, {"Key": TAG_RUN, "Value": "r1"}],
+    }
+    assert ref.kind == "efs"
+    assert ref.dns_name == f"{ref.file_system_id}.efs.{REGION}.amazonaws.com"
+    targets = filesystems.efs.describe_mount_targets(FileSystemId=ref.file_system_id)["MountTargets"]
+    assert [t["SubnetId"] for t in targets] == [network["subnet"]]
+    assert ref.mount_target_ids == [targets[0]["MountTargetId"]]
+    groups = filesystems.efs.describe_mount_target_security_groups(MountTargetId=targets[0]["MountTargetId"])
+    assert groups["SecurityGroups"] == [network["fs_group"]]
+    described = filesystems.efs.describe_file_systems(FileSystemId=ref.file_system_id)["FileSystems"][0]
+    assert {t["Key"]: t["Value"] for t in described["Tags"]} == TAGS
+    assert filesystems.status(ref) == "available"
+
+
+def test_efs_create_is_idempotent_by_creation_token(filesystems: AwsFileSystems) -> None:
+    first = filesystems.create(efs_spec(), None)
+    again = filesystems.create(efs_spec(), None)
+    assert again.file_system_id == first.file_system_id
+    assert again.mount_target_ids == first.mount_target_ids
+    assert len(filesystems.efs.describe_file_systems()["FileSystems"]) == 1
+
+
+def test_one_zone_provisioned_efs_goes_in_the_subnet_zone(filesystems: AwsFileSystems, call_log: Any) -> None:
+    log = call_log(filesystems.efs)
+    ref = filesystems.create(
+        efs_spec(throughput_mode="provisioned", provisioned_throughput_mibps=128.0, one_zone=True), None
+    )
+    request = _request(log, "CreateFileSystem")
+    assert request["AvailabilityZoneName"] == "us-east-1a"
+    assert request["ThroughputMode"] == "provisioned"
+    assert request["ProvisionedThroughputInMibps"] == 128.0
+    described = filesystems.efs.describe_file_systems(FileSystemId=ref.file_system_id)["FileSystems"][0]
+    assert described["AvailabilityZoneName"] == "us-east-1a"
+    assert described["ProvisionedThroughputInMibps"] == 128.0
+
+
+def test_efs_delete_removes_mount_targets_before_the_file_system(
+    filesystems: AwsFileSystems, call_log: Any
+) -> None:
+    ref = filesystems.create(efs_spec(), None)
+    log = call_log(filesystems.efs)
+
+    filesystems.delete(ref)
+
+    writes = [name for name in log.names if name.startswith("Delete")]
+    assert writes == ["DeleteMountTarget", "DeleteFileSystem"]
+    assert filesystems.efs.describe_file_systems()["FileSystems"] == []
+    filesystems.delete(ref)  # a retried cleanup: already gone
+
+
+# ------------------------------------------------------------------------ EFS lifecycle (stubbed)
+
+
+def test_efs_mount_target_waits_for_an_available_file_system(stack_env: dict[str, str]) -> None:
+    efs = boto3.client("efs", region_name=REGION)
+    filesystems = AwsFileSystems(efs, object(), stub_settings(), object())
+    ref = FileSystemRef(target_id="efs0", kind="efs", file_system_id="fs-1")
+
+    def file_system(state: str) -> dict[str, Any]:
+        return {
+            "FileSystems": [
+                {
+                    "FileSystemId": "fs-1",
+                    "LifeCycleState": state,
+                    "OwnerId": "1",
+                    "CreationToken": "t",
+                    "CreationTime": 0,
+                    "NumberOfMountTargets": 0,
+                    "SizeInBytes": {"Value": 0},
+                    "PerformanceMode": "generalPurpose",
+                    "Tags": [],
+                }
+            ]
+        }
+
+    def mount_target(state: str) -> dict[str, Any]:
+        return {
+            "MountTargetId": "fsmt-0123abcd",
+            "FileSystemId": "fs-1",
+            "SubnetId": "subnet-0123abcd",
+            "LifeCycleState": state,
+        }
+
+    with Stubber(efs) as stub:
+        stub.add_response("describe_file_systems", file_system("creating"), {"FileSystemId": "fs-1"})
+        stub.add_response("describe_file_systems", file_system("available"), {"FileSystemId": "fs-1"})
+        stub.add_response("describe_mount_targets", {"MountTargets": []}, {"FileSystemId": "fs-1"})
+        stub.add_response(
+            "create_mount_target",
+            mount_target("creating"),
+            {"FileSystemId": "fs-1", "SubnetId": "subnet-0123abcd", "SecurityGroups": ["sg-0123abcd"]},
+        )
+        stub.add_response("describe_file_systems", file_system("available"), {"FileSystemId": "fs-1"})
+        stub.add_response(
+            "describe_mount_targets", {"MountTargets": [mount_target("available")]}, {"FileSystemId": "fs-1"}
+        )
+
+        assert filesystems.status(ref) == "creating"  # no mount target on a creating file system
+        assert filesystems.status(ref) == "creating"  # mount target requested
+        assert ref.mount_target_ids == ["fsmt-0123abcd"]
+        assert filesystems.status(ref) == "available"  # the existing one is not created twice
+        stub.assert_no_pending_responses()
+
+
+def test_efs_delete_is_busy_while_mount_targets_go(stack_env: dict[str, str]) -> None:
+    efs = boto3.client("efs", region_name=REGION)
+    filesystems = AwsFileSystems(efs, object(), stub_settings(), object())
+    ref = FileSystemRef(target_id="efs0", kind="efs", file_system_id="fs-1")
+    available = {
+        "MountTargetId": "fsmt-0123abcd",
+        "FileSystemId": "fs-1",
+        "SubnetId": "subnet-0123abcd",
+        "LifeCycleState": "available",
+    }
+    deleting = {**available, "LifeCycleState": "deleting"}
+    with Stubber(efs) as stub:
+        stub.add_response("describe_mount_targets", {"MountTargets": [available]}, {"FileSystemId": "fs-1"})
+        stub.add_response("delete_mount_target", {}, {"MountTargetId": "fsmt-0123abcd"})
+        stub.add_response("describe_mount_targets", {"MountTargets": [deleting]}, {"FileSystemId": "fs-1"})
+        # the retry: still deleting, not asked again, and no DeleteFileSystem
+        stub.add_response("describe_mount_targets", {"MountTargets": [deleting]}, {"FileSystemId": "fs-1"})
+        stub.add_response("describe_mount_targets", {"MountTargets": [deleting]}, {"FileSystemId": "fs-1"})
+        # the last retry: gone, so the file system goes
+        stub.add_response("describe_mount_targets", {"MountTargets": []}, {"FileSystemId": "fs-1"})
+        stub.add_response("delete_file_system", {}, {"FileSystemId": "fs-1"})
+
+        with pytest.raises(ResourceBusyError, match="fsmt-0123abcd"):
+            filesystems.delete(ref)
+        with pytest.raises(ResourceBusyError):
+            filesystems.delete(ref)
+        filesystems.delete(ref)
+        stub.assert_no_pending_responses()
+
+
+def test_efs_file_system_in_use_is_busy(stack_env: dict[str, str]) -> None:
+    efs = boto3.client("efs", region_name=REGION)
+    filesystems = AwsFileSystems(efs, object(), stub_settings(), object())
+    with Stubber(efs) as stub:
+        stub.add_response("describe_mount_targets", {"MountTargets": []}, {"FileSystemId": "fs-1"})
+        stub.add_client_error("delete_file_system", "FileSystemInUse", "mount targets exist", 409)
+        with pytest.raises(ResourceBusyError, match="FileSystemInUse"):
+            filesystems.delete(FileSystemRef(target_id="efs0", kind="efs", file_system_id="fs-1"))
+
+
+# ------------------------------------------------------------------------ FSx for Lustre
+
+
+def test_fsx_create_sends_the_lustre_configuration(
+    filesystems: AwsFileSystems, network: dict[str, str], call_log: Any
+) -> None:
+    log = call_log(filesystems.fsx)
+    ref = filesystems.create(
+        fsx_spec(deployment_type="PERSISTENT_2", per_unit_storage_throughput=250, data_compression="LZ4"),
+        None,
+    )
+
+    request = _request(log, "CreateFileSystem")
+    assert request == {
+        "ClientRequestToken": "r1-fsx-fsx0",
+        "FileSystemType": "LUSTRE",
+        "StorageCapacity": 1200,
+        "SubnetIds": [network["subnet"]],
+        "SecurityGroupIds": [network["fs_group"]],
+        "LustreConfiguration": {
+            "DeploymentType": "PERSISTENT_2",
+            "DataCompressionType": "LZ4",
+            "PerUnitStorageThroughput": 250,
+            "AutomaticBackupRetentionDays": 0,
+        },
+        "Tags": [{"Key": TAG_CONFIG, "Value": "efs"}, {"Key": TAG_RUN, "Value": "r1"}],
+    }
+    assert ref.kind == "fsx_lustre"
+    assert ref.dns_name == f"{ref.file_system_id}.fsx.{REGION}.amazonaws.com"
+    described = filesystems.fsx.describe_file_systems(FileSystemIds=[ref.file_system_id])["FileSystems"][0]
+    assert {t["Key"]: t["Value"] for t in described["Tags"]} == TAGS
+
+    filesystems.delete(ref)
+    assert filesystems.fsx.describe_file_systems()["FileSystems"] == []
+    filesystems.delete(ref)  # already gone
+
+
+def test_scratch_fsx_takes_no_per_unit_throughput(filesystems: AwsFileSystems) -> None:
+    request = filesystems.fsx_request(fsx_spec(per_unit_storage_throughput=200))
+    assert request["LustreConfiguration"] == {"DeploymentType": "SCRATCH_2", "DataCompressionType": "NONE"}
+
+
+def test_fsx_request_token_fits_fsx_rules() -> None:
+    assert fsx_request_token("r1-fsx-fsx0") == "r1-fsx-fsx0"
+    long = "r" * 40 + "-config-with-long-name-x"  # 64 characters, as steps.provision may make
+    assert len(long) == 64
+    token = fsx_request_token(long)
+    assert len(token) == 63 and token == fsx_request_token(long)
+    assert fsx_request_token("run:1/x") != "run:1/x"
+
+
+@pytest.mark.parametrize(
+    ("lifecycle", "expected"),
+    [
+        ("CREATING", "creating"),
+        ("AVAILABLE", "available"),
+        ("UPDATING", "available"),
+        ("FAILED", "failed"),
+        ("MISCONFIGURED", "failed"),
+    ],
+)
+def test_fsx_status_follows_the_lifecycle(stack_env: dict[str, str], lifecycle: str, expected: str) -> None:
+    fsx = boto3.client("fsx", region_name=REGION)
+    filesystems = AwsFileSystems(object(), fsx, stub_settings(), object())
+    ref = FileSystemRef(target_id="fsx0", kind="fsx_lustre", file_system_id="fs-0123456789abcdef0")
+    with Stubber(fsx) as stub:
+        stub.add_response(
+            "describe_file_systems",
+            {
+                "FileSystems": [
+                    {
+                        "FileSystemId": "fs-0123456789abcdef0",
+                        "Lifecycle": lifecycle,
+                        "DNSName": "fs-0123456789abcdef0.fsx.us-east-1.amazonaws.com",
+                        "LustreConfiguration": {"DeploymentType": "SCRATCH_2", "MountName": "abcdefgh"},
+                    }
+                ]
+            },
+            {"FileSystemIds": ["fs-0123456789abcdef0"]},
+        )
+        assert filesystems.status(ref) == expected
+    assert ref.dns_name == "fs-0123456789abcdef0.fsx.us-east-1.amazonaws.com"
+    assert ref.mount_name == "abcdefgh"
+
+
+def test_persistent_fsx_is_deleted_without_a_final_backup(stack_env: dict[str, str]) -> None:
+    fsx = boto3.client("fsx", region_name=REGION)
+    filesystems = AwsFileSystems(object(), fsx, stub_settings(), object())
+    ref = FileSystemRef(target_id="fsx0", kind="fsx_lustre", file_system_id="fs-0123456789abcdef0")
+    described = {
+        "FileSystemId": "fs-0123456789abcdef0",
+        "Lifecycle": "AVAILABLE",
+        "LustreConfiguration": {"DeploymentType": "PERSISTENT_1"},
+    }
+    with Stubber(fsx) as stub:
+        stub.add_response("describe_file_systems", {"FileSystems": [described]})
+        stub.add_response(
+            "delete_file_system",
+            {"FileSystemId": "fs-0123456789abcdef0", "Lifecycle": "DELETING"},
+            {"FileSystemId": "fs-0123456789abcdef0", "LustreConfiguration": {"SkipFinalBackup": True}},
+        )
+        filesystems.delete(ref)
+        stub.add_response("describe_file_systems", {"FileSystems": [{**described, "Lifecycle": "DELETING"}]})
+        filesystems.delete(ref)  # already deleting: nothing more to ask
+        stub.assert_no_pending_responses()
+
+
+def test_find_returns_the_configs_file_systems_by_tag(filesystems: AwsFileSystems) -> None:
+    """A create whose answer was lost is still found (and so deleted) by its tags."""
+    mine = filesystems.create(efs_spec(), None)
+    other = filesystems.create(efs_spec(token="r1-other-efs0"), None)
+    filesystems.efs.tag_resource(
+        ResourceId=other.file_system_id, Tags=[{"Key": TAG_CONFIG, "Value": "other"}]
+    )
+    found = filesystems.find("r1", "efs")
+    assert [ref.file_system_id for ref in found] == [mine.file_system_id]
+    assert found[0].kind == "efs"
+    filesystems.delete(found[0])
+    assert filesystems.find("r1", "efs") == []

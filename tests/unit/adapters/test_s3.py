@@ -1,0 +1,70 @@
+"""S3Artifacts on moto: JSON round trip, absent keys, paginated fetch of an output prefix."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import boto3
+import pytest
+
+from storagebench.adapters.aws.s3 import S3Artifacts
+from storagebench.adapters.aws.settings import AwsSettings
+
+REGION = "us-east-1"
+
+
+@pytest.fixture
+def artifacts(bucket: str) -> S3Artifacts:
+    return S3Artifacts(boto3.client("s3", region_name=REGION), bucket, page_size=3)
+
+
+def test_json_round_trip_and_uri(artifacts: S3Artifacts, bucket: str) -> None:
+    document = {"run_id": "r1", "values": [1, 2.5, None], "nested": {"ok": True}}
+    uri = artifacts.put_json("runs/r1/request.json", document)
+    assert uri == f"s3://{bucket}/runs/r1/request.json"
+    assert artifacts.uri("runs/r1/c1/agent/") == f"s3://{bucket}/runs/r1/c1/agent/"
+    assert artifacts.get_json("runs/r1/request.json") == document
+    head = artifacts.s3.head_object(Bucket=bucket, Key="runs/r1/request.json")
+    assert head["ContentType"] == "application/json"
+
+
+def test_absent_key_is_a_key_error(artifacts: S3Artifacts) -> None:
+    with pytest.raises(KeyError, match=r"runs/none\.json"):
+        artifacts.get_json("runs/none.json")
+
+
+def test_fetch_downloads_every_object_under_the_prefix(
+    artifacts: S3Artifacts, bucket: str, call_log: Any
+) -> None:
+    s3 = artifacts.s3
+    files = {f"step-{i:02d}/fio.json": json.dumps({"i": i}) for i in range(7)}
+    files["manifest.json"] = '{"status": "ok"}'
+    for name, body in files.items():
+        s3.put_object(Bucket=bucket, Key=f"runs/r1/c1/agent/{name}", Body=body.encode())
+    s3.put_object(Bucket=bucket, Key="runs/r1/c1/agent-other/x.json", Body=b"{}")  # a sibling prefix
+    s3.put_object(Bucket=bucket, Key="runs/r1/c1/agent/../escape.json", Body=b"{}")
+    s3.put_object(Bucket=bucket, Key="runs/r1/c1/agent/folder/", Body=b"")
+    log = call_log(s3)
+
+    directory = artifacts.fetch("runs/r1/c1/agent")  # with or without the trailing slash
+
+    fetched = {
+        p.relative_to(directory).as_posix(): p.read_text() for p in directory.rglob("*") if p.is_file()
+    }
+    assert fetched == files
+    assert log.count("ListObjectsV2") == 4  # 10 keys in pages of 3
+    assert not (directory.parent / "escape.json").exists()
+
+
+def test_fetch_of_an_empty_prefix_is_an_empty_directory(artifacts: S3Artifacts) -> None:
+    directory = artifacts.fetch("runs/r1/none/")
+    assert directory.is_dir()
+    assert list(directory.iterdir()) == []
+
+
+def test_from_settings_uses_the_stack_bucket(settings: AwsSettings, bucket: str) -> None:
+    artifacts = S3Artifacts.from_settings(settings)
+    artifacts.put_json("runs/x.json", {"a": 1})
+    assert artifacts.get_json("runs/x.json") == {"a": 1}
+    assert artifacts.bucket == bucket
