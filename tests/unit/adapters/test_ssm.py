@@ -232,22 +232,37 @@ def test_online_errors(stack_env: dict[str, str]) -> None:
             agents.online(Resources(instance_id=INSTANCE))
 
 
-def test_stop_cancels_the_command_and_tolerates_finished_ones(stack_env: dict[str, str]) -> None:
+def test_stop_cancels_the_instances_agent_commands_and_tolerates_finished_ones(
+    stack_env: dict[str, str],
+) -> None:
     ssm = boto3.client("ssm", region_name=REGION)
-    agents = SsmAgents(ssm, object(), stub_settings(), artifacts=object())  # type: ignore[arg-type]
-    command = "0b7e0b5a-1c2d-4e5f-8a9b-0c1d2e3f4a5b"
+    settings = stub_settings()
+    agents = SsmAgents(ssm, object(), settings, artifacts=object())  # type: ignore[arg-type]
+    ours = "0b7e0b5a-1c2d-4e5f-8a9b-0c1d2e3f4a5b"
+    other = "9f9e0b5a-1c2d-4e5f-8a9b-0c1d2e3f4a5b"
+    listing = {
+        "Commands": [
+            {"CommandId": ours, "DocumentName": settings.agent_document},
+            {"CommandId": other, "DocumentName": "AWS-RunShellScript"},
+        ]
+    }
+    query = {"InstanceId": INSTANCE, "Filters": [{"key": "Status", "value": "InProgress"}]}
+    resources = Resources(instance_id=INSTANCE)
     with Stubber(ssm) as stub:
-        stub.add_response("cancel_command", {}, {"CommandId": command})
-        assert agents.stop(state(command_id=command)) == []
-        stub.add_client_error("cancel_command", "InvalidCommandId", "")
-        assert agents.stop(state(command_id=command)) == []
-        stub.add_client_error("cancel_command", "InvalidInstanceId", "terminated")
-        assert agents.stop(state(command_id=command)) == []
-        stub.add_client_error("cancel_command", "AccessDeniedException", "not allowed")
-        with pytest.raises(AgentError, match="AccessDenied"):
-            agents.stop(state(command_id=command))
+        stub.add_response("list_commands", listing, query)
+        stub.add_response("cancel_command", {}, {"CommandId": ours})  # only our document's command
+        assert agents.stop("r", "c", resources) == []
+        stub.add_response("list_commands", listing, query)
+        stub.add_client_error("cancel_command", "InvalidCommandId", "")  # finished meanwhile
+        assert agents.stop("r", "c", resources) == []
+        stub.add_client_error("list_commands", "InvalidInstanceId", "terminated")
+        assert agents.stop("r", "c", resources) == []
+        stub.add_response("list_commands", listing, query)
+        stub.add_client_error("cancel_command", "ThrottlingException", "slow down")
+        with pytest.raises(ThrottledError):
+            agents.stop("r", "c", resources)
         stub.assert_no_pending_responses()
-    assert agents.stop(state()) == []  # never started: nothing to cancel
+    assert agents.stop("r", "c", Resources()) == []  # never launched: nothing to cancel
 
 
 def test_without_list_commands_permission_the_command_is_still_sent(

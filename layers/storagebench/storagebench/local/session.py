@@ -83,6 +83,22 @@ def new_run_id(suite: str) -> str:
     return f"{suite[:40]}-{stamp}-{secrets.token_hex(2)}"
 
 
+def fast_retries(node: Any) -> Any:
+    """The definition with 1 s, non-growing retry intervals (tests only: moto really sleeps).
+
+    Every Retry keeps its error names and attempt counts, so the paths taken are the same.
+    """
+    if isinstance(node, dict):
+        if "ErrorEquals" in node and "MaxAttempts" in node:
+            node = {k: v for k, v in node.items() if k not in ("MaxDelaySeconds", "JitterStrategy")}
+            node["IntervalSeconds"] = 1
+            node["BackoffRate"] = 1.0
+        return {k: fast_retries(v) for k, v in node.items()}
+    if isinstance(node, list):
+        return [fast_retries(v) for v in node]
+    return node
+
+
 class LocalSession:
     """Everything a local run needs, started on enter and stopped on exit (on every path)."""
 
@@ -93,6 +109,7 @@ class LocalSession:
         faults: FaultPlan | None = None,
         guardrails: Guardrails | None = None,
         use_dynamodb_local: bool = True,
+        fast_retries: bool = False,
         template: Path = REPO / "template.yaml",
     ) -> None:
         self.root = root.resolve()
@@ -100,7 +117,10 @@ class LocalSession:
         self.faults = faults or FaultPlan()
         self.guardrails = guardrails or Guardrails(max_configs_per_run=40, max_concurrency=8)
         self.use_dynamodb_local = use_dynamodb_local
+        self.fast_retries = fast_retries
         self.template_path = template
+        self.mount_root = Path("/mnt/storagebench")
+        self.volumes_dir = Path("/var/tmp/storagebench-volumes")
         self.notices: list[str] = []
         self._stack = ExitStack()
         self.services: Services | None = None
@@ -152,13 +172,15 @@ class LocalSession:
         )
         artifacts = LocalArtifacts(self.root / "artifacts")
         sfn = boto3.client("stepfunctions", region_name=REGION)
+        ec2 = boto3.client("ec2", region_name=REGION)
         agents = LocalAgents(
             artifacts,
             sfn,
             self.options,
-            Path("/mnt/storagebench"),
-            Path("/var/tmp/storagebench-volumes"),
+            self.mount_root,
+            self.volumes_dir,
             self.faults,
+            on_instance_died=lambda instance_id: ec2.terminate_instances(InstanceIds=[instance_id]),
         )
         self.services = Services(
             compute=MotoEc2Compute(
@@ -246,6 +268,8 @@ class LocalSession:
         import boto3
 
         definition = template.state_machine("BenchmarkStateMachine", region=REGION, account=ACCOUNT)
+        if self.fast_retries:
+            definition = json.dumps(fast_retries(json.loads(definition)))
         sfn = boto3.client("stepfunctions", region_name=REGION)
         arn: str = sfn.create_state_machine(
             name="storagebench-benchmark",
@@ -253,6 +277,41 @@ class LocalSession:
             roleArn=f"arn:aws:iam::{ACCOUNT}:role/storagebench-states",
         )["stateMachineArn"]
         return arn
+
+    # ------------------------------------------------------------------ what is left
+
+    def leaks(self, run_id: str) -> list[str]:
+        """Everything of a run still alive: instances, volumes, file systems, loops, mounts, cgroups."""
+        import boto3
+
+        from storagebench.agent.sweep import resources_of
+        from storagebench.workflow.models import TAG_RUN
+
+        leaked: list[str] = []
+        ec2 = boto3.client("ec2", region_name=REGION)
+        run_filter = [{"Name": f"tag:{TAG_RUN}", "Values": [run_id]}]
+        for reservation in ec2.describe_instances(Filters=run_filter)["Reservations"]:
+            for instance in reservation["Instances"]:
+                if instance["State"]["Name"] not in ("shutting-down", "terminated"):
+                    leaked.append(f"instance {instance['InstanceId']} ({instance['State']['Name']})")
+        for volume in ec2.describe_volumes(Filters=run_filter)["Volumes"]:
+            attachments = [a for a in volume.get("Attachments", []) if a.get("State") != "detached"]
+            if volume["State"] not in ("deleting", "deleted") and not attachments:
+                leaked.append(f"volume {volume['VolumeId']} ({volume['State']})")
+        efs = boto3.client("efs", region_name=REGION)
+        for fs in efs.describe_file_systems()["FileSystems"]:
+            tags = {t["Key"]: t["Value"] for t in fs.get("Tags", [])}
+            if tags.get(TAG_RUN) == run_id and fs["LifeCycleState"] not in ("deleting", "deleted"):
+                leaked.append(f"efs {fs['FileSystemId']}")
+        fsx = boto3.client("fsx", region_name=REGION)
+        for fs in fsx.describe_file_systems()["FileSystems"]:
+            tags = {t["Key"]: t["Value"] for t in fs.get("Tags", [])}
+            if tags.get(TAG_RUN) == run_id:
+                leaked.append(f"fsx {fs['FileSystemId']}")
+        machine = resources_of(run_id, str(self.mount_root), str(self.volumes_dir))
+        for kind in ("mounts", "arrays", "loops", "cgroups"):
+            leaked.extend(f"{kind[:-1]} {item}" for item in machine[kind])
+        return leaked
 
     # ------------------------------------------------------------------ running
 

@@ -73,8 +73,8 @@ class Agents(Protocol):
     ) -> AgentRun:
         """Run the agent with this plan; the machine reports back on the task token."""
 
-    def stop(self, state: ConfigState) -> list[str]:
-        """Stop a running agent (cancel the command); returns what the machine still holds."""
+    def stop(self, run_id: str, config_id: str, resources: Resources) -> list[str]:
+        """Stop the config's agent if it still runs; returns what its machine still holds."""
 
 
 class Artifacts(Protocol):

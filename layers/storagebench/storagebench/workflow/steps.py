@@ -19,7 +19,7 @@ from storagebench.request.model import EfsTarget, FsxLustreTarget
 from storagebench.results.collect import collect as collect_output
 from storagebench.results.errors import ResultsError
 from storagebench.workflow.bindings import agent_targets, launch_spec, storage_option
-from storagebench.workflow.errors import GuardrailError, InvalidRequestError, NotReadyError
+from storagebench.workflow.errors import GuardrailError, InvalidRequestError, NotReadyError, WorkflowError
 from storagebench.workflow.models import (
     TAG_CONFIG,
     TAG_EXPIRES,
@@ -33,10 +33,10 @@ from storagebench.workflow.models import (
     ConfigState,
     ConfigStatus,
     ErrorInfo,
-    FileSystemRef,
     FileSystemSpec,
     PlanResult,
     ReadyStatus,
+    Resources,
     RunStatus,
     RunSummary,
     StepTiming,
@@ -392,18 +392,8 @@ def _manifest_status(directory: Any) -> str | None:
 def cleanup(state: ConfigState, services: Services) -> ConfigResult:
     """Stop the agent, terminate, delete; then verify by tag that nothing of this config remains."""
     item = state.item
-    report = CleanupReport()
     state = with_pending_errors(state)
-    machine_leftovers = services.agents.stop(state)
-    report.deleted.extend(services.compute.terminate(state.resources, item.run_id, item.config_id))
-    for ref in _file_systems(state, services):
-        services.filesystems.delete(ref)  # ResourceBusyError while EFS mount targets go: retried by name
-        report.deleted.append(ref.file_system_id)
-    report.leftovers = [
-        *machine_leftovers,
-        *services.compute.leftovers(item.run_id, item.config_id),
-        *(ref.file_system_id for ref in services.filesystems.find(item.run_id, item.config_id)),
-    ]
+    report = release(item.run_id, item.config_id, state.resources, services)
     status = config_status(state, report)
     result = ConfigResult(
         run_id=item.run_id,
@@ -417,12 +407,32 @@ def cleanup(state: ConfigState, services: Services) -> ConfigResult:
     return result
 
 
-def _file_systems(state: ConfigState, services: Services) -> list[FileSystemRef]:
-    """What the state recorded and whatever else carries the config's tags (a lost create answer)."""
-    refs = {ref.file_system_id: ref for ref in state.resources.file_systems}
-    for ref in services.filesystems.find(state.item.run_id, state.item.config_id):
+def release(run_id: str, config_id: str, resources: Resources, services: Services) -> CleanupReport:
+    """Stop, terminate and delete what the config holds, recorded or only tagged; then check.
+
+    Idempotent (Cleanup retries it by name while EFS mount targets go) and usable without a
+    state: an aborted execution is cleaned by run and config ids alone (``cleanup_run``).
+    """
+    report = CleanupReport()
+    machine_leftovers = services.agents.stop(run_id, config_id, resources)
+    report.deleted.extend(services.compute.terminate(resources, run_id, config_id))
+    refs = {ref.file_system_id: ref for ref in resources.file_systems}
+    for ref in services.filesystems.find(run_id, config_id):  # a create whose answer was lost
         refs.setdefault(ref.file_system_id, ref)
-    return list(refs.values())
+    for ref in refs.values():
+        services.filesystems.delete(ref)  # ResourceBusyError while EFS mount targets go: retried by name
+        report.deleted.append(ref.file_system_id)
+    report.leftovers = [
+        *machine_leftovers,
+        *services.compute.leftovers(run_id, config_id),
+        *(ref.file_system_id for ref in services.filesystems.find(run_id, config_id)),
+    ]
+    return report
+
+
+def cleanup_run(run_id: str, config_ids: list[str], services: Services) -> dict[str, CleanupReport]:
+    """Release every config of a run by its tags: for an execution stopped or killed mid-way."""
+    return {config_id: release(run_id, config_id, Resources(), services) for config_id in config_ids}
 
 
 def config_status(state: ConfigState, report: CleanupReport) -> ConfigStatus:
@@ -437,25 +447,39 @@ def config_status(state: ConfigState, report: CleanupReport) -> ConfigStatus:
 # ---------------------------------------------------------------------------------- finalize
 
 
-def result_after_failed_cleanup(document: dict[str, Any]) -> ConfigResult:
-    """A config whose cleanup gave up reaches Finalize as its state plus the caught error."""
+def result_after_failed_cleanup(document: dict[str, Any], services: Services) -> ConfigResult:
+    """A config whose cleanup gave up reaches Finalize as its state plus the caught error.
+
+    Finalize releases it once more, by its tags: a broken or throttled Cleanup for one config
+    must not leave it running. What still fails is reported for the janitor.
+    """
     caught = document.get("caught") or {}
-    state = ConfigState.model_validate({k: v for k, v in document.items() if k != "caught"})
-    error = ErrorInfo(
-        step="cleanup",
-        error=str(caught.get("Error", "States.Unknown")),
-        cause=_cause(caught.get("Cause", "")),
+    state = ConfigState.model_validate(
+        {k: v for k, v in document.items() if k not in ("caught", "record_error")}
     )
+    errors = [
+        *state.errors,
+        ErrorInfo(
+            step="cleanup",
+            error=str(caught.get("Error", "States.Unknown")),
+            cause=_cause(caught.get("Cause", "")),
+        ),
+    ]
+    try:
+        leftovers = release(state.item.run_id, state.item.config_id, state.resources, services).leftovers
+    except WorkflowError as exc:
+        errors.append(ErrorInfo(step="finalize", error=type(exc).__name__, cause=str(exc)))
+        leftovers = [
+            "cleanup did not finish: resources tagged with this run remain until the janitor removes them"
+        ]
     records = state.collected.records if state.collected else 0
     return ConfigResult(
         run_id=state.item.run_id,
         config_id=state.item.config_id,
         status="partial" if records else "failed",
         records=records,
-        errors=[*state.errors, error],
-        leftovers=[
-            "cleanup did not finish: resources tagged with this run may remain until the janitor removes them"
-        ],
+        errors=errors,
+        leftovers=leftovers,
     )
 
 
@@ -463,7 +487,8 @@ def finalize(
     run_id: str, suite: str, started_at: str, entries: list[dict[str, Any]], services: Services
 ) -> RunSummary:
     configs = [
-        result_after_failed_cleanup(e) if "item" in e else ConfigResult.model_validate(e) for e in entries
+        result_after_failed_cleanup(e, services) if "item" in e else ConfigResult.model_validate(e)
+        for e in entries
     ]
     statuses = {c.status for c in configs}
     status: RunStatus

@@ -209,21 +209,33 @@ class SsmAgents:
             LOG.warning("cannot check for a command already sent to %s (%s); sending", instance_id, exc)
         return None
 
-    def stop(self, state: ConfigState) -> list[str]:
-        """Cancel the agent's command if one was sent; finished or unknown commands are fine.
+    def stop(self, run_id: str, config_id: str, resources: Resources) -> list[str]:
+        """Cancel the agent's commands still in progress on the instance; finished ones are fine.
 
-        Returns nothing held: on AWS whatever the agent left on the machine (mounts, loop
-        devices, files) goes with the instance, which cleanup terminates next.
+        The command id does not survive the task-token step, so the instance's in-progress
+        commands of our document are looked up. Returns nothing held: on AWS whatever the agent
+        left on the machine (mounts, loop devices, files) goes with the instance, which cleanup
+        terminates next.
         """
-        command_id = state.agent.command_id if state.agent else None
-        if not command_id:
+        if resources.instance_id is None:
             return []
         try:
-            self.ssm.cancel_command(CommandId=command_id)
+            listed = self.ssm.list_commands(
+                InstanceId=resources.instance_id, Filters=[{"key": "Status", "value": "InProgress"}]
+            )["Commands"]
         except ClientError as exc:
-            if error_code(exc) not in ("InvalidCommandId", "InvalidInstanceId"):
-                raise workflow_error(exc, f"cancel command {command_id}", AgentError) from exc
-            # expired, finished long ago, or its instance is gone: nothing to stop
+            if error_code(exc) in ("InvalidInstanceId", "AccessDeniedException"):
+                return []  # gone, or not ours to list: termination ends the command anyway
+            raise workflow_error(exc, f"list commands of {resources.instance_id}", AgentError) from exc
+        for command in listed:
+            if command.get("DocumentName") != self.settings.agent_document:
+                continue
+            try:
+                self.ssm.cancel_command(CommandId=command["CommandId"])
+            except ClientError as exc:
+                if error_code(exc) not in ("InvalidCommandId", "InvalidInstanceId"):
+                    raise workflow_error(exc, f"cancel command {command['CommandId']}", AgentError) from exc
+                # finished meanwhile, or its instance is gone: nothing to stop
         return []
 
 

@@ -16,6 +16,7 @@ import signal
 import subprocess
 import sys
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -38,6 +39,7 @@ class _Running:
     token: str
     done: threading.Event = field(default_factory=threading.Event)
     died: bool = False  # an injected "instance died": no callback, no teardown on the machine
+    instance_id: str | None = None
 
 
 class LocalAgents:
@@ -49,6 +51,7 @@ class LocalAgents:
         mount_root: Path,
         volumes_dir: Path,
         faults: FaultPlan | None = None,
+        on_instance_died: Callable[[str], object] | None = None,
     ) -> None:
         self.artifacts = artifacts
         self.sfn = sfn
@@ -56,6 +59,7 @@ class LocalAgents:
         self.mount_root = mount_root
         self.volumes_dir = volumes_dir
         self.faults = faults or FaultPlan()
+        self.on_instance_died = on_instance_died  # local mode terminates the moto instance too
         self.running: dict[tuple[str, str], _Running] = {}
         self.callback_errors: list[str] = []
         self._lock = threading.Lock()
@@ -152,7 +156,7 @@ class LocalAgents:
                 start_new_session=True,
             )
             stderr.close()
-            run = _Running(process, task_token)
+            run = _Running(process, task_token, instance_id=state.resources.instance_id)
             with self._lock:
                 self.running[key] = run
             kind = behaviour.kind if behaviour else None
@@ -199,6 +203,8 @@ class LocalAgents:
                 os.killpg(run.process.pid, signal.SIGKILL)  # no teardown: the machine is gone
                 run.process.wait()
                 run.died = True
+                if self.on_instance_died is not None and run.instance_id is not None:
+                    self.on_instance_died(run.instance_id)
                 run.done.set()
                 return
             self._callback("send_task_heartbeat", taskToken=run.token)
@@ -219,9 +225,9 @@ class LocalAgents:
 
     # ------------------------------------------------------------------ stopping
 
-    def stop(self, state: ConfigState) -> list[str]:
+    def stop(self, run_id: str, config_id: str, resources: Resources) -> list[str]:
         """Stop the agent if it still runs (it tears down on SIGTERM), then sweep by run id."""
-        key = (state.item.run_id, state.item.config_id)
+        key = (run_id, config_id)
         with self._lock:
             run = self.running.pop(key, None)
         if run is not None:
@@ -234,5 +240,5 @@ class LocalAgents:
                 except subprocess.TimeoutExpired:
                     os.killpg(process.pid, signal.SIGKILL)
                     process.wait()
-        report = sweep(state.item.run_id, str(self.mount_root), str(self.volumes_dir), state.item.config_id)
+        report = sweep(run_id, str(self.mount_root), str(self.volumes_dir), config_id)
         return report["leftovers"]
