@@ -88,10 +88,11 @@ def workloads(
         render.workload_library(out, library)
 
 
-from storagebench.cli import agent_cmd, run_cmd  # noqa: E402  (register their commands)
+from storagebench.cli import agent_cmd, results_cmd, run_cmd  # noqa: E402  (register their commands)
 
 agent_cmd.register(app)
 run_cmd.register(app)
+results_cmd.register(app)
 
 
 def main() -> None:

@@ -338,6 +338,39 @@ class DynamoResultsStore:
         item = response.get("Item")
         return self._plain(item) if item else None
 
+    def _query_index(
+        self, index: str, partition: str, limit: int, newest_first: bool = True
+    ) -> list[dict[str, Any]]:
+        """Up to ``limit`` items of one partition of a secondary index, in sort order."""
+        found: list[dict[str, Any]] = []
+        arguments: dict[str, Any] = {
+            "TableName": self.table,
+            "IndexName": index,
+            "KeyConditionExpression": f"{index}PK = :pk",
+            "ExpressionAttributeValues": self._item({":pk": partition}),
+            "ScanIndexForward": not newest_first,
+            "Limit": min(limit, 100),
+        }
+        with aws_call(f"query {index} {partition}", WorkflowError):
+            while len(found) < limit:
+                page = self.db.query(**arguments)
+                found.extend(
+                    {k: v for k, v in self._plain(raw).items() if k not in KEY_ATTRIBUTES}
+                    for raw in page.get("Items", [])
+                )
+                if "LastEvaluatedKey" not in page:
+                    break
+                arguments["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+        return found[:limit]
+
+    def list_runs(self, suite: str, limit: int = 10) -> list[dict[str, Any]]:
+        """The latest runs of a suite, newest first (one Query on GSI1)."""
+        return self._query_index("GSI1", keys.suite_pk(suite), limit)
+
+    def runs_in_progress(self, limit: int = 100) -> list[dict[str, Any]]:
+        """Runs still RUNNING, newest first (GSI3 holds only those: finish_run removes the keys)."""
+        return self._query_index("GSI3", keys.ACTIVE, limit)
+
     def get_run(self, run_id: str) -> dict[str, Any]:
         """The run, its configs and its results from one (paginated) Query; KeyError if unknown."""
         run: dict[str, Any] | None = None
