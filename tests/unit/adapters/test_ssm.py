@@ -150,8 +150,17 @@ def test_a_retried_start_does_not_run_the_agent_twice(
     assert again.command_id == first.command_id
     assert ssm_log.count("SendCommand") == 1
 
+    # A RunAgent retry gets a new token: the earlier attempt's command, which nobody waits for any
+    # more, is cancelled before the new one is sent (moto has no cancel_command: record the call).
+    cancelled: list[str] = []
+
+    def cancel(**arguments: str) -> None:
+        cancelled.append(arguments["CommandId"])
+
+    agents.ssm.cancel_command = cancel  # type: ignore[method-assign]
     other = agents.start(state(), PLAN, "runs/r1/gp3/agent/", TOKEN + "-new", heartbeat_s=300, timeout_s=7200)
     assert other.command_id != first.command_id
+    assert cancelled == [first.command_id]
     assert len(_commands(agents)) == 2
 
 

@@ -461,10 +461,11 @@ def test_instance_store_with_count_within_devices(minimal: dict[str, Any]) -> No
     parse_request(minimal)
 
 
-def test_twenty_seven_data_volumes(minimal: dict[str, Any]) -> None:
+def test_twenty_one_data_volumes(minimal: dict[str, Any]) -> None:
+    """The most an instance gets: one per device name /dev/sdf to /dev/sdz."""
     minimal["configs"][0]["targets"] = [
         {"kind": "ebs", "type": "gp3", "size_gib": 10, "count": 16},
-        {"kind": "ebs", "type": "gp3", "size_gib": 10, "count": 11},
+        {"kind": "ebs", "type": "gp3", "size_gib": 10, "count": 5},
     ]
     parse_request(minimal)
 

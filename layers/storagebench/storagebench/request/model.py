@@ -29,6 +29,7 @@ SNAPSHOT_PATTERN = r"^snap-[0-9a-f]{8,17}$"
 EbsType = Literal["gp2", "gp3", "io1", "io2", "st1", "sc1", "standard"]
 Filesystem = Literal["xfs", "ext4", "btrfs", "raw"]
 MAX_CONFIGS = 40  # inline Map concurrency ceiling; larger matrices belong in a Distributed Map
+MAX_DATA_VOLUMES = 21  # /dev/sdf../dev/sdz, AWS's recommended names for EBS data volumes
 
 
 class _Model(BaseModel):
@@ -375,9 +376,11 @@ class Config(_Model):
             seen[target.id] = position
         spec = instance_type(self.instance_type)
         volumes = sum(t.count for t in self.targets if isinstance(t, EbsTarget))
-        if volumes > 27:
+        if volumes > MAX_DATA_VOLUMES:
             problems.add(
-                ("targets",), volumes, "an instance takes at most 27 data volumes besides the root volume"
+                ("targets",),
+                volumes,
+                f"at most {MAX_DATA_VOLUMES} data volumes per instance (device names /dev/sdf to /dev/sdz)",
             )
         for position, target in enumerate(self.targets):
             if not isinstance(target, InstanceStoreTarget) or spec is None:
@@ -503,11 +506,23 @@ class Timing(_Model):
         description="while workloads run; <= 600 so a dead instance is seen in 10 min",
     )
     command_timeout_h: float = Field(
-        default=12, gt=0, le=48, description="SSM execution timeout (at most 48 h)"
+        default=12, ge=0.005, le=48, description="SSM execution timeout, 18 s (tests) to 48 h (SSM's maximum)"
     )
     max_run_hours: float = Field(
         default=24, gt=0, le=168, description="resources expire (janitor) after this"
     )
+
+    @model_validator(mode="after")
+    def _within_the_run(self) -> Timing:
+        if self.command_timeout_h > self.max_run_hours:
+            problems = Problems("Timing")
+            problems.add(
+                ("command_timeout_h",),
+                self.command_timeout_h,
+                f"must not exceed max_run_hours ({self.max_run_hours:g}): the run's resources expire then",
+            )
+            problems.raise_if_any()
+        return self
 
 
 class BenchmarkRequest(_Model):

@@ -27,8 +27,8 @@ from storagebench.workflow.errors import NotYetConsistentError
 from storagebench.workflow.models import LaunchSpec, LaunchVolume, Resources
 
 ROOT_DEVICE = "/dev/xvda"  # Amazon Linux 2023's root device name
-DATA_DEVICE_LETTERS = "fghijklmnopqrstuvwxyzabcde"  # /dev/sdf.. as AWS recommends for data volumes
-_GRAVITON = re.compile(r"^[a-z]+\d+[a-z]*g[a-z]*\.")
+DATA_DEVICE_LETTERS = "fghijklmnopqrstuvwxyz"  # /dev/sdf../dev/sdz, the names AWS recommends for data volumes
+_GRAVITON = re.compile(r"^(a1|[a-z]+\d+[a-z]*g[a-z]*)\.")  # a1: first Graviton; c7g, m6gd, r8g, ...
 
 
 def client_token(run_id: str, config_id: str) -> str:
@@ -57,19 +57,19 @@ def storage_option(config: Config, target_id: str) -> str:
         parts.append(target.filesystem)
         described = ":".join(parts)
     elif isinstance(target, EfsTarget):
-        described = (
-            f"efs:{target.throughput_mode}"
-            + (
-                f":{target.provisioned_throughput_mibps:g}MiBps"
-                if target.provisioned_throughput_mibps
-                else ""
-            )
-            + (":one-zone" if target.one_zone else "")
-        )
+        described = f"efs:{target.throughput_mode}"
+        if target.provisioned_throughput_mibps:
+            described += f":{target.provisioned_throughput_mibps:g}MiBps"
+        if target.performance_mode != "generalPurpose":
+            described += f":{target.performance_mode}"
+        if target.one_zone:
+            described += ":one-zone"
     elif isinstance(target, FsxLustreTarget):
-        described = f"fsx_lustre:{target.deployment_type}:{target.storage_capacity_gib}GiB" + (
-            f":{target.per_unit_storage_throughput}" if target.per_unit_storage_throughput else ""
-        )
+        described = f"fsx_lustre:{target.deployment_type}:{target.storage_capacity_gib}GiB"
+        if target.per_unit_storage_throughput:
+            described += f":{target.per_unit_storage_throughput}"
+        if target.data_compression != "NONE":
+            described += f":{target.data_compression}"
     elif isinstance(target, InstanceStoreTarget):
         described = f"instance_store:{target.count or 'all'}:{target.filesystem}"
     elif isinstance(target, NfsTarget):

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 RunStatus = Literal["RUNNING", "SUCCEEDED", "PARTIAL", "FAILED"]
 ConfigStatus = Literal["succeeded", "partial", "failed"]
+TASK_TIMEOUT_SLACK_S = 600
 TAG_RUN = "storagebench:run-id"
 TAG_CONFIG = "storagebench:config-id"
 TAG_EXPIRES = "storagebench:expires-at"
@@ -31,7 +32,16 @@ class StepTiming(_Model):
     ready_poll_s: int = Field(ge=1)
     ready_timeout_s: int = Field(ge=1, description="a config not ready by then fails")
     heartbeat_s: int = Field(ge=1, le=600, description="an agent silent this long is presumed dead")
-    command_timeout_s: int = Field(ge=1, description="the whole agent run")
+    command_timeout_s: int = Field(ge=1, description="the whole agent run (the SSM execution timeout)")
+    task_timeout_s: int = Field(
+        default=0, ge=0, description="the RunAgent state's own limit: the command's plus slack (0: derive it)"
+    )
+
+    @model_validator(mode="after")
+    def _derive_task_timeout(self) -> StepTiming:
+        if self.task_timeout_s == 0:  # the command times out first and says why; the state only if it cannot
+            self.task_timeout_s = self.command_timeout_s + TASK_TIMEOUT_SLACK_S
+        return self
 
 
 class WorkItem(_Model):
@@ -174,10 +184,12 @@ class ConfigState(_Model):
     collected: CollectSummary | None = None
     cleanup: CleanupReport | None = None
     errors: list[ErrorInfo] = Field(default_factory=list)
-    # Set by the state machine's Catch (ResultPath) when a step, or recording its failure, failed;
-    # the next step folds them into errors so nothing caught is lost.
-    caught: dict[str, str] | None = None
-    record_error: dict[str, str] | None = None
+    # Set by the state machine's Catch blocks (one ResultPath each, so a later catch never
+    # overwrites an earlier error); the next step folds them into errors so nothing caught is lost.
+    caught: dict[str, str] | None = None  # Provision, CheckReady, RunAgent
+    record_error: dict[str, str] | None = None  # RecordFailure / RecordAgentFailure itself
+    caught_collect: dict[str, str] | None = None  # Collect
+    caught_cleanup: dict[str, str] | None = None  # Cleanup (then CleanupFailed -> Finalize)
 
 
 class ConfigResult(_Model):

@@ -8,7 +8,9 @@ the run's tags, not only what the state remembers.
 
 from __future__ import annotations
 
+import hashlib
 import json
+import math
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -118,11 +120,12 @@ def plan_run(document: Any, run_id: str, started_at: str, services: Services) ->
         raise GuardrailError("request over the stack's limits:\n  " + "\n  ".join(problems))
     started = _parse_time(started_at)
     expires = started + timedelta(hours=request.timing.max_run_hours)
+    command_timeout_s = math.ceil(request.timing.command_timeout_h * 3600)
     timing = StepTiming(
         ready_poll_s=request.timing.ready_poll_s,
         ready_timeout_s=limits.ready_timeout_s,
-        heartbeat_s=min(request.timing.command_poll_s, limits.heartbeat_max_s),
-        command_timeout_s=int(request.timing.command_timeout_h * 3600),
+        heartbeat_s=min(request.timing.command_poll_s, limits.heartbeat_max_s, command_timeout_s),
+        command_timeout_s=command_timeout_s,
     )
     items = [
         WorkItem(
@@ -155,6 +158,11 @@ def plan_run(document: Any, run_id: str, started_at: str, services: Services) ->
 # ---------------------------------------------------------------------------------- provision
 
 
+def creation_token(run_id: str, config_id: str, target_id: str) -> str:
+    """Unique per run, config and target, within EFS's 64 and FSx's 63 characters ([A-Za-z0-9_.-])."""
+    return "sb-" + hashlib.sha256(f"{run_id}\n{config_id}\n{target_id}".encode()).hexdigest()[:56]
+
+
 def provision(state: ConfigState, services: Services) -> ConfigState:
     """Create the config's file systems and launch its instance with its volumes (idempotent)."""
     item = state.item
@@ -169,7 +177,7 @@ def provision(state: ConfigState, services: Services) -> ConfigState:
             spec = FileSystemSpec(
                 target_id=str(target.id),
                 kind=kind,
-                creation_token=f"{item.run_id}-{item.config_id}-{target.id}"[:64],
+                creation_token=creation_token(item.run_id, item.config_id, str(target.id)),
                 tags={**labels, TAG_TARGET: str(target.id)},
                 settings=target.model_dump(mode="json"),
             )
@@ -290,23 +298,24 @@ def _cause(raw: Any) -> str:
 
 
 def with_pending_errors(state: ConfigState) -> ConfigState:
-    """Fold errors the state machine caught but could not record (RecordFailure failed too)."""
-    pending = []
-    for name, caught in (("caught", state.caught), ("record_error", state.record_error)):
-        if caught:
-            step = failed_step(state) if name == "caught" else "record_failure"
-            pending.append(
-                ErrorInfo(
-                    step=step,
-                    error=str(caught.get("Error", "States.Unknown")),
-                    cause=_cause(caught.get("Cause", "")),
-                )
-            )
+    """Fold errors the state machine caught but no step recorded yet (see ConfigState.caught)."""
+    sources = (
+        ("caught", state.caught, failed_step(state)),
+        ("record_error", state.record_error, "record_failure"),
+        ("caught_collect", state.caught_collect, "collect"),
+        ("caught_cleanup", state.caught_cleanup, "cleanup"),
+    )
+    pending = [
+        ErrorInfo(
+            step=step, error=str(caught.get("Error", "States.Unknown")), cause=_cause(caught.get("Cause", ""))
+        )
+        for _, caught, step in sources
+        if caught
+    ]
     if not pending:
         return state
-    return state.model_copy(
-        update={"errors": [*state.errors, *pending], "caught": None, "record_error": None}
-    )
+    cleared = dict.fromkeys(name for name, _, _ in sources)
+    return state.model_copy(update={"errors": [*state.errors, *pending], **cleared})
 
 
 def record_failure(state: ConfigState, caught: dict[str, Any], services: Services) -> ConfigState:
@@ -435,6 +444,47 @@ def cleanup_run(run_id: str, config_ids: list[str], services: Services) -> dict[
     return {config_id: release(run_id, config_id, Resources(), services) for config_id in config_ids}
 
 
+def abort_run(
+    run_id: str,
+    suite: str,
+    started_at: str,
+    config_ids: list[str],
+    caught: dict[str, Any],
+    services: Services,
+) -> RunSummary:
+    """The configs map itself failed: release everything by tag, keep what was measured, record FAILED."""
+    error = ErrorInfo(
+        step="run", error=str(caught.get("Error", "States.Unknown")), cause=_cause(caught.get("Cause", ""))
+    )
+    reports = cleanup_run(run_id, config_ids, services)
+    stored = services.store.get_run(run_id)
+    records: dict[str, int] = {}
+    for result in stored.get("results", []):
+        records[str(result.get("config_id"))] = records.get(str(result.get("config_id")), 0) + 1
+    configs = [
+        ConfigResult(
+            run_id=run_id,
+            config_id=config_id,
+            status="partial" if records.get(config_id) else "failed",
+            records=records.get(config_id, 0),
+            errors=[error],
+            leftovers=reports[config_id].leftovers,
+        )
+        for config_id in config_ids
+    ]
+    summary = RunSummary(
+        run_id=run_id,
+        suite=suite,
+        status="FAILED",
+        configs=configs,
+        records=sum(c.records for c in configs),
+        started_at=started_at,
+        ended_at=_iso(services.clock.now()),
+    )
+    services.store.finish_run(summary)
+    return summary
+
+
 def config_status(state: ConfigState, report: CleanupReport) -> ConfigStatus:
     records = state.collected.records if state.collected else 0
     if records == 0:
@@ -453,18 +503,8 @@ def result_after_failed_cleanup(document: dict[str, Any], services: Services) ->
     Finalize releases it once more, by its tags: a broken or throttled Cleanup for one config
     must not leave it running. What still fails is reported for the janitor.
     """
-    caught = document.get("caught") or {}
-    state = ConfigState.model_validate(
-        {k: v for k, v in document.items() if k not in ("caught", "record_error")}
-    )
-    errors = [
-        *state.errors,
-        ErrorInfo(
-            step="cleanup",
-            error=str(caught.get("Error", "States.Unknown")),
-            cause=_cause(caught.get("Cause", "")),
-        ),
-    ]
+    state = with_pending_errors(ConfigState.model_validate(document))  # caught_cleanup and any earlier ones
+    errors = list(state.errors)
     try:
         leftovers = release(state.item.run_id, state.item.config_id, state.resources, services).leftovers
     except WorkflowError as exc:

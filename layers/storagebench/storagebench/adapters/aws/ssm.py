@@ -188,6 +188,10 @@ class SsmAgents:
     def _sent_before(self, request: dict[str, Any]) -> str | None:
         """A live command a previous attempt sent with the same document and task token.
 
+        A live command of our document with another token belongs to an earlier attempt of the
+        RunAgent state (each retry gets a new token): nobody waits for it any more, so it is
+        cancelled rather than left to run a second agent beside this one.
+
         Needs ssm:ListCommands. Without it the check is skipped with a warning (the send
         itself still works, a retried start could then run the agent twice).
         """
@@ -198,16 +202,26 @@ class SsmAgents:
             for page in pages:
                 for command in page.get("Commands", []):
                     if (
-                        command.get("DocumentName") == request["DocumentName"]
-                        and (command.get("Parameters") or {}).get("TaskToken") == token
-                        and command.get("Status") not in OVER
+                        command.get("DocumentName") != request["DocumentName"]
+                        or command.get("Status") in OVER
                     ):
+                        continue
+                    if (command.get("Parameters") or {}).get("TaskToken") == token:
                         return str(command["CommandId"])
+                    self._cancel(str(command["CommandId"]))
         except ClientError as exc:
             if error_code(exc) not in ("AccessDeniedException", "AccessDenied"):
                 raise workflow_error(exc, f"list commands of {instance_id}", AgentError) from exc
             LOG.warning("cannot check for a command already sent to %s (%s); sending", instance_id, exc)
         return None
+
+    def _cancel(self, command_id: str) -> None:
+        try:
+            self.ssm.cancel_command(CommandId=command_id)
+        except ClientError as exc:
+            if error_code(exc) not in ("InvalidCommandId", "InvalidInstanceId"):
+                raise workflow_error(exc, f"cancel command {command_id}", AgentError) from exc
+            # finished meanwhile, or its instance is gone: nothing to stop
 
     def stop(self, run_id: str, config_id: str, resources: Resources) -> list[str]:
         """Cancel the agent's commands still in progress on the instance; finished ones are fine.
@@ -228,14 +242,8 @@ class SsmAgents:
                 return []  # gone, or not ours to list: termination ends the command anyway
             raise workflow_error(exc, f"list commands of {resources.instance_id}", AgentError) from exc
         for command in listed:
-            if command.get("DocumentName") != self.settings.agent_document:
-                continue
-            try:
-                self.ssm.cancel_command(CommandId=command["CommandId"])
-            except ClientError as exc:
-                if error_code(exc) not in ("InvalidCommandId", "InvalidInstanceId"):
-                    raise workflow_error(exc, f"cancel command {command['CommandId']}", AgentError) from exc
-                # finished meanwhile, or its instance is gone: nothing to stop
+            if command.get("DocumentName") == self.settings.agent_document:
+                self._cancel(str(command["CommandId"]))
         return []
 
 

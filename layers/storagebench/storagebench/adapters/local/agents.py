@@ -121,6 +121,8 @@ class LocalAgents:
     ) -> AgentRun:
         item = state.item
         self.faults.raise_if("agents.start", item.config_id)
+        # A retried RunAgent has a new token: an agent an earlier attempt started is stopped first.
+        self.stop(item.run_id, item.config_id, state.resources)
         local_plan = self.rebind(plan)
         plan_key = f"{item.artifacts_prefix}plan.local.json"
         self.artifacts.put_json(plan_key, local_plan)

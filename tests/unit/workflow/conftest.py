@@ -1,0 +1,66 @@
+"""Fixtures of the workflow step tests: in-memory ports, a fixed clock, planned work items."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+
+def _load_fakes() -> Any:
+    """``workflow_fakes`` by path (shared with tests/unit/functions, whatever the import mode)."""
+    if "workflow_fakes" in sys.modules:
+        return sys.modules["workflow_fakes"]
+    spec = importlib.util.spec_from_file_location(
+        "workflow_fakes", Path(__file__).with_name("workflow_fakes.py")
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["workflow_fakes"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+wf = _load_fakes()
+
+from storagebench.workflow import steps  # noqa: E402
+from storagebench.workflow.models import ConfigState, PlanResult  # noqa: E402
+
+_DEFAULT: Any = object()
+
+
+@pytest.fixture
+def fakes(tmp_path: Path) -> Any:
+    """Fresh fakes and the Services over them (artifacts fetch() under tmp_path)."""
+    return wf.make_fakes(tmp_path / "artifacts")
+
+
+@pytest.fixture
+def plan(fakes: Any) -> Callable[..., PlanResult]:
+    """Run plan_run on a request (the default three-config one unless given)."""
+
+    def run(document: Any = _DEFAULT, run_id: str = "run-1") -> PlanResult:
+        return steps.plan_run(
+            wf.request_doc() if document is _DEFAULT else document,
+            run_id,
+            "2026-11-21T17:00:00.000Z",
+            fakes.services,
+        )
+
+    return run
+
+
+@pytest.fixture
+def state_of(plan: Callable[..., PlanResult]) -> Callable[..., ConfigState]:
+    """The ConfigState a Map iteration starts from, for one config of a planned request."""
+
+    def make(config_id: str, document: Any = _DEFAULT, run_id: str = "run-1") -> ConfigState:
+        planned = plan(document, run_id)
+        item = next(i for i in planned.items if i.config_id == config_id)
+        return ConfigState.model_validate({"item": item.model_dump(mode="json")})
+
+    return make

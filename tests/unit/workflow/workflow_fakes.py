@@ -1,0 +1,438 @@
+"""In-memory ports for the workflow steps: no AWS, no moto, no network.
+
+Shared by ``tests/unit/workflow`` (through its conftest) and ``tests/unit/functions`` (which
+loads this file by path). Every fake records what it was asked so a test can check the calls,
+and behaves like the real port where the steps depend on it: launches are idempotent by client
+token, file systems by creation token, ``find`` answers by tag, records are counted.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from storagebench.agent.plan import Plan
+from storagebench.results.records import ResultRecord
+from storagebench.workflow.errors import ResourceBusyError
+from storagebench.workflow.models import (
+    TAG_CONFIG,
+    TAG_RUN,
+    AgentRun,
+    ComputeStatus,
+    ConfigState,
+    FileSystemRef,
+    FileSystemSpec,
+    LaunchSpec,
+    Resources,
+    RunSummary,
+    VolumeRef,
+)
+from storagebench.workflow.settings import Guardrails
+from storagebench.workflow.steps import Services
+
+START = datetime(2026, 11, 21, 17, 0, 0, tzinfo=UTC)
+START_ISO = "2026-11-21T17:00:00Z"
+STACK = "sb-test"
+REGION = "us-east-1"
+
+
+# ---------------------------------------------------------------------------- requests
+
+ALPHA: dict[str, Any] = {
+    "id": "alpha",
+    "instance_type": "c5.4xlarge",
+    "targets": [
+        {"id": "data", "kind": "ebs", "type": "gp3", "size_gib": 100, "iops": 4000, "count": 2},
+        {"id": "shared", "kind": "efs"},
+        {"id": "scratch", "kind": "fsx_lustre", "storage_capacity_gib": 1200, "stripe_count": 4},
+    ],
+}
+BETA: dict[str, Any] = {
+    "id": "beta",
+    "instance_type": "m7g.large",
+    "targets": [
+        {"kind": "ebs", "type": "gp2", "size_gib": 50},
+        {"id": "share", "kind": "nfs", "server": "10.0.0.5", "export": "/export", "nfs_version": "4.1"},
+        {"id": "dir", "kind": "local", "path": "/mnt/bench"},
+    ],
+}
+GAMMA: dict[str, Any] = {
+    "id": "gamma",
+    "instance_type": "i3en.large",
+    "targets": [{"id": "nvme", "kind": "instance_store"}],
+}
+REQUEST: dict[str, Any] = {
+    "name": "suite-a",
+    "region": REGION,
+    "configs": [ALPHA, BETA, GAMMA],
+    "workloads": [{"profile": "std-randread-4k", "scale": 0.01}],
+    "repetitions": 1,
+    "max_concurrency": 2,
+    "timing": {"ready_poll_s": 5, "command_poll_s": 60, "command_timeout_h": 2, "max_run_hours": 6},
+}
+
+
+def request_doc(**top: Any) -> dict[str, Any]:
+    """A fresh, valid request with three configs (every target kind); ``top`` overrides keys."""
+    document = copy.deepcopy(REQUEST)
+    document.update(copy.deepcopy(top))
+    return document
+
+
+# ---------------------------------------------------------------------------- ports
+
+
+@dataclass
+class FakeClock:
+    moment: datetime = START
+
+    def now(self) -> datetime:
+        return self.moment
+
+    def advance(self, seconds: float) -> None:
+        self.moment += timedelta(seconds=seconds)
+
+
+@dataclass
+class FakeCompute:
+    """One instance per client token; volumes get ids unless ``hide_volume_ids``."""
+
+    status_value: ComputeStatus = field(
+        default_factory=lambda: ComputeStatus(
+            instance_state="running", status_checks_ok=True, volumes_in_use=True
+        )
+    )
+    hide_volume_ids: bool = False
+    leftover_ids: list[str] = field(default_factory=list)
+    launches: list[LaunchSpec] = field(default_factory=list)
+    instances: dict[str, Resources] = field(default_factory=dict)  # by client token
+    status_calls: int = 0
+    terminated: list[tuple[Resources, str, str]] = field(default_factory=list)
+    leftover_calls: list[tuple[str, str]] = field(default_factory=list)
+
+    def launch(self, spec: LaunchSpec) -> Resources:
+        self.launches.append(spec)
+        if spec.client_token not in self.instances:
+            number = len(self.instances) + 1
+            volumes = [
+                VolumeRef(
+                    target_id=v.target_id,
+                    member=v.member,
+                    device_name=v.device_name,
+                    volume_type=v.volume_type,
+                    size_gib=v.size_gib,
+                    volume_id=None if self.hide_volume_ids else f"vol-{number:02d}{position:02d}",
+                    state="in-use",
+                )
+                for position, v in enumerate(spec.volumes)
+            ]
+            self.instances[spec.client_token] = Resources(
+                instance_id=f"i-{number:04d}", volumes=volumes, launched_at=START_ISO
+            )
+        return self.instances[spec.client_token].model_copy(deep=True)
+
+    def status(self, resources: Resources) -> ComputeStatus:
+        self.status_calls += 1
+        return self.status_value
+
+    def terminate(self, resources: Resources, run_id: str, config_id: str) -> list[str]:
+        self.terminated.append((resources, run_id, config_id))
+        held = [resources.instance_id] if resources.instance_id else []
+        return [*held, *(str(v.volume_id) for v in resources.volumes if v.volume_id)]
+
+    def leftovers(self, run_id: str, config_id: str) -> list[str]:
+        self.leftover_calls.append((run_id, config_id))
+        return list(self.leftover_ids)
+
+
+@dataclass
+class FakeFileSystems:
+    """Idempotent by creation token (as EFS is); ``find`` answers by the run and config tags."""
+
+    states: dict[str, str] = field(default_factory=dict)  # file system id -> creating|available|failed
+    busy: set[str] = field(default_factory=set)  # delete raises ResourceBusyError
+    stuck: set[str] = field(default_factory=set)  # delete returns but the file system stays
+    specs: list[FileSystemSpec] = field(default_factory=list)
+    by_token: dict[str, FileSystemRef] = field(default_factory=dict)
+    tags: dict[str, dict[str, str]] = field(default_factory=dict)
+    live: dict[str, FileSystemRef] = field(default_factory=dict)
+    deleted: list[str] = field(default_factory=list)
+
+    def create(self, spec: FileSystemSpec, subnet_hint: Resources | None) -> FileSystemRef:
+        self.specs.append(spec)
+        if spec.creation_token not in self.by_token:
+            fs_id = f"fs-{len(self.by_token) + 1:04d}"
+            fsx = spec.kind == "fsx_lustre"
+            ref = FileSystemRef(
+                target_id=spec.target_id,
+                kind=spec.kind,
+                file_system_id=fs_id,
+                dns_name=f"{fs_id}.fsx.{REGION}.amazonaws.com" if fsx else None,
+                mount_name="abcdefgh" if fsx else None,
+            )
+            self.by_token[spec.creation_token] = ref
+            self.tags[fs_id] = dict(spec.tags)
+            self.live[fs_id] = ref
+            self.states.setdefault(fs_id, "available")
+        return self.by_token[spec.creation_token].model_copy(deep=True)
+
+    def adopt(self, ref: FileSystemRef, run_id: str, config_id: str) -> None:
+        """A file system carrying the config's tags that no state remembers (a lost answer)."""
+        self.live[ref.file_system_id] = ref
+        self.tags[ref.file_system_id] = {TAG_RUN: run_id, TAG_CONFIG: config_id}
+
+    def status(self, ref: FileSystemRef) -> str:
+        return self.states.get(ref.file_system_id, "available")
+
+    def delete(self, ref: FileSystemRef) -> None:
+        if ref.file_system_id in self.busy:
+            raise ResourceBusyError(f"mount targets of {ref.file_system_id} are still being deleted")
+        self.deleted.append(ref.file_system_id)
+        if ref.file_system_id not in self.stuck:
+            self.live.pop(ref.file_system_id, None)
+
+    def find(self, run_id: str, config_id: str) -> list[FileSystemRef]:
+        return [
+            ref.model_copy(deep=True)
+            for fs_id, ref in self.live.items()
+            if self.tags.get(fs_id, {}).get(TAG_RUN) == run_id
+            and self.tags.get(fs_id, {}).get(TAG_CONFIG) == config_id
+        ]
+
+
+@dataclass
+class StartCall:
+    state: ConfigState
+    plan: Plan
+    output_prefix: str
+    task_token: str
+    heartbeat_s: int
+    timeout_s: int
+
+
+@dataclass
+class FakeAgents:
+    online_value: bool = True
+    held: list[str] = field(default_factory=list)  # what stop() reports the machine still holds
+    online_calls: int = 0
+    starts: list[StartCall] = field(default_factory=list)
+    stops: list[tuple[str, str, Resources]] = field(default_factory=list)
+
+    def online(self, resources: Resources) -> bool:
+        self.online_calls += 1
+        return self.online_value
+
+    def start(
+        self,
+        state: ConfigState,
+        plan: Plan,
+        output_prefix: str,
+        task_token: str,
+        heartbeat_s: int,
+        timeout_s: int,
+    ) -> AgentRun:
+        self.starts.append(StartCall(state, plan, output_prefix, task_token, heartbeat_s, timeout_s))
+        return AgentRun(
+            command_id=f"cmd-{len(self.starts)}",
+            plan_key=f"{state.item.artifacts_prefix}plan.json",
+            output_prefix=output_prefix,
+            started_at=START_ISO,
+        )
+
+    def stop(self, run_id: str, config_id: str, resources: Resources) -> list[str]:
+        self.stops.append((run_id, config_id, resources))
+        return list(self.held)
+
+
+class FakeArtifacts:
+    """JSON documents in a dict; ``fetch`` hands out ``root/<prefix>`` (a test writes there)."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.documents: dict[str, Any] = {}
+        self.fetched: list[str] = []
+
+    def put_json(self, key: str, document: Any) -> str:
+        self.documents[key] = json.loads(json.dumps(document))  # what S3 would keep
+        return self.uri(key)
+
+    def get_json(self, key: str) -> Any:
+        if key not in self.documents:
+            raise KeyError(key)
+        return copy.deepcopy(self.documents[key])
+
+    def fetch(self, prefix: str) -> Path:
+        self.fetched.append(prefix)
+        return self.root / prefix
+
+    def uri(self, key: str) -> str:
+        return f"mem://artifacts/{key}"
+
+
+@dataclass
+class PutResults:
+    run_id: str
+    config_id: str
+    records: list[ResultRecord]
+    started_at: str
+    labels: dict[str, str]
+
+
+@dataclass
+class FakeStore:
+    runs: dict[str, dict[str, Any]] = field(default_factory=dict)
+    configs: list[tuple[ConfigState, str]] = field(default_factory=list)
+    results: list[PutResults] = field(default_factory=list)
+    finished: list[RunSummary] = field(default_factory=list)
+
+    def start_run(
+        self,
+        run_id: str,
+        suite: str,
+        request: dict[str, Any],
+        started_at: str,
+        expires_at: str,
+        configs: list[str],
+    ) -> None:
+        self.runs[run_id] = {
+            "run_id": run_id,
+            "suite": suite,
+            "request": request,
+            "started_at": started_at,
+            "expires_at": expires_at,
+            "configs": list(configs),
+            "status": "RUNNING",
+        }
+
+    def put_config(self, state: ConfigState, status: str) -> None:
+        self.configs.append((state.model_copy(deep=True), status))
+
+    def put_results(
+        self,
+        run_id: str,
+        config_id: str,
+        records: list[ResultRecord],
+        started_at: str,
+        labels: dict[str, str],
+    ) -> int:
+        self.results.append(PutResults(run_id, config_id, list(records), started_at, dict(labels)))
+        return len(records)
+
+    def finish_run(self, summary: RunSummary) -> None:
+        self.finished.append(summary)
+        self.runs.setdefault(summary.run_id, {})["status"] = summary.status
+
+    def get_run(self, run_id: str) -> dict[str, Any]:
+        """The same shape as the DynamoDB store: the run, its configs, its results."""
+        if run_id not in self.runs:
+            raise KeyError(run_id)
+        results = [
+            {"config_id": put.config_id, "record": record.model_dump(mode="json")}
+            for put in self.results
+            if put.run_id == run_id
+            for record in put.records
+        ]
+        configs = [
+            {"config_id": s.item.config_id, "status": status}
+            for s, status in self.configs
+            if s.item.run_id == run_id
+        ]
+        return {"run": copy.deepcopy(self.runs[run_id]), "configs": configs, "results": results}
+
+    def statuses(self, config_id: str) -> list[str]:
+        return [status for state, status in self.configs if state.item.config_id == config_id]
+
+
+@dataclass
+class Fakes:
+    """The services and the fakes behind them, typed (Services holds them as Protocols)."""
+
+    services: Services
+    compute: FakeCompute
+    filesystems: FakeFileSystems
+    agents: FakeAgents
+    artifacts: FakeArtifacts
+    store: FakeStore
+    clock: FakeClock
+
+
+def make_fakes(root: Path, guardrails: Guardrails | None = None) -> Fakes:
+    compute, filesystems, agents = FakeCompute(), FakeFileSystems(), FakeAgents()
+    artifacts, store, clock = FakeArtifacts(root), FakeStore(), FakeClock()
+    services = Services(
+        compute=compute,
+        filesystems=filesystems,
+        agents=agents,
+        artifacts=artifacts,
+        store=store,
+        guardrails=guardrails or Guardrails(),
+        stack=STACK,
+        region=REGION,
+        clock=clock,
+    )
+    return Fakes(services, compute, filesystems, agents, artifacts, store, clock)
+
+
+# ---------------------------------------------------------------------------- agent output
+
+
+def write_agent_output(
+    directory: Path,
+    config_id: str,
+    targets: list[str],
+    status: str = "ok",
+    failed_target: str | None = None,
+) -> Path:
+    """An agent output directory: one timed command phase per target (one record each).
+
+    ``failed_target`` adds a failed step on that target (a problem, no record).
+    """
+    steps: list[dict[str, Any]] = []
+    for position, target in enumerate(targets):
+        step_id = f"w.{target}.r1"
+        phase_dir = directory / "steps" / step_id / "run"
+        phase_dir.mkdir(parents=True)
+        (phase_dir / "timing.json").write_text(json.dumps({"real_s": 2.0 + position}))
+        steps.append(
+            {
+                "id": step_id,
+                "workload": "w",
+                "profile": "command",
+                "variant": {},
+                "repetition": 1,
+                "target": target,
+                "status": "ok",
+                "phases": [
+                    {"name": "run", "engine": "command", "dir": f"steps/{step_id}/run", "status": "ok"}
+                ],
+            }
+        )
+    if failed_target is not None:
+        steps.append(
+            {
+                "id": f"w.{failed_target}.r2",
+                "workload": "w",
+                "profile": "command",
+                "repetition": 2,
+                "target": failed_target,
+                "status": "failed",
+                "phases": [
+                    {"name": "run", "engine": "command", "status": "failed", "rc": 1, "error": "exit 1"}
+                ],
+            }
+        )
+    manifest = {
+        "manifest_version": 1,
+        "run_id": "run-1",
+        "config_id": config_id,
+        "status": status,
+        "targets": [{"id": t} for t in targets],
+        "steps": steps,
+    }
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / "manifest.json").write_text(json.dumps(manifest))
+    return directory
