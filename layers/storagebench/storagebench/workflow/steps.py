@@ -18,6 +18,7 @@ from typing import Any
 from storagebench.planning import build_plan
 from storagebench.request import BenchmarkRequest, RequestError, parse_request
 from storagebench.request.model import EfsTarget, FsxLustreTarget
+from storagebench.results.annotate import annotate
 from storagebench.results.collect import collect as collect_output
 from storagebench.results.errors import ResultsError
 from storagebench.workflow.bindings import agent_targets, launch_spec, storage_option
@@ -360,7 +361,7 @@ def collect(state: ConfigState, services: Services) -> ConfigState:
         return failed
     stored = 0
     by_target: dict[str, list[Any]] = {}
-    for record in collection.records:
+    for record in annotate(collection.records, directory, config):
         by_target.setdefault(record.target_id, []).append(record)
     for target_id, records in by_target.items():
         option = (

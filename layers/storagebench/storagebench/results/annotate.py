@@ -1,0 +1,178 @@
+"""Findings that travel with the records: burst or baseline, delivered or not, bimodal latency.
+
+* Burst: the 1 s IOPS series of every fio phase is searched for a knee; on each target the steps
+  before its first knee ran on burst credits, the step holding it crossed it, the steps after ran
+  at baseline. A bursting volume type whose knee never came was on burst credits throughout.
+* Delivery: a saturating step (intent iops or throughput) is held to the target's expected
+  envelope (burst or baseline, the instance's EBS limit included): "instance-bound" says the
+  instance, not the volume, was the limit; "under-delivered" says the provisioned performance
+  did not arrive.
+* Bimodal latency: two latency modes in a record's histogram (the report-card study's gp2).
+
+Labels are short strings (``burst``, ``baseline``, ``crossed-knee@62s``, ``delivered:0.99``,
+``instance-bound``, ``under-delivered:0.71``, ``bimodal-latency:1000us/20000us``) so they survive
+any store.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from collections.abc import Iterable
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from storagebench.analysis.bimodal import detect_bimodal
+from storagebench.analysis.burst import detect_knee
+from storagebench.analysis.delivery import check_delivery
+from storagebench.catalog.envelope import target_envelope, volume_envelope
+from storagebench.request.model import Config, EbsTarget
+from storagebench.results.fio_logs import read_timeseries
+from storagebench.results.records import ResultRecord
+
+SATURATING = ("iops", "throughput", "mixed")
+
+
+def _time(text: str | None) -> float | None:
+    if not text:
+        return None
+    return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
+
+
+def _knee_at(phase_dir: Path, started: float | None) -> float | None:
+    """Absolute time of the burst knee in one phase's IOPS series, if there is one."""
+    series_dir = phase_dir / "ts"
+    if started is None or not series_dir.is_dir():
+        return None
+    iops = read_timeseries(series_dir).iops
+    combined: dict[float, float] = defaultdict(float)
+    for points in iops.values():
+        for t, value in points:
+            combined[t] += value
+    knee = detect_knee(sorted(combined.items()))
+    return None if knee is None else started + knee.time_to_knee_s
+
+
+def _step_index(manifest: dict[str, Any]) -> dict[tuple[str, str, str, int], str]:
+    """(workload, target, variant, repetition) -> step id: how records find the step they came from."""
+    return {
+        (
+            str(s.get("workload")),
+            str(s.get("target")),
+            json.dumps(s.get("variant", {}), sort_keys=True),
+            int(s.get("repetition", 1)),
+        ): str(s.get("id"))
+        for s in manifest.get("steps", [])
+    }
+
+
+def _record_key(record: ResultRecord) -> tuple[str, str, str, int]:
+    return (record.workload, record.target_id, json.dumps(record.variant, sort_keys=True), record.repetition)
+
+
+def _bursts(target: Any) -> bool:
+    if not isinstance(target, EbsTarget):
+        return False
+    return (
+        volume_envelope(target.type, target.size_gib, target.iops, target.throughput_mibps).burst_iops
+        is not None
+    )
+
+
+def burst_labels(manifest: dict[str, Any], output_dir: Path, config: Config) -> dict[str, list[str]]:
+    """step id -> burst, baseline or crossed-knee@<s> (only for targets that can burst)."""
+    by_target: dict[str, list[tuple[str, float | None, float | None, float | None]]] = defaultdict(list)
+    for step in manifest.get("steps", []):
+        start, end = _time(step.get("started_at")), _time(step.get("ended_at"))
+        knee = None
+        for phase in step.get("phases", []):
+            if phase.get("engine") == "fio" and phase.get("dir"):
+                knee = knee or _knee_at(output_dir / phase["dir"], _time(phase.get("started_at")))
+        by_target[str(step.get("target"))].append((str(step.get("id")), start, end, knee))
+    labels: dict[str, list[str]] = {}
+    targets = {t.id: t for t in config.targets}
+    for target_id, steps in by_target.items():
+        knees = [k for _, _, _, k in steps if k is not None]
+        first = min(knees) if knees else None
+        if first is None and not _bursts(targets.get(target_id)):
+            continue
+        for step_id, start, end, knee in steps:
+            if first is None:
+                labels[step_id] = ["burst"]  # the bucket never emptied: every result ran on credits
+            elif knee is not None and start is not None:
+                labels[step_id] = [f"crossed-knee@{knee - start:.0f}s"]
+            elif end is not None and end <= first:
+                labels[step_id] = ["burst"]
+            elif start is not None and start >= first:
+                labels[step_id] = ["baseline"]
+    return labels
+
+
+def delivery_labels(
+    records: Iterable[ResultRecord], manifest: dict[str, Any], config: Config, burst: dict[str, list[str]]
+) -> dict[tuple[str, int], list[str]]:
+    """(step's workload key, repetition) -> delivery labels, for saturating steps on EBS targets."""
+    intents = {str(s.get("id")): str(s.get("intent", "")) for s in manifest.get("steps", [])}
+    steps_by_key = _step_index(manifest)
+    targets = {t.id: t for t in config.targets}
+    grouped: dict[tuple[str, str, str, int], list[ResultRecord]] = defaultdict(list)
+    for record in records:
+        if record.engine != "fio":
+            continue
+        grouped[_record_key(record)].append(record)
+    labels: dict[tuple[str, int], list[str]] = {}
+    for key, members in grouped.items():
+        step_id = steps_by_key.get(key)
+        target = targets.get(key[1])
+        intent = intents.get(step_id or "", "")
+        if step_id is None or not isinstance(target, EbsTarget) or intent not in SATURATING:
+            continue
+        envelope = target_envelope(
+            config.instance_type,
+            target.type,
+            target.size_gib,
+            target.iops,
+            target.throughput_mibps,
+            target.count,
+        )
+        at_baseline = "baseline" in burst.get(step_id, [])
+        metric = "bw_mibps" if intent == "throughput" else "iops"
+        measured = sum(getattr(r, metric) or 0.0 for r in members)
+        if metric == "iops":
+            expected = envelope.sustained_iops if at_baseline else envelope.expected_iops
+            bound = envelope.sustained_iops_bound_by if at_baseline else envelope.iops_bound_by
+        else:
+            expected = envelope.sustained_mibps if at_baseline else envelope.expected_mibps
+            bound = envelope.sustained_mibps_bound_by if at_baseline else envelope.mibps_bound_by
+        verdict = check_delivery(measured, expected, bound, "iops" if metric == "iops" else "throughput")
+        found: list[str] = []
+        if verdict.ratio is not None:
+            found.append(f"{verdict.status}:{verdict.ratio:.2f}")  # measured / expected
+        if verdict.status == "delivered" and verdict.bound == "instance":
+            found.append("instance-bound")
+        if found:
+            labels[(step_id, key[3])] = found
+    return labels
+
+
+def annotate(records: list[ResultRecord], output_dir: Path, config: Config) -> list[ResultRecord]:
+    """The records with their findings added to ``labels`` (nothing removed)."""
+    try:
+        manifest = json.loads((output_dir / "manifest.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return records
+    burst = burst_labels(manifest, output_dir, config)
+    delivery = delivery_labels(records, manifest, config, burst)
+    steps_by_key = _step_index(manifest)
+    annotated = []
+    for record in records:
+        step_id = steps_by_key.get(_record_key(record), "")
+        extra = [*burst.get(step_id, []), *delivery.get((step_id, record.repetition), [])]
+        if record.histogram:
+            bimodal = detect_bimodal(record.histogram)
+            if bimodal is not None:
+                extra.append(f"bimodal-latency:{bimodal.low_mode_us:.0f}us/{bimodal.high_mode_us:.0f}us")
+        new = [label for label in extra if label not in record.labels]
+        annotated.append(record.model_copy(update={"labels": [*record.labels, *new]}) if new else record)
+    return annotated
