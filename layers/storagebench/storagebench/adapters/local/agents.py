@@ -31,6 +31,9 @@ from storagebench.workflow.errors import AgentError
 from storagebench.workflow.models import AgentRun, ConfigState, Resources
 
 STOP_GRACE_S = 30.0
+# moto records a task outcome only once the waitForTaskToken wait is armed, which happens after
+# the StartAgent Lambda returns; on AWS the SSM document fails after its own set-up, never sooner.
+COMMAND_FAILURE_DELAY_S = 1.0
 
 
 @dataclass
@@ -164,7 +167,7 @@ class LocalAgents:
             kind = behaviour.kind if behaviour else None
             threading.Thread(
                 target=self._supervise,
-                args=(run, output, heartbeat_s, kind),
+                args=(run, output, heartbeat_s, timeout_s, kind),
                 daemon=True,
                 name=f"agent-{item.config_id}",
             ).start()
@@ -182,6 +185,8 @@ class LocalAgents:
             self.callback_errors.append(f"{call}: {type(exc).__name__}: {exc}")
 
     def _fail_command(self, run: _Running, message: str) -> None:
+        if run.done.wait(COMMAND_FAILURE_DELAY_S):
+            return  # stopped before it could fail
         self._callback(
             "send_task_failure",
             taskToken=run.token,
@@ -190,7 +195,14 @@ class LocalAgents:
         )
         run.done.set()
 
-    def _supervise(self, run: _Running, output: Path, heartbeat_s: int, behaviour: str | None) -> None:
+    def _supervise(
+        self, run: _Running, output: Path, heartbeat_s: int, timeout_s: int, behaviour: str | None
+    ) -> None:
+        """Heartbeat while the agent runs, then report; stand in for SSM's executionTimeout.
+
+        At the command's timeout SSM kills the script, its heartbeat loop with it, and reports
+        nothing on the task token: the state then fails by its heartbeat timeout.
+        """
         assert run.process is not None
         interval = max(0.2, heartbeat_s / 2)  # like the SSM document: one lost heartbeat is not fatal
         died_at = interval * 1.5 if behaviour == "instance_died" else None
@@ -201,6 +213,8 @@ class LocalAgents:
                 break
             except subprocess.TimeoutExpired:
                 elapsed += interval
+            if run.done.is_set():
+                return  # stopped: stop() terminates the agent and reports nothing
             if died_at is not None and elapsed >= died_at:
                 os.killpg(run.process.pid, signal.SIGKILL)  # no teardown: the machine is gone
                 run.process.wait()
@@ -209,10 +223,19 @@ class LocalAgents:
                     self.on_instance_died(run.instance_id)
                 run.done.set()
                 return
+            if elapsed >= timeout_s:
+                self._time_out(run)
+                return
             self._callback("send_task_heartbeat", taskToken=run.token)
+        if run.done.is_set():
+            return  # stopped while running: whoever stopped it owns the outcome
         if behaviour == "command_timed_out":
-            # The agent finished, but the command never reports: keep heartbeating until stopped.
+            # The agent finished, but the command never reports: it heartbeats until its timeout.
             while not run.done.wait(interval):
+                elapsed += interval
+                if elapsed >= timeout_s:
+                    run.done.set()
+                    return
                 self._callback("send_task_heartbeat", taskToken=run.token)
             return
         if behaviour == "output_missing" and output.exists():
@@ -224,6 +247,21 @@ class LocalAgents:
             output=json.dumps({"status": "completed", "exit_code": code}),
         )
         run.done.set()
+
+    @staticmethod
+    def _time_out(run: _Running) -> None:
+        """SSM's executionTimeout: terminate the agent (it tears down on SIGTERM), report nothing."""
+        assert run.process is not None
+        run.done.set()
+        try:
+            os.killpg(run.process.pid, signal.SIGTERM)
+        except ProcessLookupError:
+            return  # it ended on its own in the meantime
+        try:
+            run.process.wait(timeout=STOP_GRACE_S)
+        except subprocess.TimeoutExpired:
+            os.killpg(run.process.pid, signal.SIGKILL)
+            run.process.wait()
 
     # ------------------------------------------------------------------ stopping
 

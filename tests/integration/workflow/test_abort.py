@@ -1,0 +1,68 @@
+"""An execution stopped mid-run cleans nothing; ``cleanup_run`` then releases everything by tag.
+
+StopExecution ends an execution where it stands: no Cleanup state runs, so the instance, its
+volumes and, on this machine, the emulated volume (loop device, mount, cgroup) and the running
+agent all stay. An operator (or the janitor) releases the run from its id and config ids alone:
+``steps.cleanup_run`` finds every resource by its tags.
+"""
+
+from __future__ import annotations
+
+import boto3
+import pytest
+
+from storagebench.workflow import steps
+
+from .conftest import SUMMARY, Bench, command, ebs, read_json, request, transitions, wait_for
+
+pytestmark = [pytest.mark.root, pytest.mark.slow]
+
+CONFIGS = ("abort-ebs", "abort-dir")
+
+
+def test_an_aborted_execution_leaves_everything_until_cleanup_run(bench: Bench) -> None:
+    document = request(
+        "wf-abort",
+        [ebs("abort-ebs", "gp3"), bench.local("abort-dir")],
+        workloads=[command("long-sleep", "sleep 300")],
+    )
+    run_id, arn = bench.start(document)
+    sfn = boto3.client("stepfunctions", region_name="us-east-1")
+
+    def stage(config_id: str) -> str | None:
+        return read_json(bench.artifacts(run_id, config_id) / "progress.json").get("stage")
+
+    wait_for(lambda: all(stage(c) == "workloads" for c in CONFIGS), "both agents to run their workload", 90)
+    statuses = {c["config_id"]: c["status"] for c in bench.store(run_id)["configs"]}
+    assert statuses == dict.fromkeys(CONFIGS, "RUNNING")
+
+    sfn.stop_execution(executionArn=arn, error="Aborted", cause="stopped by the abort test")
+    status = wait_for(
+        lambda: (s := sfn.describe_execution(executionArn=arn)["status"]) != "RUNNING" and s,
+        "the stopped execution to end",
+        timeout_s=60,
+    )
+    # AWS says ABORTED; moto 5.2.5 ends a stopped execution FAILED (States.Runtime from its own worker).
+    assert status in ("ABORTED", "FAILED")
+    history = sfn.get_execution_history(executionArn=arn, maxResults=1000)["events"]
+    per_config, run_level = transitions(history)
+    entered = {name for t in (run_level, *per_config.values()) for name in t.states}
+    assert not entered & {"Cleanup", "CleanupFailed", "Finalize", "SweepRun"}, entered
+
+    left = bench.session.leaks(run_id)
+    kinds = sorted({item.split()[0] for item in left})
+    assert kinds == ["cgroup", "instance", "loop", "mount"], left
+    assert sum(item.startswith("instance ") for item in left) == len(CONFIGS)
+    assert set(bench.services.agents.running) >= {(run_id, c) for c in CONFIGS}  # the agents still run
+    SUMMARY["measured"]["abort: left by the stopped execution"] = (
+        f"{len(left)} resources ({', '.join(kinds)})"
+    )
+
+    reports = steps.cleanup_run(run_id, list(CONFIGS), bench.services)
+    for config_id, report in reports.items():
+        assert report.leftovers == [], (config_id, report)
+        assert any(item.startswith("i-") for item in report.deleted), (config_id, report)
+    assert not {(run_id, c) for c in CONFIGS} & set(bench.services.agents.running)
+    after = bench.settled_leaks(run_id)
+    SUMMARY["measured"]["abort: left after cleanup_run"] = len(after)
+    assert after == []
