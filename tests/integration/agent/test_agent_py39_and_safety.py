@@ -114,3 +114,19 @@ def test_safety_problems_on_a_real_loop_device(agent_env: Any, capsys: pytest.Ca
         Path(f"/sys/block/{Path(path).name}/loop/backing_file").read_text().strip() != str(backing)
     )
     agent_env.assert_clean()
+
+
+@pytest.mark.root
+def test_an_unprepared_target_is_attached_for_the_setup_hook_and_never_written(agent_env: Any) -> None:
+    """prepare false: the agent finds the device, hands it to the setup hook, formats nothing."""
+    chunks = ebs_target("chunks", [emulated("gp2", 512 * MIB, iops=3000, mibps=128)], filesystem="raw")
+    chunks["prepare"] = False
+    seen = agent_env.out.parent / "seen-device"
+    plan = agent_env.plan([chunks], [])
+    plan["setup"] = f'echo "$SB_DEVICE_CHUNKS" > {seen}; blkid -p "$SB_DEVICE_CHUNKS" || true'
+    code, manifest = agent_env.run(plan)
+    assert code == 0, manifest["error"]
+    (target,) = manifest["targets"]
+    assert target["mode"] == "attached" and seen.read_text().strip() == target["path"]
+    assert target["path"].startswith("/dev/loop")
+    agent_env.assert_clean()

@@ -321,6 +321,7 @@ def test_agent_targets_ebs_stripe() -> None:
         "layout": "raid0",
         "filesystem": "xfs",
         "allow_destroy": False,
+        "prepare": True,
         "volume": {"type": "gp3", "size_gib": 100, "iops": 4000, "throughput_mibps": 250},
         "mount_options": "noatime",
         "raid_chunk_kib": 256,

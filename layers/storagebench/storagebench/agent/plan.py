@@ -79,6 +79,9 @@ class TargetSpec(TypedDict, total=False):
     path: str
     # Writing over a device that carries data is refused unless this is true.
     allow_destroy: bool
+    # False: attach only (no safety check, no mkfs, no workload); the setup hook gets the
+    # device paths in SB_DEVICE_<ID> and owns the device.
+    prepare: bool
 
 
 class FioJob(TypedDict):
@@ -259,6 +262,35 @@ def _check_phase(problems: List[str], path: str, phase: Dict[str, Any]) -> None:
         _check_positive_int(problems, f"{path}.timeout_s", phase["timeout_s"])
 
 
+def _check_steps(problems: List[str], steps: Any, target_ids: set, unprepared: set) -> None:  # type: ignore[type-arg]
+    if not isinstance(steps, list):
+        problems.append("steps: expected a list")
+        return
+    step_ids = set()
+    for i, step in enumerate(steps):
+        path = f"steps[{i}]"
+        if not isinstance(step, dict):
+            problems.append(f"{path}: expected an object")
+            continue
+        _check_id(problems, f"{path}.id", step.get("id"))
+        if step.get("id") in step_ids:
+            problems.append(f"{path}.id: {step.get('id')!r} is used twice")
+        step_ids.add(step.get("id"))
+        if step.get("target") not in target_ids:
+            problems.append(f"{path}.target: {step.get('target')!r} names no target")
+        elif step.get("target") in unprepared:
+            problems.append(
+                f"{path}.target: {step.get('target')!r} has prepare false: no workload runs on it"
+            )
+        _check_positive_int(problems, f"{path}.repetition", step.get("repetition"))
+        phases = step.get("phases")
+        if not isinstance(phases, list) or not phases:
+            problems.append(f"{path}.phases: at least one phase is required")
+            continue
+        for j, phase in enumerate(phases):
+            _check_phase(problems, f"{path}.phases[{j}]", phase if isinstance(phase, dict) else {})
+
+
 def check_plan(plan: Any) -> Plan:
     """Validate a plan document; raise PlanError naming every bad field."""
     if not isinstance(plan, dict):
@@ -275,6 +307,7 @@ def check_plan(plan: Any) -> Plan:
         problems.append("targets: at least one target is required")
         targets = []
     target_ids = set()
+    unprepared = {t.get("id") for t in targets if isinstance(t, dict) and t.get("prepare") is False}
     for i, target in enumerate(targets):
         if not isinstance(target, dict):
             problems.append(f"targets[{i}]: expected an object")
@@ -291,29 +324,7 @@ def check_plan(plan: Any) -> Plan:
     for i, target_id in enumerate(prewarm.get("targets") or []):
         if target_id not in target_ids:
             problems.append(f"prewarm.targets[{i}]: {target_id!r} names no target")
-    steps = plan.get("steps")
-    if not isinstance(steps, list):
-        problems.append("steps: expected a list")
-        steps = []
-    step_ids = set()
-    for i, step in enumerate(steps):
-        path = f"steps[{i}]"
-        if not isinstance(step, dict):
-            problems.append(f"{path}: expected an object")
-            continue
-        _check_id(problems, f"{path}.id", step.get("id"))
-        if step.get("id") in step_ids:
-            problems.append(f"{path}.id: {step.get('id')!r} is used twice")
-        step_ids.add(step.get("id"))
-        if step.get("target") not in target_ids:
-            problems.append(f"{path}.target: {step.get('target')!r} names no target")
-        _check_positive_int(problems, f"{path}.repetition", step.get("repetition"))
-        phases = step.get("phases")
-        if not isinstance(phases, list) or not phases:
-            problems.append(f"{path}.phases: at least one phase is required")
-            continue
-        for j, phase in enumerate(phases):
-            _check_phase(problems, f"{path}.phases[{j}]", phase if isinstance(phase, dict) else {})
+    _check_steps(problems, plan.get("steps"), target_ids, unprepared)
     if problems:
         raise PlanError(problems)
     return plan  # type: ignore[return-value]

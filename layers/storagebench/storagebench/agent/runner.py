@@ -27,7 +27,7 @@ from storagebench.agent.manifest import (
     StepResult,
     write_json_atomic,
 )
-from storagebench.agent.plan import Plan, Step, check_plan
+from storagebench.agent.plan import Plan, Step, TargetSpec, check_plan
 from storagebench.agent.prewarm import prewarm_target
 from storagebench.agent.proc import Child, CommandError
 from storagebench.agent.sysinfo import system_facts
@@ -44,6 +44,14 @@ EXIT_INTERRUPTED = 130
 
 class Interrupted(BaseException):
     """A signal asked the agent to stop; BaseException so no `except Exception` swallows it."""
+
+
+def device_environment(attached: Dict[str, Prepared]) -> Dict[str, str]:
+    """SB_DEVICE_<ID>=/dev/...[:/dev/...] for each target left to the setup hook."""
+    return {
+        "SB_DEVICE_" + target_id.upper().replace("-", "_").replace(".", "_"): target.path
+        for target_id, target in attached.items()
+    }
 
 
 def _on_signal(signum: int, _frame: Any) -> None:
@@ -98,8 +106,13 @@ class Runner:
         try:
             self.manifest["system"] = system_facts()
             self._save()
-            self._hook("setup")
-            prepared = self._prepare()
+            attached = self._prepare([t for t in self.plan["targets"] if t.get("prepare") is False])
+            self._hook("setup", device_environment(attached))
+            prepared = {
+                **attached,
+                **self._prepare([t for t in self.plan["targets"] if t.get("prepare") is not False]),
+            }
+            self.fleet.start()  # after mkfs: file system creation is not part of any measurement
             self._prewarm(prepared)
             code = self._steps(prepared)
         except Interrupted as exc:
@@ -151,7 +164,7 @@ class Runner:
 
     # ------------------------------------------------------------------ stages
 
-    def _hook(self, name: str) -> None:
+    def _hook(self, name: str, extra_env: Optional[Dict[str, str]] = None) -> None:
         script = self.plan.get("setup") if name == "setup" else self.plan.get("teardown")
         if not script:
             return
@@ -165,21 +178,25 @@ class Runner:
                 stdout=out,
                 stderr=out,
                 timeout_s=3600,
-                env=dict(os.environ, SB_RUN_ID=self.plan["run_id"], SB_CONFIG_ID=self.plan["config_id"]),
+                env=dict(
+                    os.environ,
+                    SB_RUN_ID=self.plan["run_id"],
+                    SB_CONFIG_ID=self.plan["config_id"],
+                    **(extra_env or {}),
+                ),
             ).wait()
         self.manifest.setdefault("hooks", {})[name] = {"rc": done.rc, "real_s": round(done.real_s, 3)}
         if done.rc != 0:
             raise CommandError(f"the {name} hook exited with status {done.rc} (see hooks/{name}.out)")
 
-    def _prepare(self) -> Dict[str, Prepared]:
+    def _prepare(self, specs: List[TargetSpec]) -> Dict[str, Prepared]:
         self.progress.update(stage="prepare")
         prepared = {}
-        for spec in self.plan["targets"]:
+        for spec in specs:
             self.progress.say(f"preparing target {spec['id']} ({spec['kind']})")
             prepared[spec["id"]] = self.targets.prepare(spec)
             self.manifest["targets"].append(prepared[spec["id"]].result(self.targets.emulated))
             self._save()
-        self.fleet.start()  # after mkfs: file system creation is not part of any measurement
         return prepared
 
     def _prewarm(self, prepared: Dict[str, Prepared]) -> None:

@@ -61,6 +61,7 @@ def emulated_ebs(target: EbsTarget, options: LocalOptions) -> TargetSpec:
         "filesystem": target.filesystem,
         "count": target.count,
         "layout": target.layout,
+        "prepare": target.prepare,
     }
     if target.mount_options:
         spec["mount_options"] = target.mount_options

@@ -63,7 +63,12 @@ def step_id(workload_id: str, target_id: str, label: str, repetition: int) -> st
 
 
 def _targets_for(config: Config, workload: ResolvedWorkload) -> list[Target]:
-    return [t for t in config.targets if workload.targets is None or t.id in workload.targets]
+    """The targets a workload runs on: those it names, else all but the ones left to setup hooks."""
+    return [
+        t
+        for t in config.targets
+        if (workload.targets is None or t.id in workload.targets) and getattr(t, "prepare", True)
+    ]
 
 
 def plan_steps(request: BenchmarkRequest, config: Config) -> list[Step]:

@@ -166,6 +166,11 @@ class EbsTarget(_Target):
     allow_destroy: bool = Field(
         default=False, description="let the agent write over a snapshot volume that carries data"
     )
+    prepare: bool = Field(
+        default=True,
+        description="false: attached and priced, but left to the setup hook (its device paths are in "
+        "$SB_DEVICE_<ID>); no workload runs on it (a LizardFS chunk disk, an NVMe-oF backing volume)",
+    )
 
     @model_validator(mode="after")
     def _aws_rules(self) -> EbsTarget:
@@ -196,6 +201,12 @@ class EbsTarget(_Target):
         if self.raid_chunk_kib is not None and (self.count == 1 or self.layout != "raid0"):
             problems.add(
                 ("raid_chunk_kib",), self.raid_chunk_kib, "only applies to a raid0 stripe (count >= 2)"
+            )
+        if not self.prepare and self.filesystem != "raw":
+            problems.add(
+                ("filesystem",),
+                self.filesystem,
+                "an unprepared target (prepare false) is left to the setup hook: set filesystem raw",
             )
         if self.filesystem == "raw" and self.mount_options:
             problems.add(("mount_options",), self.mount_options, "a raw target is not mounted; remove it")

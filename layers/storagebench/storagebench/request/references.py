@@ -37,7 +37,8 @@ def _targets(config: dict[str, Any]) -> list[tuple[int, str, str]]:
             continue
         target_id = target.get("id") or default_target_id(kind, position)
         raw = kind in BLOCK_KINDS and target.get("filesystem") == "raw"
-        found.append((position, str(target_id), "raw" if raw else "filesystem"))
+        mode = "unprepared" if target.get("prepare") is False else ("raw" if raw else "filesystem")
+        found.append((position, str(target_id), mode))
     return found
 
 
@@ -115,13 +116,25 @@ def _fit(position: int, ref: dict[str, Any], configs: list[tuple[int, dict[str, 
     selected = ref.get("targets") if isinstance(ref.get("targets"), list) else None
     for name in _workload_names(ref):
         profile = PROFILES.get(name)
-        if profile is None or profile.needs == "any":
+        if profile is None:
             continue
         for c_index, config in configs:
             for t_index, target_id, mode in _targets(config):
+                if mode == "unprepared":
+                    if selected is not None and target_id in selected:
+                        where = f"configs[{c_index}].targets[{t_index}] ({config.get('id')}/{target_id})"
+                        field = "suite" if ref.get("suite") else "profile"
+                        return [
+                            (
+                                ("workloads", position, field),
+                                ref.get(field),
+                                f"{where} has prepare false: the setup hook owns it, no workload runs on it",
+                            )
+                        ]
+                    continue  # left out of every workload by default
                 if selected is not None and target_id not in selected:
                     continue
-                if mode != profile.needs:
+                if profile.needs not in ("any", mode):
                     field = "suite" if ref.get("suite") else "profile"
                     where = f"configs[{c_index}].targets[{t_index}] ({config.get('id')}/{target_id})"
                     message = f"{name} needs a {profile.needs} target but {where} is {mode}"

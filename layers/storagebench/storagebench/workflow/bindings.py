@@ -140,6 +140,7 @@ def agent_targets(config: Config, resources: Resources, region: str) -> list[Tar
                 "layout": target.layout,
                 "filesystem": target.filesystem,
                 "allow_destroy": target.allow_destroy,
+                "prepare": target.prepare,
                 "volume": {
                     "type": target.type,
                     "size_gib": target.size_gib,
