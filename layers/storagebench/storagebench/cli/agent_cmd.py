@@ -17,7 +17,7 @@ from typing import Annotated, Any
 import typer
 from rich.text import Text
 
-from storagebench.cli.main import fail, out, print_json
+from storagebench.cli.console import fail, out, print_json
 from storagebench.cli.options import parse_emulate, parse_params
 
 ADHOC_INSTANCE = "c5.4xlarge"  # no 30-minute EBS burst: the instance does not cap ad-hoc targets

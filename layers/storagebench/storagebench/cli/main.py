@@ -7,16 +7,14 @@ Exit status: 0 success, 1 a run finished with failures, 2 invalid input (every p
 
 from __future__ import annotations
 
-import json
-import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
-from rich.console import Console
 from rich.text import Text
 
 from storagebench.cli import render
+from storagebench.cli.console import EXIT_INVALID, err, out, print_json
 
 app = typer.Typer(
     name="storagebench",
@@ -25,19 +23,6 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-out = Console()
-err = Console(stderr=True)
-
-EXIT_INVALID = 2
-
-
-def fail(message: str, code: int = EXIT_INVALID) -> typer.Exit:
-    err.print(Text.assemble(("error: ", "bold red"), message), highlight=False, soft_wrap=True)
-    return typer.Exit(code)
-
-
-def print_json(document: Any) -> None:
-    sys.stdout.write(json.dumps(document, indent=2, default=str) + "\n")
 
 
 @app.command()
@@ -88,11 +73,10 @@ def workloads(
         render.workload_library(out, library)
 
 
-from storagebench.cli import agent_cmd, results_cmd, run_cmd  # noqa: E402  (register their commands)
+from storagebench.cli import agent_cmd, cost_cmd, prices_cmd, results_cmd, run_cmd  # noqa: E402
 
-agent_cmd.register(app)
-run_cmd.register(app)
-results_cmd.register(app)
+for command in (agent_cmd, run_cmd, results_cmd, cost_cmd, prices_cmd):
+    command.register(app)
 
 
 def main() -> None:

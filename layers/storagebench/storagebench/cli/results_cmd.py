@@ -11,7 +11,7 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
-from storagebench.cli.main import fail, out, print_json
+from storagebench.cli.console import fail, out, print_json
 
 ROOT_OPTION = typer.Option(help="where local runs keep their results and artifacts")
 

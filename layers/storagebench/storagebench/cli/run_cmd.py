@@ -12,7 +12,7 @@ from rich.live import Live
 from rich.table import Table
 from rich.text import Text
 
-from storagebench.cli.main import err, fail, out, print_json
+from storagebench.cli.console import err, fail, out, print_json
 
 
 def _progress_table(session: Any, run_id: str, configs: list[str], started: float) -> Table:

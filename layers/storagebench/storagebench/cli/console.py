@@ -1,0 +1,27 @@
+"""Output shared by every command: the consoles, JSON printing, and failing with exit status 2.
+
+Commands import from here (never from cli.main, which imports the commands).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+import typer
+from rich.console import Console
+from rich.text import Text
+
+out = Console()
+err = Console(stderr=True)
+EXIT_INVALID = 2
+
+
+def fail(message: str, code: int = EXIT_INVALID) -> typer.Exit:
+    err.print(Text.assemble(("error: ", "bold red"), message), highlight=False, soft_wrap=True)
+    return typer.Exit(code)
+
+
+def print_json(document: Any) -> None:
+    sys.stdout.write(json.dumps(document, indent=2, default=str) + "\n")

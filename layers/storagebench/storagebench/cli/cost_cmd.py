@@ -1,0 +1,176 @@
+"""``storagebench cost``: what each config of a request costs, without launching anything.
+
+The API's dry run prices a request the same way (``cost_document``). Prices come from the bundled,
+dated snapshot (``SnapshotPriceBook``); every figure says which prices it used and how old the
+oldest one is. Exit status: 0 priced, 1 priced but some prices were missing (those totals are
+lower bounds, and say so), 2 invalid input.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+from rich.table import Table
+from rich.text import Text
+
+from storagebench.cli.console import err, fail, out, print_json
+
+if TYPE_CHECKING:
+    from storagebench.costs.monthly import ConfigCost
+    from storagebench.prices.models import PriceBook
+    from storagebench.request.model import BenchmarkRequest
+
+EXIT_MISSING_PRICES = 1
+
+
+def price_book(region: str) -> PriceBook:
+    """The book the command prices with (tests replace this function)."""
+    from storagebench.prices.snapshot import SnapshotPriceBook
+
+    return SnapshotPriceBook(region)
+
+
+def _money(value: float) -> float:
+    """Float noise off (927.8999999 -> 927.9), nothing a cent could notice."""
+    return round(value, 6)
+
+
+def cost_document(
+    request: BenchmarkRequest, book: PriceBook, hours: float | None = None
+) -> tuple[dict[str, Any], dict[str, ConfigCost]]:
+    """The JSON document of ``storagebench cost --json`` (and of the API's dry run)."""
+    from storagebench.costs.monthly import combine_sources, cost_delta_pct, oldest_date, price_request
+
+    costs = price_request(request, book)
+    baseline = costs[request.baseline_id]
+    configs: list[dict[str, Any]] = []
+    for config in request.configs:
+        cost = costs[config.id]
+        delta = cost_delta_pct(cost, baseline)
+        entry: dict[str, Any] = {
+            "id": config.id,
+            "instance_type": config.instance_type,
+            "monthly_usd": _money(cost.monthly_usd),
+            "delta_monthly_pct": None if delta is None else round(delta, 4),
+            "price_source": cost.price_source,
+            "price_date": cost.price_date,
+            "complete": cost.complete,
+            "components": [
+                {
+                    **c.model_dump(mode="json"),
+                    "monthly_usd": _money(c.monthly_usd),
+                }
+                for c in cost.components
+            ],
+            "unpriced": cost.unpriced,
+            "missing_prices": cost.missing_prices,
+            "notes": cost.notes,
+        }
+        if hours is not None:
+            entry["hours_usd"] = _money(cost.for_hours(hours).usd)
+        configs.append(entry)
+    document: dict[str, Any] = {
+        "suite": request.name,
+        "region": book.region,
+        "currency": "USD",
+        "hours_per_month": 730,
+        "baseline": request.baseline_id,
+        "hours": hours,
+        "price_source": combine_sources(c.source for cost in costs.values() for c in cost.components),
+        "price_date": oldest_date(cost.price_date for cost in costs.values()),
+        "complete": all(cost.complete for cost in costs.values()),
+        "configs": configs,
+    }
+    return document, costs
+
+
+def _pct(value: float | None) -> str:
+    if value is None:
+        return "-"
+    if abs(value) < 0.05:
+        return "0 %"
+    return f"{value:+.1f} %"
+
+
+def _usd(value: float) -> str:
+    return f"${value:,.2f}"
+
+
+def _render(document: dict[str, Any], costs: dict[str, ConfigCost]) -> None:
+    hours = document["hours"]
+    columns = ["config", "instance", "monthly", "vs baseline"]
+    if hours is not None:
+        columns.append(f"{hours:g} h")
+    columns.append("prices")
+    table = Table(
+        *columns,
+        title=(
+            f"{document['suite']}: {document['region']}, USD, 730 h per month; "
+            f"baseline {document['baseline']}"
+        ),
+        title_justify="left",
+    )
+    for entry in document["configs"]:
+        monthly = _usd(entry["monthly_usd"]) + ("" if entry["complete"] else " (incomplete)")
+        delta = "baseline" if entry["id"] == document["baseline"] else _pct(entry["delta_monthly_pct"])
+        row = [entry["id"], entry["instance_type"], monthly, delta]
+        if hours is not None:
+            row.append(_usd(entry["hours_usd"]))
+        row.append(f"{entry['price_source']} {entry['price_date'] or '-'}")
+        table.add_row(*(Text(str(v)) for v in row))
+    out.print(table)
+    parts = Table("config", "component", "monthly", title="components", title_justify="left")
+    for config_id, cost in costs.items():
+        for c in cost.components:
+            parts.add_row(Text(config_id), Text(c.detail), Text(_usd(c.monthly_usd)))
+    out.print(parts)
+    for config_id, cost in costs.items():
+        for line in cost.unpriced:
+            out.print(Text.assemble(("not priced: ", "yellow"), f"{config_id}: {line}"), highlight=False)
+        for line in cost.notes:
+            out.print(Text.assemble(("note: ", "dim"), f"{config_id}: {line}"), highlight=False)
+        for line in cost.missing_prices:
+            err.print(Text.assemble(("missing price: ", "bold red"), f"{config_id}: {line}"), highlight=False)
+
+
+REGION = re.compile(r"^[a-z]{2}(-gov|-iso[a-z]?)?-[a-z]+-\d{1,2}$")
+
+
+def cost(
+    suite: Annotated[Path, typer.Option("--suite", "-s", help="request file (JSON)")],
+    as_json: Annotated[bool, typer.Option("--json", help="machine-readable result")] = False,
+    hours: Annotated[
+        float | None, typer.Option("--hours", min=0, help="also price keeping each config this many hours")
+    ] = None,
+    region: Annotated[
+        str | None, typer.Option("--region", help="price in this region (default: the request's)")
+    ] = None,
+) -> None:
+    """Price a request without launching anything: monthly cost per config, its parts, and the delta
+    against the baseline (exit 1 when some prices are missing, 2 on invalid input)."""
+    from storagebench.request import RequestError, load_request
+
+    try:
+        request = load_request(suite)
+    except RequestError as exc:
+        raise fail(str(exc)) from None
+    if region is not None and not REGION.match(region):
+        raise fail(f"--region {region!r} is not a region code such as us-east-1")
+    if hours is not None and not math.isfinite(hours):
+        raise fail(f"--hours {hours!r} is not a number of hours")
+    book = price_book(region or request.region)
+    document, costs = cost_document(request, book, hours)
+    if as_json:
+        print_json(document)
+    else:
+        _render(document, costs)
+    if not document["complete"]:
+        raise typer.Exit(EXIT_MISSING_PRICES)
+
+
+def register(app: typer.Typer) -> None:
+    app.command()(cost)

@@ -1,0 +1,633 @@
+"""What a config costs per month (and for any number of hours), component by component.
+
+Pure: every number comes from a :class:`~storagebench.prices.models.PriceBook` and the catalog's
+rules; nothing is launched and nothing is priced from memory. Each component carries the price it
+used (its source and date), so a total can always be traced back and re-checked.
+
+What is priced, per config (a month is 730 hours, as AWS's calculator converts):
+
+- the instance: on-demand Linux hours x 730;
+- the root volume and every data volume (each member of a RAID0 / jbod set on its own, because
+  io2's IOPS tiers apply per volume): storage GB-month x size; provisioned IOPS by tier of the
+  IOPS count (io1 one flat tier, io2 three tiers, gp3 only above its 3,000 included IOPS);
+  gp3 throughput above the 125 MiB/s included;
+- EFS: storage from ``storage_gib_hint`` (said when missing: EFS bills what is stored); in
+  provisioned mode the throughput above what the stored data includes (the catalog's 50 MiB/s per
+  TiB); Elastic throughput is usage-priced per GB transferred and noted, not guessed;
+- FSx for Lustre: capacity x the deployment type's (and throughput tier's) GB-month price.
+
+Instance-store targets are included in the instance price. NFS and local targets are outside the
+config's bill (a File Gateway, a filer, a directory): they are listed in ``unpriced``. A price the
+book lacks is listed in ``missing_prices`` and the total is then a lower bound (``complete`` False).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable, Mapping
+from decimal import Decimal
+from typing import Literal, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field, computed_field
+
+from storagebench.catalog import ebs_volume_type, instance_type, load_catalog
+from storagebench.prices.models import (
+    HOURS_PER_MONTH,
+    Price,
+    PriceBook,
+    PriceNotFound,
+    PriceSource,
+    PriceTier,
+)
+from storagebench.request.model import (
+    BenchmarkRequest,
+    Config,
+    EbsTarget,
+    EfsTarget,
+    FsxLustreTarget,
+    InstanceStoreTarget,
+    LocalTarget,
+    NfsTarget,
+)
+
+__all__ = [
+    "HOURS_PER_MONTH",
+    "ROOT_TARGET_ID",
+    "ConfigCost",
+    "CostComponent",
+    "DurationComponent",
+    "DurationCost",
+    "PriceLookup",
+    "combine_sources",
+    "cost_delta_pct",
+    "cost_for",
+    "costs_by_id",
+    "ebs_volume_components",
+    "efs_components",
+    "fmt_rate",
+    "fmt_usd",
+    "fsx_lustre_components",
+    "monthly_cost",
+    "oldest_date",
+    "price_request",
+]
+
+ROOT_TARGET_ID = "root"
+"""``target_id`` of the root volume's components."""
+_GIB_PER_TIB = 1024
+
+Category = Literal["compute", "storage"]
+T = TypeVar("T")
+
+
+def fmt_usd(value: float) -> str:
+    """An amount, to the cent: $1,234.56 (sub-cent amounts as :func:`fmt_rate`)."""
+    if value != 0 and abs(value) < 0.01:
+        return fmt_rate(value)
+    return f"${value:,.2f}"
+
+
+def fmt_rate(value: float) -> str:
+    """A unit price, never rounded: $0.125, $0.0455, $0.0000166667 (shortest exact decimal)."""
+    text = format(Decimal(repr(float(value))), "f")
+    whole, _, frac = text.partition(".")
+    return f"${int(whole):,}.{frac.rstrip('0').ljust(2, '0')}"
+
+
+def _num(value: float) -> str:
+    return f"{value:,.0f}" if abs(value - round(value)) < 1e-9 else f"{value:,.2f}"
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class CostComponent(_Frozen):
+    """One priced line: quantity x unit price per month, with the price's provenance."""
+
+    name: Literal[
+        "instance",
+        "ebs-storage",
+        "ebs-iops",
+        "ebs-throughput",
+        "efs-storage",
+        "efs-throughput",
+        "fsx-storage",
+    ]
+    target_id: str | None = Field(description="None for the instance; 'root' for the root volume")
+    member: int | None = Field(default=None, description="position in a RAID0/jbod set (count > 1)")
+    category: Category
+    quantity: float = Field(ge=0, description="billed units per month (hours, GB, IOPS, MiB/s)")
+    unit: str
+    unit_usd: float = Field(ge=0)
+    monthly_usd: float = Field(ge=0)
+    source: PriceSource
+    as_of: str
+    sku: str | None = None
+    detail: str = Field(
+        description="what was priced and how, e.g. 'io2 IOPS 32,000-64,000: 32,000 x $0.0455'"
+    )
+
+
+class DurationComponent(_Frozen):
+    name: str
+    target_id: str | None
+    member: int | None
+    detail: str
+    usd: float
+
+
+class DurationCost(_Frozen):
+    """A config kept for ``hours``: every monthly component prorated (monthly x hours / 730)."""
+
+    config_id: str
+    hours: float
+    usd: float
+    components: list[DurationComponent]
+    price_source: str
+    price_date: str | None
+    unpriced: list[str]
+    missing_prices: list[str]
+
+
+def combine_sources(sources: Iterable[str]) -> str:
+    """The one source used, "mixed" when several, "none" when nothing was priced."""
+    distinct = sorted(set(sources))
+    if not distinct:
+        return "none"
+    return distinct[0] if len(distinct) == 1 else "mixed"
+
+
+class ConfigCost(_Frozen):
+    """The monthly cost of one config, as a sum of traced components."""
+
+    config_id: str
+    instance_type: str
+    region: str
+    currency: Literal["USD"] = "USD"
+    components: list[CostComponent]
+    unpriced: list[str] = Field(
+        default_factory=list, description="what the total leaves out by design, each with why"
+    )
+    missing_prices: list[str] = Field(
+        default_factory=list, description="prices the book could not give: the total is a lower bound"
+    )
+    notes: list[str] = Field(default_factory=list)
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def monthly_usd(self) -> float:
+        return math.fsum(c.monthly_usd for c in self.components)
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def price_source(self) -> str:
+        return combine_sources(c.source for c in self.components)
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def price_date(self) -> str | None:
+        """The oldest ``as_of`` of the prices used (ISO dates sort as text)."""
+        dates = [c.as_of for c in self.components]
+        return min(dates) if dates else None
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def complete(self) -> bool:
+        """False when the book lacked a price (``missing_prices``): the total is then a lower bound."""
+        return not self.missing_prices
+
+    @property
+    def compute_usd(self) -> float:
+        return math.fsum(c.monthly_usd for c in self.components if c.category == "compute")
+
+    @property
+    def storage_usd(self) -> float:
+        return math.fsum(c.monthly_usd for c in self.components if c.category == "storage")
+
+    def by_target(self) -> dict[str, float]:
+        """Monthly USD per target id ('root' for the root volume); the instance is left out."""
+        out: dict[str, float] = {}
+        for c in self.components:
+            if c.target_id is not None:
+                out[c.target_id] = out.get(c.target_id, 0.0) + c.monthly_usd
+        return out
+
+    def for_hours(self, hours: float) -> DurationCost:
+        """This config kept for ``hours`` (e.g. study 3's 24 hours): monthly x hours / 730."""
+        if not math.isfinite(hours) or hours < 0:
+            raise ValueError(f"hours must be a non-negative number, got {hours!r}")
+        share = hours / HOURS_PER_MONTH
+        components = [
+            DurationComponent(
+                name=c.name,
+                target_id=c.target_id,
+                member=c.member,
+                detail=c.detail,
+                usd=c.monthly_usd * share,
+            )
+            for c in self.components
+        ]
+        return DurationCost(
+            config_id=self.config_id,
+            hours=hours,
+            usd=math.fsum(c.usd for c in components),
+            components=components,
+            price_source=self.price_source,
+            price_date=self.price_date,
+            unpriced=self.unpriced,
+            missing_prices=self.missing_prices,
+        )
+
+
+# ----------------------------------------------------------------------------------- lookups
+
+
+class PriceLookup:
+    """Asks the book; a missing price is recorded (named) in ``missing`` instead of aborting the estimate."""
+
+    def __init__(self) -> None:
+        self.missing: list[str] = []
+
+    def __call__(self, what: str, ask: Callable[[], T]) -> T | None:
+        try:
+            return ask()
+        except PriceNotFound as exc:
+            message = str(exc) or f"no price for {what}"
+            if message not in self.missing:
+                self.missing.append(message)
+            return None
+
+
+def _component(
+    name: str,
+    price: Price,
+    quantity: float,
+    *,
+    target_id: str | None,
+    member: int | None,
+    category: Category,
+    detail: str,
+) -> CostComponent:
+    return CostComponent.model_validate(
+        {
+            "name": name,
+            "target_id": target_id,
+            "member": member,
+            "category": category,
+            "quantity": quantity,
+            "unit": price.unit,
+            "unit_usd": price.usd,
+            "monthly_usd": quantity * price.usd,
+            "source": price.source,
+            "as_of": price.as_of,
+            "sku": price.sku,
+            "detail": detail,
+        }
+    )
+
+
+def _tier_units(quantity: float, tiers: list[PriceTier]) -> list[tuple[PriceTier, float]]:
+    """How many of ``quantity`` units fall in each tier (tiers of the count, [begin, end))."""
+    out: list[tuple[PriceTier, float]] = []
+    for tier in sorted(tiers, key=lambda t: t.begin):
+        top = quantity if tier.end is None else min(quantity, tier.end)
+        units = top - tier.begin
+        if units > 0:
+            out.append((tier, units))
+    return out
+
+
+def _tier_label(tier: PriceTier, tiers: list[PriceTier]) -> str:
+    if len(tiers) == 1 and tier.begin == 0 and tier.end is None:
+        return ""
+    if tier.end is None:
+        return f" above {_num(tier.begin)}"
+    return f" {_num(tier.begin)}-{_num(tier.end)}"
+
+
+def ebs_volume_components(
+    book: PriceBook,
+    volume_type: str,
+    size_gib: float,
+    iops: int | None,
+    throughput_mibps: float | None,
+    *,
+    target_id: str,
+    member: int | None = None,
+    ask: PriceLookup | None = None,
+) -> tuple[list[CostComponent], list[str]]:
+    """Monthly components of one EBS volume, and notes (usage-priced extras).
+
+    IOPS are priced only for types that take them, above what the type includes (gp3: 3,000),
+    by tier of this volume's IOPS count; throughput only where provisionable, above the included
+    125 MiB/s (gp3). Defaults come from the catalog (gp3 without iops is 3,000 IOPS).
+    """
+    asker = ask or PriceLookup()
+    spec = ebs_volume_type(volume_type)
+    where = f"{target_id}" + (f"[{member}]" if member is not None else "")
+    components: list[CostComponent] = []
+    notes: list[str] = []
+    storage = asker(f"EBS {volume_type} storage", lambda: book.ebs_storage(volume_type))
+    if storage is not None:
+        components.append(
+            _component(
+                "ebs-storage",
+                storage,
+                size_gib,
+                target_id=target_id,
+                member=member,
+                category="storage",
+                detail=(
+                    f"{where}: {volume_type} {_num(size_gib)} GiB x {fmt_rate(storage.usd)}/{storage.unit}"
+                ),
+            )
+        )
+    if spec.iops is not None:
+        effective = iops if iops is not None else spec.iops.default
+        included = spec.included_iops or 0
+        if effective is not None and effective > included:
+            tiers = asker(f"EBS {volume_type} provisioned IOPS", lambda: book.ebs_iops(volume_type))
+            for tier, units in _tier_units(effective, tiers or []):
+                label = _tier_label(tier, tiers or [])
+                components.append(
+                    _component(
+                        "ebs-iops",
+                        tier.price,
+                        units,
+                        target_id=target_id,
+                        member=member,
+                        category="storage",
+                        detail=(
+                            f"{where}: {volume_type} IOPS{label}: {_num(units)} of {_num(effective)} "
+                            f"x {fmt_rate(tier.price.usd)}/{tier.price.unit}"
+                        ),
+                    )
+                )
+    rule = spec.throughput_mibps
+    if rule is not None:
+        effective_tp = throughput_mibps if throughput_mibps is not None else rule.default
+        included_tp = spec.included_mibps or 0
+        if effective_tp is not None and effective_tp > included_tp:
+            tp_tiers = asker(
+                f"EBS {volume_type} provisioned throughput", lambda: book.ebs_throughput(volume_type)
+            )
+            for tier, units in _tier_units(effective_tp, tp_tiers or []):
+                components.append(
+                    _component(
+                        "ebs-throughput",
+                        tier.price,
+                        units,
+                        target_id=target_id,
+                        member=member,
+                        category="storage",
+                        detail=(
+                            f"{where}: {volume_type} throughput above {_num(tier.begin)} MiB/s: "
+                            f"{_num(units)} of {_num(effective_tp)} "
+                            f"x {fmt_rate(tier.price.usd)}/{tier.price.unit}"
+                        ),
+                    )
+                )
+    if volume_type == "standard":
+        notes.append(
+            f"{where}: magnetic (standard) volumes also bill I/O requests per million: usage-priced, "
+            "not in the monthly figure"
+        )
+    return components, notes
+
+
+def efs_components(
+    book: PriceBook, target: EfsTarget, *, stored_gib: float | None = None, ask: PriceLookup | None = None
+) -> tuple[list[CostComponent], list[str], list[str]]:
+    """Monthly EFS components, notes, and what is left unpriced (storage without a size hint).
+
+    ``stored_gib`` overrides the target's ``storage_gib_hint`` (a run's measured average).
+    """
+    asker = ask or PriceLookup()
+    tid = str(target.id)
+    components: list[CostComponent] = []
+    notes: list[str] = []
+    unpriced: list[str] = []
+    stored = stored_gib if stored_gib is not None else target.storage_gib_hint
+    rules = load_catalog().efs
+    storage_class = "One Zone" if target.one_zone else "Standard"
+    if stored is None:
+        unpriced.append(
+            f"{tid}: EFS {storage_class} storage not priced: EFS bills the data stored and the request "
+            "gives no storage_gib_hint"
+        )
+    else:
+        price = asker(f"EFS {storage_class} storage", lambda: book.efs_storage(target.one_zone))
+        if price is not None:
+            components.append(
+                _component(
+                    "efs-storage",
+                    price,
+                    stored,
+                    target_id=tid,
+                    member=None,
+                    category="storage",
+                    detail=(
+                        f"{tid}: EFS {storage_class} {_num(stored)} GiB stored "
+                        f"x {fmt_rate(price.usd)}/{price.unit}"
+                    ),
+                )
+            )
+    if target.throughput_mode == "provisioned":
+        provisioned = float(target.provisioned_throughput_mibps or 0)
+        included = (stored or 0) / _GIB_PER_TIB * rules.baseline_mibps_per_tib
+        billed = max(0.0, provisioned - included)
+        if stored is None:
+            notes.append(
+                f"{tid}: without storage_gib_hint no throughput is counted as included by stored data: "
+                "the provisioned-throughput charge is an upper bound"
+            )
+        if billed > 0:
+            price = asker("EFS provisioned throughput", book.efs_provisioned_throughput)
+            if price is not None:
+                components.append(
+                    _component(
+                        "efs-throughput",
+                        price,
+                        billed,
+                        target_id=tid,
+                        member=None,
+                        category="storage",
+                        detail=(
+                            f"{tid}: EFS provisioned {_num(provisioned)} MiB/s less {_num(included)} MiB/s "
+                            f"included by {_num(stored or 0)} GiB stored "
+                            f"({_num(rules.baseline_mibps_per_tib)} MiB/s per TiB): {_num(billed)} "
+                            f"x {fmt_rate(price.usd)}/{price.unit}"
+                        ),
+                    )
+                )
+        else:
+            notes.append(
+                f"{tid}: provisioned {_num(provisioned)} MiB/s is within the {_num(included)} MiB/s the "
+                "stored data includes: no throughput charge"
+            )
+    elif target.throughput_mode == "elastic":
+        read = asker("EFS Elastic reads", lambda: book.efs_elastic_transfer("read"))
+        write = asker("EFS Elastic writes", lambda: book.efs_elastic_transfer("write"))
+        rates = (
+            f" ({fmt_rate(read.usd)}/{read.unit} read, {fmt_rate(write.usd)}/{write.unit} written)"
+            if read is not None and write is not None
+            else ""
+        )
+        unpriced.append(
+            f"{tid}: EFS Elastic throughput is usage-priced per GB transferred{rates}: "
+            "not in the monthly figure (a run's cost counts the bytes it moved)"
+        )
+    else:
+        notes.append(
+            f"{tid}: EFS bursting throughput is included in the storage price "
+            f"({_num(rules.baseline_mibps_per_tib)} MiB/s per TiB stored baseline, bursts to at least "
+            f"{_num(rules.burst_floor_mibps)} MiB/s)"
+        )
+    return components, notes, unpriced
+
+
+def fsx_lustre_components(
+    book: PriceBook, target: FsxLustreTarget, *, ask: PriceLookup | None = None
+) -> list[CostComponent]:
+    """FSx for Lustre: capacity x the deployment type's (and throughput tier's) GB-month price."""
+    asker = ask or PriceLookup()
+    tid = str(target.id)
+    tier = f" {target.per_unit_storage_throughput} MB/s/TiB" if target.per_unit_storage_throughput else ""
+    price = asker(
+        f"FSx for Lustre {target.deployment_type}{tier} storage",
+        lambda: book.fsx_lustre_storage(target.deployment_type, target.per_unit_storage_throughput),
+    )
+    if price is None:
+        return []
+    return [
+        _component(
+            "fsx-storage",
+            price,
+            target.storage_capacity_gib,
+            target_id=tid,
+            member=None,
+            category="storage",
+            detail=(
+                f"{tid}: FSx for Lustre {target.deployment_type}{tier} "
+                f"{_num(target.storage_capacity_gib)} GiB "
+                f"x {fmt_rate(price.usd)}/{price.unit}"
+            ),
+        )
+    ]
+
+
+# ----------------------------------------------------------------------------------- configs
+
+
+def monthly_cost(config: Config, book: PriceBook) -> ConfigCost:
+    """The config's monthly cost: instance, root volume, every target (see the module docstring)."""
+    asker = PriceLookup()
+    components: list[CostComponent] = []
+    notes: list[str] = []
+    unpriced: list[str] = []
+    spec = instance_type(config.instance_type)
+
+    hourly = asker(f"EC2 {config.instance_type} on-demand", lambda: book.instance_hour(config.instance_type))
+    if hourly is not None:
+        components.append(
+            _component(
+                "instance",
+                hourly,
+                HOURS_PER_MONTH,
+                target_id=None,
+                member=None,
+                category="compute",
+                detail=(
+                    f"{config.instance_type}: {HOURS_PER_MONTH} h x {fmt_rate(hourly.usd)}/{hourly.unit} "
+                    "(on-demand Linux)"
+                ),
+            )
+        )
+    if spec is not None and not spec.ebs_optimized_by_default:
+        notes.append(
+            f"{config.instance_type} is not EBS-optimized by default; launching it EBS-optimized adds an "
+            "hourly fee not priced here"
+        )
+
+    root = config.root_volume
+    parts, extra = ebs_volume_components(
+        book, root.type, root.size_gib, root.iops, root.throughput_mibps, target_id=ROOT_TARGET_ID, ask=asker
+    )
+    components += parts
+    notes += extra
+
+    for target in config.targets:
+        tid = str(target.id)
+        if isinstance(target, EbsTarget):
+            for member in range(target.count):
+                parts, extra = ebs_volume_components(
+                    book,
+                    target.type,
+                    target.size_gib,
+                    target.iops,
+                    target.throughput_mibps,
+                    target_id=tid,
+                    member=member if target.count > 1 else None,
+                    ask=asker,
+                )
+                components += parts
+                notes += extra if member == 0 else []
+        elif isinstance(target, EfsTarget):
+            parts, extra, left_out = efs_components(book, target, ask=asker)
+            components += parts
+            notes += extra
+            unpriced += left_out
+        elif isinstance(target, FsxLustreTarget):
+            components += fsx_lustre_components(book, target, ask=asker)
+        elif isinstance(target, InstanceStoreTarget):
+            notes.append(f"{tid}: instance store is included in the {config.instance_type} price")
+        elif isinstance(target, NfsTarget):
+            unpriced.append(
+                f"{tid}: NFS export {target.server}:{target.export} not priced: an existing server (a File "
+                "Gateway, a filer) billed outside this config"
+            )
+        elif isinstance(target, LocalTarget):
+            unpriced.append(
+                f"{tid}: local path {target.path} not priced: whatever backs it (set up by the config's "
+                "hooks or another system) is outside this config's bill"
+            )
+    return ConfigCost(
+        config_id=config.id,
+        instance_type=config.instance_type,
+        region=book.region,
+        components=components,
+        unpriced=unpriced,
+        missing_prices=asker.missing,
+        notes=notes,
+    )
+
+
+def cost_for(config: Config, book: PriceBook, hours: float) -> DurationCost:
+    """The config kept for ``hours``: its monthly cost prorated (monthly x hours / 730)."""
+    return monthly_cost(config, book).for_hours(hours)
+
+
+def price_request(request: BenchmarkRequest, book: PriceBook) -> dict[str, ConfigCost]:
+    """Every config of a request priced, in request order, keyed by config id."""
+    return {config.id: monthly_cost(config, book) for config in request.configs}
+
+
+def cost_delta_pct(cost: ConfigCost | float, baseline: ConfigCost | float) -> float | None:
+    """(cost - baseline) / baseline x 100, monthly; None when the baseline costs nothing."""
+    value = cost.monthly_usd if isinstance(cost, ConfigCost) else cost
+    base = baseline.monthly_usd if isinstance(baseline, ConfigCost) else baseline
+    if base == 0:
+        return None
+    return (value - base) / base * 100.0
+
+
+def oldest_date(dates: Iterable[str | None]) -> str | None:
+    present = [d for d in dates if d]
+    return min(present) if present else None
+
+
+def costs_by_id(costs: Mapping[str, ConfigCost] | Iterable[ConfigCost]) -> dict[str, ConfigCost]:
+    if isinstance(costs, Mapping):
+        return dict(costs)
+    return {c.config_id: c for c in costs}

@@ -1,0 +1,157 @@
+"""``storagebench cost``: a request priced without launching anything (table and JSON)."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from storagebench.cli import cost_cmd
+
+
+def _reference() -> ModuleType:
+    """The shared fake PriceBook, loaded by path from test_monthly.py (whatever the import mode)."""
+    name = "storagebench_costs_reference_book"
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name("test_monthly.py"))
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    return sys.modules[name]
+
+
+REF = _reference()
+EVENTS = Path(__file__).resolve().parents[3] / "events"
+STUDY1 = str(EVENTS / "file-gateway-io1-vs-gp2.json")
+
+
+def make_app() -> typer.Typer:
+    """A fresh app with only the cost command (cli/main.py registers it in the product)."""
+    app = typer.Typer(pretty_exceptions_enable=False)
+
+    @app.callback()
+    def _root() -> None:
+        """test root"""
+
+    cost_cmd.register(app)
+    return app
+
+
+@pytest.fixture
+def books(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Price with the reference book; records the regions asked for."""
+    regions: list[str] = []
+
+    def factory(region: str) -> Any:
+        regions.append(region)
+        return REF.ReferenceBook(region)
+
+    monkeypatch.setattr(cost_cmd, "price_book", factory)
+    return regions
+
+
+def run(*args: str) -> Any:
+    return CliRunner().invoke(make_app(), ["cost", *args])
+
+
+def test_json_study1_with_hours(books: list[str]) -> None:
+    result = run("--suite", STUDY1, "--json", "--hours", "24")
+    assert result.exit_code == 0, result.output
+    document = json.loads(result.stdout)
+    assert (document["baseline"], document["region"], document["currency"]) == (
+        "alpha-io1",
+        "us-east-1",
+        "USD",
+    )
+    assert books == ["us-east-1"]
+    assert document["price_source"] == "snapshot" and document["price_date"] == "2026-11-21"
+    configs = {c["id"]: c for c in document["configs"]}
+    assert [c["id"] for c in document["configs"]] == ["alpha-io1", "beta-gp2"]
+    alpha, beta = configs["alpha-io1"], configs["beta-gp2"]
+    assert alpha["monthly_usd"] == pytest.approx(927.90)
+    assert beta["monthly_usd"] == pytest.approx(555.60)
+    assert alpha["delta_monthly_pct"] == 0
+    assert beta["delta_monthly_pct"] == pytest.approx(-40.12, abs=0.01)
+    assert alpha["hours_usd"] == pytest.approx(927.90 * 24 / 730)
+    assert beta["hours_usd"] == pytest.approx(555.60 * 24 / 730)
+    assert (alpha["price_source"], alpha["price_date"], alpha["complete"]) == ("snapshot", "2026-11-21", True)
+    names = [(c["name"], c["target_id"]) for c in alpha["components"]]
+    assert names == [
+        ("instance", None),
+        ("ebs-storage", "root"),
+        ("ebs-iops", "root"),
+        ("ebs-storage", "cache"),
+        ("ebs-iops", "cache"),
+    ]
+    assert sum(c["monthly_usd"] for c in alpha["components"]) == pytest.approx(alpha["monthly_usd"])
+    assert {"source", "as_of", "unit", "unit_usd", "quantity", "detail"} <= set(alpha["components"][0])
+
+
+def test_json_without_hours_has_no_hours_usd(books: list[str]) -> None:
+    result = run("--suite", STUDY1, "--json")
+    assert result.exit_code == 0, result.output
+    document = json.loads(result.stdout)
+    assert document["hours"] is None
+    assert all("hours_usd" not in c for c in document["configs"])
+
+
+def test_table(books: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLUMNS", "200")
+    result = run("--suite", STUDY1, "--hours", "24")
+    assert result.exit_code == 0, result.output
+    for text in ("alpha-io1", "beta-gp2", "$927.90", "$555.60", "-40.1 %", "baseline", "$30.51", "24 h"):
+        assert text in result.stdout
+    assert "io1 IOPS: 4,000 of 4,000 x $0.065/IOPS-Mo" in result.stdout
+
+
+def test_region_option_prices_in_that_region(books: list[str]) -> None:
+    result = run("--suite", STUDY1, "--json", "--region", "eu-west-1")
+    assert result.exit_code == 0, result.output
+    assert books == ["eu-west-1"]
+    assert json.loads(result.stdout)["region"] == "eu-west-1"
+
+
+def test_unpriced_targets_are_listed(books: list[str]) -> None:
+    result = run("--suite", str(EVENTS / "genomics-file-systems.json"), "--json")
+    assert result.exit_code == 0, result.output
+    configs = {c["id"]: c for c in json.loads(result.stdout)["configs"]}
+    assert configs["lizardfs-ebs"]["unpriced"] and "/mnt/lizardfs" in configs["lizardfs-ebs"]["unpriced"][0]
+    assert configs["fsx-lustre"]["monthly_usd"] == pytest.approx(248.20 + 0.64 + 168.00)
+
+
+def test_missing_prices_exit_1_and_say_what(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(
+        cost_cmd, "price_book", lambda region: REF.ReferenceBook(region, missing=frozenset({"ebs"}))
+    )
+    result = run("--suite", STUDY1, "--json")
+    assert result.exit_code == cost_cmd.EXIT_MISSING_PRICES == 1
+    document = json.loads(result.stdout)
+    assert document["complete"] is False
+    assert document["configs"][0]["missing_prices"]
+
+
+def test_invalid_input_exits_2(books: list[str], tmp_path: Path) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"name": "x", "configs": [], "workloads": []}), encoding="utf-8")
+    assert run("--suite", str(bad)).exit_code == 2
+    assert run("--suite", str(tmp_path / "missing.json")).exit_code == 2
+    assert run("--suite", STUDY1, "--region", "mars").exit_code == 2
+    assert run("--suite", STUDY1, "--hours", "-1").exit_code == 2
+    assert books == []
+
+
+def test_default_book_is_the_bundled_snapshot() -> None:
+    pytest.importorskip("storagebench.prices.snapshot")
+    result = run("--suite", STUDY1, "--json")
+    assert result.exit_code == 0, result.output
+    configs = {c["id"]: c for c in json.loads(result.stdout)["configs"]}
+    assert configs["beta-gp2"]["monthly_usd"] == pytest.approx(555.60)
+    assert configs["beta-gp2"]["price_source"] == "snapshot"
