@@ -3,6 +3,7 @@ moto does not implement (DescribeInstanceInformation, CancelCommand) with botoco
 
 from __future__ import annotations
 
+import logging
 import re
 from datetime import UTC, datetime
 from typing import Any
@@ -277,6 +278,18 @@ def test_stop_cancels_the_instances_agent_commands_and_tolerates_finished_ones(
 def test_without_list_commands_permission_the_command_is_still_sent(
     stack_env: dict[str, str], caplog: pytest.LogCaptureFixture
 ) -> None:
+    # Powertools' Logger owns the "storagebench" logger once a handler module is imported and
+    # stops it propagating to the root logger caplog listens on: listen on the module's logger.
+    module_log = logging.getLogger("storagebench.adapters.aws.ssm")
+    module_log.addHandler(caplog.handler)
+    try:
+        _start_without_list_permission()
+    finally:
+        module_log.removeHandler(caplog.handler)
+    assert "cannot check for a command already sent" in caplog.text
+
+
+def _start_without_list_permission() -> None:
     ssm = boto3.client("ssm", region_name=REGION)
 
     class Artifacts:
@@ -295,4 +308,3 @@ def test_without_list_commands_permission_the_command_is_still_sent(
         stub.add_response("send_command", {"Command": {"CommandId": "0b7e0b5a-1c2d-4e5f-8a9b-0c1d2e3f4a5b"}})
         run = agents.start(state(), PLAN, "runs/r1/gp3/agent/", TOKEN, heartbeat_s=300, timeout_s=7200)
     assert run.command_id == "0b7e0b5a-1c2d-4e5f-8a9b-0c1d2e3f4a5b"
-    assert "cannot check for a command already sent" in caplog.text
