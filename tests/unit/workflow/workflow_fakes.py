@@ -331,7 +331,13 @@ class FakeStore:
         if run_id not in self.runs:
             raise KeyError(run_id)
         results = [
-            {"config_id": put.config_id, "record": record.model_dump(mode="json")}
+            {
+                "run_id": run_id,
+                "config_id": put.config_id,
+                "started_at": put.started_at,
+                "labels": dict(put.labels),
+                "record": record.model_dump(mode="json"),
+            }
             for put in self.results
             if put.run_id == run_id
             for record in put.records
@@ -345,6 +351,123 @@ class FakeStore:
 
     def statuses(self, config_id: str) -> list[str]:
         return [status for state, status in self.configs if state.item.config_id == config_id]
+
+    # The read side regression detection uses, in memory; cursors are offsets.
+    regressions: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+
+    @staticmethod
+    def _page(items: list[Any], limit: int, cursor: str | None) -> tuple[list[Any], str | None]:
+        start = int(cursor) if cursor else 0
+        end = start + limit
+        return items[start:end], (str(end) if end < len(items) else None)
+
+    def get_run_page(
+        self, run_id: str, cursor: str | None = None, limit: int = 200
+    ) -> tuple[dict[str, Any], str | None]:
+        whole = self.get_run(run_id)
+        return {**whole, "regressions": list(self.regressions.get(run_id, []))}, None
+
+    def list_runs_page(
+        self, suite: str, limit: int = 10, cursor: str | None = None
+    ) -> tuple[list[dict[str, Any]], str | None]:
+        runs = [copy.deepcopy(r) for r in self.runs.values() if r.get("suite") == suite]
+        runs.sort(key=lambda r: (r.get("started_at", ""), r.get("run_id", "")), reverse=True)
+        return self._page(runs, limit, cursor)
+
+    def runs_in_progress_page(
+        self, limit: int = 100, cursor: str | None = None
+    ) -> tuple[list[dict[str, Any]], str | None]:
+        runs = [copy.deepcopy(r) for r in self.runs.values() if r.get("status") == "RUNNING"]
+        runs.sort(key=lambda r: (r.get("started_at", ""), r.get("run_id", "")), reverse=True)
+        return self._page(runs, limit, cursor)
+
+    def metric_history_page(
+        self,
+        storage_option: str,
+        workload: str,
+        variant: Any,
+        phase: str,
+        direction: str,
+        since: str,
+        until: str | None = None,
+        limit: int = 100,
+        cursor: str | None = None,
+        *,
+        suite: str | None = None,
+        newest_first: bool = True,
+        fields: Any = None,
+    ) -> tuple[list[dict[str, Any]], str | None]:
+        if not isinstance(variant, str):
+            variant = ",".join(f"{k}={v}" for k, v in sorted(variant.items()))
+        variant = variant or "-"
+        points = []
+        for put in self.results:
+            if put.labels.get("storage_option") != storage_option:
+                continue
+            if suite is not None and put.labels.get("suite") != suite:
+                continue
+            if not (since <= put.started_at and (until is None or put.started_at < until)):
+                continue
+            for record in put.records:
+                spelled = ",".join(f"{k}={v}" for k, v in sorted(record.variant.items())) or "-"
+                if (record.workload, spelled, record.phase, record.direction) != (
+                    workload,
+                    variant,
+                    phase,
+                    direction,
+                ):
+                    continue
+                points.append(
+                    {
+                        "started_at": put.started_at,
+                        "run_id": put.run_id,
+                        "config_id": put.config_id,
+                        "repetition": record.repetition,
+                        "labels": dict(put.labels),
+                        "record": record.model_dump(mode="json"),
+                    }
+                )
+        points.sort(key=lambda p: (p["started_at"], p["run_id"], p["repetition"]), reverse=newest_first)
+        return self._page(points, limit, cursor)
+
+    def metric_history(
+        self,
+        storage_option: str,
+        workload: str,
+        variant: Any,
+        phase: str,
+        direction: str,
+        since: str,
+        until: str | None = None,
+        limit: int = 1000,
+        *,
+        suite: str | None = None,
+        newest_first: bool = True,
+        fields: Any = None,
+    ) -> list[dict[str, Any]]:
+        points, _ = self.metric_history_page(
+            storage_option,
+            workload,
+            variant,
+            phase,
+            direction,
+            since,
+            until,
+            limit,
+            None,
+            suite=suite,
+            newest_first=newest_first,
+        )
+        return points
+
+    def record_regressions(self, run_id: str, regressions: Any) -> int:
+        self.regressions[run_id] = [
+            r if isinstance(r, dict) else r.model_dump(mode="json") for r in regressions
+        ]
+        return 1
+
+    def get_regressions(self, run_id: str) -> list[dict[str, Any]]:
+        return list(self.regressions.get(run_id, []))
 
 
 @dataclass

@@ -12,6 +12,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from storagebench.analysis.regressions import Regression
+
 RunStatus = Literal["RUNNING", "SUCCEEDED", "PARTIAL", "FAILED"]
 ConfigStatus = Literal["succeeded", "partial", "failed"]
 TASK_TIMEOUT_SLACK_S = 600
@@ -220,3 +222,11 @@ class RunSummary(_Model):
     records: int
     started_at: str
     ended_at: str
+    regressions: list[Regression] = Field(
+        default_factory=list,
+        description="metrics outside their noise band against the suite's last runs (flagged only, "
+        "regressions first; every verdict is in the store: get_regressions)",
+    )
+    regression_notes: list[str] = Field(
+        default_factory=list, description="how the comparison went, or why it did not (never fails a run)"
+    )

@@ -8,11 +8,13 @@ Implementations raise the errors of ``workflow.errors`` so the state machine can
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Protocol
 
 from storagebench.agent.plan import Plan
+from storagebench.analysis.regressions import Regression
 from storagebench.results.records import ResultRecord
 from storagebench.workflow.models import (
     AgentRun,
@@ -121,3 +123,63 @@ class ResultsStore(Protocol):
 
     def get_run(self, run_id: str) -> dict[str, Any]:
         """The run, its configs and results (one query)."""
+
+    def get_run_page(
+        self, run_id: str, cursor: str | None = None, limit: int = 200
+    ) -> tuple[dict[str, Any], str | None]:
+        """One page of the run (run item first), its configs, results and regression verdicts, and the
+        cursor of the next page (None at the end); KeyError for an unknown run, ValueError for a
+        cursor that is not one of this query's."""
+
+    def list_runs_page(
+        self, suite: str, limit: int = 10, cursor: str | None = None
+    ) -> tuple[list[dict[str, Any]], str | None]:
+        """One page of a suite's runs, newest first, and the next page's cursor (None at the end)."""
+
+    def runs_in_progress_page(
+        self, limit: int = 100, cursor: str | None = None
+    ) -> tuple[list[dict[str, Any]], str | None]:
+        """One page of the runs still RUNNING, newest first, and the next page's cursor."""
+
+    def metric_history(
+        self,
+        storage_option: str,
+        workload: str,
+        variant: Mapping[str, Any] | str,
+        phase: str,
+        direction: str,
+        since: str,
+        until: str | None = None,
+        limit: int = 1000,
+        *,
+        suite: str | None = None,
+        newest_first: bool = True,
+        fields: Sequence[str] | None = None,
+    ) -> list[dict[str, Any]]:
+        """Every repetition of one series from runs started in [since, until): dicts of started_at,
+        run_id, config_id, repetition, labels and record (only ``fields`` of it, when given),
+        newest first (one query)."""
+
+    def metric_history_page(
+        self,
+        storage_option: str,
+        workload: str,
+        variant: Mapping[str, Any] | str,
+        phase: str,
+        direction: str,
+        since: str,
+        until: str | None = None,
+        limit: int = 100,
+        cursor: str | None = None,
+        *,
+        suite: str | None = None,
+        newest_first: bool = True,
+        fields: Sequence[str] | None = None,
+    ) -> tuple[list[dict[str, Any]], str | None]:
+        """One page of ``metric_history`` and the next page's cursor."""
+
+    def record_regressions(self, run_id: str, regressions: Sequence[Regression | Mapping[str, Any]]) -> int:
+        """Keep the run's regression verdicts (idempotent); returns how many items hold them."""
+
+    def get_regressions(self, run_id: str) -> list[dict[str, Any]]:
+        """The regression verdicts recorded for a run."""

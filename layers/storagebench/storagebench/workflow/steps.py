@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import math
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from storagebench.analysis.regressions import Regression, compute_regressions
 from storagebench.planning import build_plan
 from storagebench.request import BenchmarkRequest, RequestError, parse_request
 from storagebench.request.model import EfsTarget, FsxLustreTarget
@@ -47,6 +49,9 @@ from storagebench.workflow.models import (
 )
 from storagebench.workflow.ports import Agents, Artifacts, Compute, FileSystems, ResultsStore
 from storagebench.workflow.settings import Guardrails
+
+log = logging.getLogger("storagebench.workflow.steps")
+REGRESSIONS_IN_SUMMARY = 100  # flagged verdicts the summary carries (the state's output stays small)
 
 
 class SystemClock:
@@ -539,6 +544,7 @@ def finalize(
         status = "FAILED"
     else:
         status = "PARTIAL"
+    regressions, notes = run_regressions(run_id, suite, started_at, configs, services)
     summary = RunSummary(
         run_id=run_id,
         suite=suite,
@@ -547,6 +553,40 @@ def finalize(
         records=sum(c.records for c in configs),
         started_at=started_at,
         ended_at=_iso(services.clock.now()),
+        regressions=regressions,
+        regression_notes=notes,
     )
     services.store.finish_run(summary)
     return summary
+
+
+def run_regressions(
+    run_id: str, suite: str, started_at: str, configs: list[ConfigResult], services: Services
+) -> tuple[list[Regression], list[str]]:
+    """Compare what the succeeded and partial configs measured with the suite's last runs.
+
+    Records every verdict in the store and returns the flagged ones (regressions first, at most
+    REGRESSIONS_IN_SUMMARY) with notes. Never raises: regression detection must not fail a run,
+    so a store error (or any other) becomes a note in the summary.
+    """
+    measured = [c.config_id for c in configs if c.status in ("succeeded", "partial")]
+    if not measured:
+        return [], []
+    try:
+        report = compute_regressions(services.store, run_id, suite, started_at, measured)
+    except Exception as exc:  # never fail the run over its comparison with earlier ones
+        log.warning("regressions of run %s not computed", run_id, exc_info=True)
+        return [], [f"regressions not computed: {type(exc).__name__}: {exc}"]
+    notes = list(report.notes)
+    flagged = report.flagged
+    if len(flagged) > REGRESSIONS_IN_SUMMARY:
+        notes.append(
+            f"{len(flagged) - REGRESSIONS_IN_SUMMARY} more flagged metric(s) are in the store "
+            "(get_regressions)"
+        )
+    try:
+        services.store.record_regressions(run_id, report.verdicts)
+    except Exception as exc:  # likewise: the verdicts stay in the summary
+        log.warning("regressions of run %s not recorded", run_id, exc_info=True)
+        notes.append(f"regressions not recorded in the store: {type(exc).__name__}: {exc}")
+    return flagged[:REGRESSIONS_IN_SUMMARY], notes

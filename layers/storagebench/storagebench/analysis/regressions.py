@@ -1,0 +1,482 @@
+"""Regression detection: this run's measurements against the last runs of the same suite.
+
+A *series* is one measurement of one storage option across runs: storage option (the
+``storage_option`` label, which includes the instance type), workload, variant, phase, direction
+and fio job group. Within a run, a series' value for a metric is the **mean over its
+repetitions** (the number the run publishes); the history holds one such value per earlier
+run, so one run with more repetitions does not weigh more than another.
+
+The verdict is ``classify_change`` of ``analysis.stats``: the value leaves the robust noise
+band, median +- max(k * MAD, min_effect * |median|), in the direction that matters for the
+metric. With fewer than ``min_history`` earlier runs (3 by default) the verdict is
+``"insufficient history"`` and nothing is flagged: two points give no spread to judge by.
+
+Where the history comes from (``compute_regressions``, over the ``HistoryStore`` protocol the
+results store satisfies):
+
+1. this run's results (``get_run``), limited to the configs that measured something;
+2. the last ``runs`` runs of the same suite that started before this one (GSI1, newest first,
+   ``list_runs_page``);
+3. per series, one GSI2 Query between the oldest of those runs and this run's start
+   (``metric_history``, filtered to the suite, projected to the metrics: no histogram),
+   keeping only points of those runs.
+
+Every step is bounded: a time budget stops querying (the series left are reported, not
+guessed), so the Finalize Lambda cannot time out on a suite with thousands of series.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+import time
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from typing import Any, Literal, NamedTuple, Protocol
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from storagebench.analysis.stats import classify_change
+
+__all__ = [
+    "DEFAULT_K",
+    "DEFAULT_MIN_EFFECT",
+    "DEFAULT_MIN_HISTORY",
+    "DEFAULT_RUNS",
+    "INSUFFICIENT",
+    "METRICS",
+    "HistoryStore",
+    "Regression",
+    "RegressionReport",
+    "SeriesAggregate",
+    "SeriesKey",
+    "aggregate_results",
+    "canonical_variant",
+    "compute_regressions",
+    "detect",
+    "metric_value",
+    "per_run_means",
+    "stored_variant",
+]
+
+Verdict = Literal["regression", "improvement", "none", "insufficient history"]
+INSUFFICIENT: Verdict = "insufficient history"
+# Simulated on stable data with 3 % run-to-run noise, k = 3 over 10 runs flags ~3.7 % of metrics
+# (a few false alarms every night on a real suite); k = 4 over 20 runs well under 1 %. The price:
+# a change must leave max(4 MAD, 5 %), i.e. > 5 % on a throttled EBS volume (noise ~1 %) but
+# > ~12 % at 3 % noise (tests/unit/analysis/test_regressions.py::test_false_alarms_and_power).
+DEFAULT_RUNS = 20
+DEFAULT_MIN_HISTORY = 3
+DEFAULT_K = 4.0
+DEFAULT_MIN_EFFECT = 0.05
+DEFAULT_BUDGET_S = 60.0  # Finalize's Lambda has 120 s; the rest is for writing the verdicts
+
+METRICS: dict[str, bool] = {
+    "iops": True,
+    "bw_mibps": True,
+    "lat_mean_us": False,
+    "lat_p95_us": False,
+    "lat_p99_us": False,
+    "real_s": False,
+}
+"""Metric name -> higher is better. Throughput up is good; latency and elapsed time up are bad."""
+
+_LATENCY_FIELDS = {"lat_mean_us": "mean_us", "lat_p95_us": "p95_us", "lat_p99_us": "p99_us"}
+HISTORY_FIELDS = ("iops", "bw_mibps", "latency", "real_s", "group", "repetition")
+"""The record fields the history needs (not its histogram): what ``metric_history`` projects."""
+
+
+def metric_value(record: Mapping[str, Any], metric: str) -> float | None:
+    """One metric of a record in its JSON form (``ResultRecord.model_dump(mode="json")``)."""
+    if metric in _LATENCY_FIELDS:
+        latency = record.get("latency")
+        raw = latency.get(_LATENCY_FIELDS[metric]) if isinstance(latency, Mapping) else None
+    else:
+        raw = record.get(metric)
+    if isinstance(raw, bool) or not isinstance(raw, int | float):
+        return None
+    value = float(raw)
+    return value if math.isfinite(value) else None
+
+
+def canonical_variant(variant: Mapping[str, Any] | str | None) -> str:
+    """The variant as the series key spells it: ``k=v`` sorted and comma-joined, ``-`` when empty."""
+    if variant is None:
+        return "-"
+    if isinstance(variant, str):
+        return variant or "-"
+    return ",".join(f"{k}={v}" for k, v in sorted(variant.items())) or "-"
+
+
+class SeriesKey(NamedTuple):
+    storage_option: str
+    workload: str
+    variant: str
+    phase: str
+    direction: str
+    group: int | None
+
+
+def stored_variant(record: Mapping[str, Any], record_key: object = None) -> str:
+    """The variant as it was spelled when the result was written.
+
+    A stored number loses its type (DynamoDB keeps ``1.0`` as ``1``), so a variant like
+    ``{"ratio": 1.0}`` read back would spell ``ratio=1`` while its series key says ``ratio=1.0``.
+    The result item's ``record_key`` (``<target>#<workload>#<variant>#<phase>#<dir>#<group>#r<rep>``)
+    keeps the original spelling: it is used when it matches the record.
+    """
+    if isinstance(record_key, str):
+        group = record.get("group")
+        prefix = f"{record.get('target_id')}#{record.get('workload')}#"
+        suffix = (
+            f"#{record.get('phase')}#{record.get('direction')}#{'-' if group is None else group}"
+            f"#r{record.get('repetition')}"
+        )
+        if record_key.startswith(prefix) and record_key.endswith(suffix):
+            spelled = record_key[len(prefix) : len(record_key) - len(suffix)]
+            if spelled:
+                return spelled
+    return canonical_variant(record.get("variant"))
+
+
+def _series_key(
+    storage_option: str, record: Mapping[str, Any], record_key: object = None
+) -> SeriesKey | None:
+    try:
+        group = record.get("group")
+        return SeriesKey(
+            storage_option=storage_option,
+            workload=str(record["workload"]),
+            variant=stored_variant(record, record_key),
+            phase=str(record["phase"]),
+            direction=str(record["direction"]),
+            group=int(group) if group is not None else None,
+        )
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
+class SeriesAggregate(BaseModel):
+    """This run's repetitions of one series: the mean of each metric present."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    key: SeriesKey
+    config_ids: list[str]
+    repetitions: int = Field(ge=1)
+    metrics: dict[str, float] = Field(description="metric -> mean over the repetitions that have it")
+
+
+def aggregate_results(
+    results: Iterable[Mapping[str, Any]], config_ids: Collection[str] | None = None
+) -> dict[SeriesKey, SeriesAggregate]:
+    """Group stored results (``get_run``'s ``results``) by series; those without a storage option are
+    skipped (they have no history to compare with)."""
+    members: dict[SeriesKey, list[Mapping[str, Any]]] = {}
+    configs: dict[SeriesKey, list[str]] = {}
+    for result in results:
+        config_id = str(result.get("config_id", ""))
+        if config_ids is not None and config_id not in config_ids:
+            continue
+        labels = result.get("labels")
+        option = labels.get("storage_option") if isinstance(labels, Mapping) else None
+        record = result.get("record")
+        if not option or not isinstance(record, Mapping):
+            continue
+        key = _series_key(str(option), record, result.get("record_key"))
+        if key is None:
+            continue
+        members.setdefault(key, []).append(record)
+        if config_id not in configs.setdefault(key, []):
+            configs[key].append(config_id)
+    out: dict[SeriesKey, SeriesAggregate] = {}
+    for key, records in members.items():
+        metrics: dict[str, float] = {}
+        for metric in METRICS:
+            values = [v for v in (metric_value(r, metric) for r in records) if v is not None]
+            if values:
+                metrics[metric] = math.fsum(values) / len(values)
+        out[key] = SeriesAggregate(
+            key=key, config_ids=configs[key], repetitions=len(records), metrics=metrics
+        )
+    return out
+
+
+def per_run_means(
+    points: Iterable[Mapping[str, Any]], group: int | None = None, runs: Collection[str] | None = None
+) -> list[dict[str, float]]:
+    """History points (``metric_history``'s answer) -> one {metric: mean} per run, oldest run first.
+
+    Only points of ``group`` (fio job group, None for most records) and, when given, of ``runs``.
+    """
+    by_run: dict[str, tuple[str, list[Mapping[str, Any]]]] = {}
+    for point in points:
+        run_id = str(point.get("run_id", ""))
+        record = point.get("record")
+        if runs is not None and run_id not in runs:
+            continue
+        if not isinstance(record, Mapping) or record.get("group") != group:
+            continue
+        started = str(point.get("started_at", ""))
+        by_run.setdefault(run_id, (started, []))[1].append(record)
+    means: list[dict[str, float]] = []
+    for _, (_, records) in sorted(by_run.items(), key=lambda entry: (entry[1][0], entry[0])):
+        run_metrics: dict[str, float] = {}
+        for metric in METRICS:
+            values = [v for v in (metric_value(r, metric) for r in records) if v is not None]
+            if values:
+                run_metrics[metric] = math.fsum(values) / len(values)
+        means.append(run_metrics)
+    return means
+
+
+class Regression(BaseModel):
+    """The verdict on one metric of one series of this run."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    storage_option: str
+    workload: str
+    variant: str
+    phase: str
+    direction: str
+    group: int | None = None
+    metric: str
+    higher_is_better: bool
+    verdict: Verdict
+    flagged: bool = Field(description="a regression or an improvement (outside the noise band)")
+    value: float = Field(description="this run: the mean over its repetitions")
+    repetitions: int = Field(ge=1, description="this run's repetitions of the series")
+    baseline: float | None = Field(description="median of the history (None: no history)")
+    delta_pct: float | None = Field(description="(value - baseline) / |baseline| * 100")
+    band: tuple[float, float] | None = Field(description="the noise band: median +- max(k*MAD, effect)")
+    history_n: int = Field(ge=0, description="earlier runs compared with")
+    config_ids: list[str] = Field(default_factory=list)
+
+    def describe(self) -> str:
+        where = f"{self.storage_option} {self.workload} {self.variant} {self.phase}/{self.direction}"
+        if self.verdict == INSUFFICIENT:
+            return f"{where} {self.metric}: {self.value:g} (insufficient history: {self.history_n} run(s))"
+        delta = f"{self.delta_pct:+.1f} %" if self.delta_pct is not None else "n/a"
+        band = f"[{self.band[0]:g}, {self.band[1]:g}]" if self.band else "-"
+        return (
+            f"{where} {self.metric}: {self.verdict} {self.value:g} vs median {self.baseline:g} "
+            f"({delta}, band {band}, {self.history_n} runs)"
+        )
+
+
+def detect(
+    current: Mapping[SeriesKey, SeriesAggregate],
+    history: Mapping[SeriesKey, Sequence[Mapping[str, float]]],
+    *,
+    min_history: int = DEFAULT_MIN_HISTORY,
+    k: float = DEFAULT_K,
+    min_effect: float = DEFAULT_MIN_EFFECT,
+) -> list[Regression]:
+    """One verdict per series and metric of ``current`` (history: per-run metric means)."""
+    if min_history < 1:
+        raise ValueError("min_history must be at least 1")
+    verdicts: list[Regression] = []
+    for key, aggregate in current.items():
+        runs = history.get(key, ())
+        for metric, higher_is_better in METRICS.items():
+            if metric not in aggregate.metrics:
+                continue
+            value = aggregate.metrics[metric]
+            past = [run[metric] for run in runs if metric in run]
+            common: dict[str, Any] = {
+                **key._asdict(),
+                "metric": metric,
+                "higher_is_better": higher_is_better,
+                "value": value,
+                "repetitions": aggregate.repetitions,
+                "config_ids": list(aggregate.config_ids),
+            }
+            if len(past) < min_history:
+                verdicts.append(
+                    Regression(
+                        **common,
+                        verdict=INSUFFICIENT,
+                        flagged=False,
+                        baseline=statistics.median(past) if past else None,
+                        delta_pct=None,
+                        band=None,
+                        history_n=len(past),
+                    )
+                )
+                continue
+            change = classify_change(value, past, higher_is_better, k=k, min_effect=min_effect)
+            verdicts.append(
+                Regression(
+                    **common,
+                    verdict=change.verdict,
+                    flagged=change.verdict != "none",
+                    baseline=change.baseline,
+                    delta_pct=change.delta_pct,
+                    band=change.band,
+                    history_n=change.history_n,
+                )
+            )
+    return verdicts
+
+
+def severity(regression: Regression) -> tuple[int, float]:
+    """Sort key: regressions first, then improvements, then the rest; larger changes first."""
+    rank = {"regression": 0, "improvement": 1, "none": 2}.get(regression.verdict, 3)
+    return (rank, -abs(regression.delta_pct or 0.0))
+
+
+# ------------------------------------------------------------------------ with a store
+
+
+class HistoryStore(Protocol):
+    """What regression detection reads from the results store (``DynamoResultsStore`` has it)."""
+
+    def get_run(self, run_id: str) -> dict[str, Any]: ...
+
+    def list_runs_page(
+        self, suite: str, limit: int = 10, cursor: str | None = None
+    ) -> tuple[list[dict[str, Any]], str | None]: ...
+
+    def metric_history(
+        self,
+        storage_option: str,
+        workload: str,
+        variant: Mapping[str, Any] | str,
+        phase: str,
+        direction: str,
+        since: str,
+        until: str | None = None,
+        limit: int = 1000,
+        *,
+        suite: str | None = None,
+        fields: Sequence[str] | None = None,
+    ) -> list[dict[str, Any]]: ...
+
+
+class RegressionReport(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    run_id: str
+    baseline_runs: list[str] = Field(
+        default_factory=list, description="earlier runs of the suite, newest first"
+    )
+    verdicts: list[Regression] = Field(default_factory=list, description="every series and metric compared")
+    series: int = 0
+    series_compared: int = 0
+    queries: int = 0
+    notes: list[str] = Field(default_factory=list)
+
+    @property
+    def flagged(self) -> list[Regression]:
+        return sorted((v for v in self.verdicts if v.flagged), key=severity)
+
+    def counts(self) -> dict[str, int]:
+        counts = {"regression": 0, "improvement": 0, "none": 0, INSUFFICIENT: 0}
+        for verdict in self.verdicts:
+            counts[verdict.verdict] += 1
+        return counts
+
+    def summary_line(self) -> str:
+        c = self.counts()
+        return (
+            f"regressions: {self.series_compared} of {self.series} series compared with up to "
+            f"{len(self.baseline_runs)} earlier run(s): {c['regression']} regression(s), "
+            f"{c['improvement']} improvement(s), {c['none']} within noise, {c[INSUFFICIENT]} with "
+            "insufficient history"
+        )
+
+
+def _sort_key(run: Mapping[str, Any]) -> tuple[str, str]:
+    return (str(run.get("started_at", "")), str(run.get("run_id", "")))
+
+
+def earlier_runs(
+    store: HistoryStore, suite: str, run_id: str, started_at: str, runs: int, max_pages: int = 20
+) -> list[dict[str, Any]]:
+    """The last ``runs`` runs of the suite that started before this one, newest first (GSI1)."""
+    mine = (started_at, run_id)
+    found: list[dict[str, Any]] = []
+    cursor: str | None = None
+    for _ in range(max_pages):
+        page, cursor = store.list_runs_page(suite, limit=runs + 1, cursor=cursor)
+        for run in page:
+            if run.get("run_id") != run_id and _sort_key(run) < mine:
+                found.append(run)
+                if len(found) == runs:
+                    return found
+        if cursor is None:
+            break
+    return found
+
+
+def compute_regressions(
+    store: HistoryStore,
+    run_id: str,
+    suite: str,
+    started_at: str,
+    config_ids: Collection[str] | None = None,
+    *,
+    runs: int = DEFAULT_RUNS,
+    min_history: int = DEFAULT_MIN_HISTORY,
+    k: float = DEFAULT_K,
+    min_effect: float = DEFAULT_MIN_EFFECT,
+    budget_s: float = DEFAULT_BUDGET_S,
+    history_limit: int = 1000,
+    clock: Callable[[], float] = time.monotonic,
+) -> RegressionReport:
+    """Every series of this run (configs in ``config_ids``) against the suite's last ``runs`` runs.
+
+    Store errors propagate: the caller decides (Finalize records them and carries on).
+    """
+    if runs < 1:
+        raise ValueError("runs must be at least 1")
+    deadline = clock() + budget_s
+    report = RegressionReport(run_id=run_id)
+    stored = store.get_run(run_id)
+    current = aggregate_results(stored.get("results", []), config_ids)
+    report.series = len(current)
+    report.queries = 1
+    if not current:
+        report.notes.append("regressions: no stored result carries a storage option; nothing to compare")
+        return report
+    baseline = earlier_runs(store, suite, run_id, started_at, runs)
+    report.baseline_runs = [str(r.get("run_id")) for r in baseline]
+    history: dict[SeriesKey, list[dict[str, float]]] = {}
+    if baseline:
+        since = min(str(r.get("started_at", "")) for r in baseline)
+        # GSI2 sort keys are <started>#<run>#r<rep>: ending the range at <started>#<run> keeps an
+        # earlier run that started in the same second as this one, and leaves this run out
+        until = f"{started_at}#{run_id}"
+        allowed = set(report.baseline_runs)
+        # fio job groups share a GSI2 partition: one Query per partition, split by group here
+        partitions: dict[tuple[str, str, str, str, str], list[SeriesKey]] = {}
+        for key in current:
+            partitions.setdefault(key[:5], []).append(key)
+        for done, ((option, workload, variant, phase, direction), members) in enumerate(partitions.items()):
+            if clock() > deadline:
+                left = len(partitions) - done
+                report.notes.append(
+                    f"regressions: the {budget_s:g} s budget ran out; {left} of {len(partitions)} "
+                    "series partitions were not compared (their verdicts are missing)"
+                )
+                current = {key: value for key, value in current.items() if key in history}
+                break
+            points = store.metric_history(
+                option,
+                workload,
+                variant,
+                phase,
+                direction,
+                since,
+                until,
+                history_limit,
+                suite=suite,
+                fields=HISTORY_FIELDS,
+            )
+            report.queries += 1
+            for key in members:
+                history[key] = per_run_means(points, key.group, allowed)
+    report.verdicts = detect(current, history, min_history=min_history, k=k, min_effect=min_effect)
+    report.series_compared = len(current)
+    report.notes.insert(0, report.summary_line())
+    return report
