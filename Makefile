@@ -11,7 +11,7 @@ SB := $(BIN)/storagebench
 PYTEST_ARGS ?=
 
 .PHONY: help setup demo test lint typecheck unit integration test-pythons test-agent-py39 \
-        bench-fidelity bench-demo agent-zipapp clean sam-validate sam-build
+        bench-fidelity bench-demo bench-report bench-store agent-zipapp clean sam-validate sam-build
 
 help: ## list the verbs
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | column -t -s "$$(printf '\t')"
@@ -82,6 +82,12 @@ bench-demo: setup ## the demo measured: wall time, peak memory, time split -> be
 
 bench-fidelity: setup ## emulated-volume fidelity and agent footprint -> bench-results/fidelity.json
 	$(BIN)/python bench/fidelity.py --out bench-results/fidelity.json
+
+bench-report: setup ## a 20-config x 10-workload report: build/render time, sizes -> bench-results/report.json
+	$(BIN)/python bench/report.py --out bench-results/report.json
+
+bench-store: setup ## the four store queries' p50 latency on DynamoDB Local, 100,000 results -> bench-results/store.json
+	$(BIN)/python bench/store.py --out bench-results/store.json
 
 agent-zipapp: $(STAMP) ## the stdlib-only agent as one file: dist/storagebench-agent.pyz
 	$(BIN)/python scripts/build_agent_zipapp.py dist/storagebench-agent.pyz

@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# Install the system tools the benchmark agent drives (fio, dd, losetup, mkfs.*, mdadm, blkid)
-# through apt when they are missing and we are root; otherwise say exactly what is missing.
+# Install the system tools the benchmark agent drives (fio, dd, losetup, mkfs.*, mdadm, blkid), and
+# the headless browser the report's browser tests open (chromium, chromedriver), through apt when
+# they are missing and we are root; otherwise say exactly what is missing.
 set -euo pipefail
 
 declare -A package_of=(
   [fio]=fio [mdadm]=mdadm [mkfs.xfs]=xfsprogs [mkfs.btrfs]=btrfs-progs [mkfs.ext4]=e2fsprogs
   [losetup]=mount [blkid]=util-linux [dd]=coreutils
+  [chromium]=chromium [chromedriver]=chromium-driver
 )
 missing=()
 for tool in "${!package_of[@]}"; do

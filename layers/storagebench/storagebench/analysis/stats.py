@@ -12,6 +12,7 @@ the regularized incomplete beta function.
 
 from __future__ import annotations
 
+import functools
 import math
 import statistics
 from collections.abc import Callable, Sequence
@@ -117,6 +118,7 @@ def _cornish_fisher(p: float, df: float) -> float:
     return z + g1 / df + g2 / df**2 + g3 / df**3 + g4 / df**4
 
 
+@functools.lru_cache(maxsize=1024)  # ~50 incomplete-beta evaluations; aggregates ask the same few
 def t_quantile(p: float, df: float) -> float:
     """Inverse CDF of Student's t: the t with P(T <= t) = p.
 

@@ -60,6 +60,7 @@ __all__ = [
     "CandidateCheck",
     "Comparison",
     "ConfigComparison",
+    "MeasureKey",
     "MetricDelta",
     "MetricSpec",
     "ParetoFrontier",
@@ -70,7 +71,11 @@ __all__ = [
     "WorkloadComparison",
     "cheapest_meeting",
     "compare",
+    "index_aggregates",
+    "measurement_name",
+    "metric_delta",
     "pareto_frontier",
+    "representative_measure",
     "verdict",
     "with_totals",
     "workload_names",
@@ -176,7 +181,7 @@ def with_totals(records: Iterable[ResultRecord]) -> list[ResultRecord]:
     return out + totals
 
 
-def _index(aggregates: Iterable[Aggregate]) -> dict[str, dict[MeasureKey, Aggregate]]:
+def index_aggregates(aggregates: Iterable[Aggregate]) -> dict[str, dict[MeasureKey, Aggregate]]:
     """Aggregates by config, then by measurement (target id dropped when a workload used one)."""
     targets: dict[tuple[str, str], set[str]] = {}
     aggs = list(aggregates)
@@ -190,7 +195,7 @@ def _index(aggregates: Iterable[Aggregate]) -> dict[str, dict[MeasureKey, Aggreg
     return out
 
 
-def _qualifier(key: MeasureKey, totals: bool = True) -> str:
+def measurement_name(key: MeasureKey, totals: bool = True) -> str:
     parts: list[str] = []
     if key.target:
         parts.append(f"target {key.target}")
@@ -273,7 +278,7 @@ def _pct(value: float) -> str:
     return f"{a:.1f}" if a < 1 else f"{a:.0f}"
 
 
-def _metric_delta(workload: str, measurement: str, metric: str, base: Summary, other: Summary) -> MetricDelta:
+def metric_delta(workload: str, measurement: str, metric: str, base: Summary, other: Summary) -> MetricDelta:
     spec = METRICS[metric]
     delta = (other.mean - base.mean) / abs(base.mean) * 100.0 if base.mean != 0 else None
     base_ci, ci = _ci(base), _ci(other)
@@ -348,7 +353,7 @@ def _compare_workload(
             if b is None or o is None:
                 continue
             # A synthesized read+write total carries rates only; latency stays per direction.
-            d = _metric_delta(workload, _qualifier(key, totals=len(directions) > 1), metric, b, o)
+            d = metric_delta(workload, measurement_name(key, totals=len(directions) > 1), metric, b, o)
             deltas.append(d)
             by_metric.setdefault(metric, []).append((key, d))
     headline: MetricDelta | None = None
@@ -456,7 +461,7 @@ class PricePerformance(_Frozen):
     usd_per_mibps_month: float | None
 
 
-def _representative(
+def representative_measure(
     workload: str, metric: str, index: Mapping[str, Mapping[MeasureKey, Aggregate]], baseline: str
 ) -> MeasureKey | None:
     """The measurement a workload metric is compared on across configs: read+write totals for
@@ -496,12 +501,12 @@ def _price_performance(
     values: dict[str, float | None] = {}
     measurement = ""
     for metric in ("iops", "bw_mibps"):
-        key = _representative(workload, metric, index, baseline)
+        key = representative_measure(workload, metric, index, baseline)
         agg = aggs.get(key) if key is not None else None
         summary = agg.metrics.get(metric) if agg is not None else None
         values[metric] = summary.mean if summary is not None else None
         if key is not None and summary is not None and not measurement:
-            measurement = _qualifier(key)
+            measurement = measurement_name(key)
     iops, mibps = values["iops"], values["bw_mibps"]
     if iops is None and mibps is None:
         return None
@@ -595,7 +600,7 @@ def _frontiers(
     out: list[ParetoFrontier] = []
     for workload in workloads:
         for metric in METRICS:
-            key = _representative(workload, metric, index, baseline)
+            key = representative_measure(workload, metric, index, baseline)
             if key is None:
                 continue
             points: dict[str, tuple[float, float]] = {}
@@ -609,7 +614,9 @@ def _frontiers(
                     points[cid] = (cost.monthly_usd, summary.mean)
             if len(points) >= 2:
                 out.append(
-                    pareto_frontier(workload, metric, points, measurement=_qualifier(key), missing=missing)
+                    pareto_frontier(
+                        workload, metric, points, measurement=measurement_name(key), missing=missing
+                    )
                 )
     return out
 
@@ -780,7 +787,7 @@ def cheapest_meeting(
             failed, met, values, single = _check_point(target, aggs)
             shown_target = target_id if len(targets_used[(cid, workload)]) > 1 else ""
             key = MeasureKey(workload, shown_target, variant, phase, "mixed", group)
-            measurement = _qualifier(key, totals=False)
+            measurement = measurement_name(key, totals=False)
             where = labels.get(workload, workload) + (f" ({measurement})" if measurement else "")
             if failed:
                 reason = f"{'; '.join(failed)} on {where}"
@@ -906,7 +913,7 @@ def compare(
     if base_id not in priced:
         raise KeyError(f"baseline {base_id!r} has no cost; priced: {', '.join(priced)}")
     aggs = aggregate(with_totals(records))
-    index = _index(aggs)
+    index = index_aggregates(aggs)
     label = {**workload_names(request), **(names or {})}
     intents = _intents(request)
     if request is not None:

@@ -1,0 +1,812 @@
+"""``build_report``: one run's stored results (and its comparison, run cost, regressions and time
+series) into a ``Report`` the renderers lay out without computing anything.
+
+Numbers come from the same functions the rest of the system uses, so the report cannot disagree
+with them: repetition statistics from ``analysis.stats.aggregate`` over ``costs.compare.with_totals``
+(exactly what ``costs.compare.compare`` aggregates), deltas and their noise verdicts from
+``costs.compare``, grades from ``analysis.grades``, knees from the stored series, bimodality from
+``analysis.bimodal``.
+
+Each workload is shown on one *headline* measurement, the same for every config: its intent's
+metric (IOPS for IOPS and mixed workloads, MiB/s for throughput, p95 latency for latency probes,
+run time for timed commands; the next one measured when that one was not) on the measurement the
+comparison's price-performance and Pareto frontiers use (read+write totals for rates when recorded,
+the one most configs share, and among those where the baseline did best). The grade is the p95 of
+that measurement's worst direction. Every other measurement is in ``measurements`` (the CSV).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
+
+from storagebench.analysis.bimodal import detect_bimodal
+from storagebench.analysis.grades import grade
+from storagebench.analysis.stats import Aggregate, Summary, aggregate, summarize
+from storagebench.costs.compare import (
+    INTENT_METRICS,
+    TOTAL_LABEL,
+    MeasureKey,
+    index_aggregates,
+    measurement_name,
+    metric_delta,
+    representative_measure,
+    with_totals,
+    workload_names,
+)
+from storagebench.costs.monthly import combine_sources, oldest_date
+from storagebench.report.findings import (
+    FINDING_PREFIXES,
+    cell_flags,
+    label_findings,
+    read_regressions,
+    regression_text,
+)
+from storagebench.report.fmt import num
+from storagebench.report.inputs import (
+    PROBLEMS_SHOWN,
+    ConfigState,
+    mapping,
+    read_comparison,
+    read_config_states,
+    read_records,
+    read_request,
+    run_cost_by_config,
+    seconds_between,
+    storage_text,
+)
+from storagebench.report.model import (
+    METRIC_INFO,
+    Bar,
+    BarChart,
+    Cell,
+    ConfigRow,
+    Delta,
+    Finding,
+    GradeInfo,
+    Header,
+    Histogram,
+    LatencyRow,
+    MeasurementRow,
+    Report,
+    Scatter,
+    ScatterPoint,
+    SeriesChart,
+    SeriesLine,
+    Severity,
+    Value,
+    WorkloadInfo,
+)
+from storagebench.request.model import (
+    BenchmarkRequest,
+)
+from storagebench.results.records import HistogramBucket, ResultRecord
+from storagebench.results.series import downsample
+from storagebench.workloads import get_profile
+
+__all__ = ["METRIC_INFO", "build_report"]
+
+SERIES_LINES = 4
+"""Time-series lines drawn per config and workload (repetitions of the headline measurement)."""
+SERIES_POINTS = 200
+"""Most points one drawn line keeps (the stored series keeps up to 600)."""
+_RATE_FIRST = INTENT_METRICS["mixed"]
+
+MeasureIndex = dict[str, dict[MeasureKey, Aggregate]]
+RecordKey = tuple[str, str, str, str, str, str, int | None]
+
+
+# ----------------------------------------------------------------------------- descriptions
+
+
+def _measurement_text(
+    key: MeasureKey, groups: Mapping[str, set[int | None]] | None = None, empty: str = "the only measurement"
+) -> str:
+    """The comparison's qualifier of a measurement; the fio job group only when the workload has
+    several (every fio record carries one, usually 0)."""
+    if groups is not None and len(groups.get(key.workload, ())) <= 1:
+        key = key._replace(group=None)
+    return measurement_name(key) or empty
+
+
+def _variant_of(entry: Mapping[str, Any]) -> str:
+    variant = mapping(entry.get("variant"))
+    return ",".join(f"{k}={v}" for k, v in sorted(variant.items()))
+
+
+# ----------------------------------------------------------------------------- values
+
+
+def _value(summary: Summary | None) -> Value | None:
+    """A Summary's mean and interval (constructed unvalidated: the Summary was validated)."""
+    if summary is None:
+        return None
+    return Value.model_construct(
+        mean=summary.mean, ci_low=summary.ci95_low, ci_high=summary.ci95_high, n=summary.n
+    )
+
+
+def _grade(p95_us: float, measurement: str) -> GradeInfo:
+    found = grade(p95_us)
+    return GradeInfo(
+        letter=found.letter,
+        p95_us=found.p95_us,
+        threshold_us=found.threshold_us,
+        rule=found.rule,
+        measurement=measurement,
+    )
+
+
+def _same_point(a: MeasureKey, b: MeasureKey) -> bool:
+    return (a.workload, a.target, a.variant, a.phase, a.group) == (
+        b.workload,
+        b.target,
+        b.variant,
+        b.phase,
+        b.group,
+    )
+
+
+def _latency_keys(aggs: Mapping[MeasureKey, Aggregate], key: MeasureKey) -> list[MeasureKey]:
+    """The measurements at the headline's point that recorded latency (one per direction)."""
+    return [k for k, a in aggs.items() if _same_point(k, key) and "lat_p95_us" in a.metrics]
+
+
+def _worst_p95(aggs: Mapping[MeasureKey, Aggregate], key: MeasureKey) -> MeasureKey | None:
+    keys = _latency_keys(aggs, key)
+    return max(keys, key=lambda k: aggs[k].metrics["lat_p95_us"].mean) if keys else None
+
+
+def _headline(
+    workload: str, intent: str, index: MeasureIndex, baseline: str
+) -> tuple[str, MeasureKey] | tuple[None, None]:
+    for metric in INTENT_METRICS.get(intent, _RATE_FIRST):
+        key = representative_measure(workload, metric, index, baseline)
+        if key is not None:
+            return metric, key
+    return None, None
+
+
+def _percentile(records: Sequence[ResultRecord], field: str) -> Value | None:
+    values = [getattr(r.latency, field) for r in records if r.latency is not None]
+    present = [float(v) for v in values if v is not None and math.isfinite(v)]
+    return _value(summarize(present)) if present else None
+
+
+def _merge_histograms(records: Sequence[ResultRecord]) -> list[tuple[float, int]]:
+    counts: dict[float, int] = {}
+    for record in records:
+        for bucket in record.histogram or []:
+            counts[bucket.le_us] = counts.get(bucket.le_us, 0) + bucket.count
+    return sorted(counts.items())
+
+
+def _bimodal_text(buckets: list[tuple[float, int]]) -> str | None:
+    try:
+        found = detect_bimodal([HistogramBucket(le_us=le, count=count) for le, count in buckets])
+    except ValueError:
+        return None
+    if found is None:
+        return None
+    return (
+        f"two latency modes: ~{num(found.low_mode_us / 1000)} ms ({found.low_mass:.0%} of I/O) and "
+        f"~{num(found.high_mode_us / 1000)} ms ({found.high_mass:.0%})"
+    )
+
+
+# ----------------------------------------------------------------------------- series
+
+
+def _series_lines(
+    document: Mapping[str, Any], workload: str, key: MeasureKey | None, where: Callable[[MeasureKey], str]
+) -> tuple[list[SeriesLine], int, str]:
+    """Lines (total IOPS over directions) of one workload's headline point, one per repetition."""
+    entries = [
+        e for e in document.get("series") or [] if isinstance(e, Mapping) and e.get("workload") == workload
+    ]
+    if key is not None:
+        matching = [e for e in entries if _variant_of(e) == key.variant and e.get("phase") == key.phase]
+        entries = matching or entries
+    grouped: dict[tuple[str, str, str, int], list[Mapping[str, Any]]] = {}
+    for entry in entries:
+        try:
+            repetition = int(entry.get("repetition") or 1)
+        except (TypeError, ValueError):
+            repetition = 1
+        ident = (str(entry.get("target_id")), _variant_of(entry), str(entry.get("phase")), repetition)
+        grouped.setdefault(ident, []).append(entry)
+    several = {
+        "target": len({i[0] for i in grouped}) > 1,
+        "variant": len({i[1] for i in grouped}) > 1,
+        "phase": len({i[2] for i in grouped}) > 1,
+    }
+    lines: list[SeriesLine] = []
+    for (target, variant, phase, repetition), members in sorted(
+        grouped.items(), key=lambda kv: (kv[0][3], kv[0])
+    ):
+        line = _sum_directions(members)
+        if line is None:
+            continue
+        t0, interval, values, knee = line
+        label = f"repetition {repetition}"
+        extra = [
+            text
+            for text, shown in (
+                (f"target {target}", several["target"]),
+                (variant, several["variant"]),
+                (phase, several["phase"]),
+            )
+            if shown and text
+        ]
+        if extra:
+            label += f" ({', '.join(extra)})"
+        factor = max(1, math.ceil(len(values) / SERIES_POINTS))
+        lines.append(
+            SeriesLine.model_construct(
+                label=label,
+                t0_s=t0,
+                interval_s=interval * factor,
+                iops=downsample(values, factor) if factor > 1 else values,
+                knee_s=knee,
+            )
+        )
+    measurement = "" if key is None else where(key)
+    return lines[:SERIES_LINES], max(0, len(lines) - SERIES_LINES), measurement
+
+
+def _numbers(values: Sequence[Any]) -> list[float | None]:
+    """JSON values as floats; anything else (null, text, NaN) as a gap."""
+    return [float(v) if v.__class__ in (int, float) and math.isfinite(v) else None for v in values]
+
+
+def _sum_directions(
+    members: Sequence[Mapping[str, Any]],
+) -> tuple[float, float, list[float | None], float | None] | None:
+    """One phase's directions summed point by point (they share t0 and interval)."""
+    total: list[float | None] | None = None
+    t0: float | None = None
+    interval: float | None = None
+    knee: float | None = None
+    for entry in members:
+        values = entry.get("iops")
+        if not isinstance(values, list):
+            continue
+        try:
+            start, step = float(entry.get("t0_s", 1)), float(entry.get("interval_s", 1))
+        except (TypeError, ValueError):
+            continue
+        if t0 is None:
+            t0, interval = start, step
+        elif (start, step) != (t0, interval):
+            continue  # not aligned with the first direction: leave it out rather than misplace it
+        numbers = _numbers(values)
+        if total is None:
+            total = numbers
+        else:
+            total = [
+                b if a is None else (a if b is None else a + b)
+                for a, b in itertools.zip_longest(total, numbers)
+            ]
+        raw_knee = entry.get("knee_s")
+        if isinstance(raw_knee, int | float) and knee is None:
+            knee = float(raw_knee)
+    if t0 is None or interval is None or not total:
+        return None
+    return t0, interval, total, knee
+
+
+# ----------------------------------------------------------------------------- the report
+
+
+def _label_counts(
+    records: Iterable[ResultRecord],
+) -> tuple[dict[tuple[str, str], dict[str, int]], dict[str, set[str]], dict[tuple[str, str], int]]:
+    """Finding labels per (config, workload) counted in repetitions (whatever the directions or
+    job groups that carry them), environment labels per config, and repetitions per pair."""
+    label_reps: dict[tuple[str, str], dict[str, set[int]]] = {}
+    environment: dict[str, set[str]] = {}
+    runs: dict[tuple[str, str], set[int]] = {}
+    for record in records:
+        pair = (record.config_id, record.workload)
+        runs.setdefault(pair, set()).add(record.repetition)
+        for label in record.labels:
+            if label.startswith(FINDING_PREFIXES):
+                label_reps.setdefault(pair, {}).setdefault(label, set()).add(record.repetition)
+            elif label != TOTAL_LABEL:
+                environment.setdefault(record.config_id, set()).add(label)
+    counts = {pair: {label: len(reps) for label, reps in found.items()} for pair, found in label_reps.items()}
+    return counts, environment, {pair: len(reps) for pair, reps in runs.items()}
+
+
+class _Run:
+    """The run's inputs, parsed and aggregated once; each section of the report is built from it."""
+
+    def __init__(
+        self,
+        stored: Mapping[str, Any],
+        request: BenchmarkRequest | None,
+        comparison: Mapping[str, Any] | None,
+        run_cost: Mapping[str, Any] | None,
+        regressions: Sequence[Mapping[str, Any]],
+        series: Mapping[str, Mapping[str, Any]],
+    ) -> None:
+        self.notes: list[str] = []
+        self.findings: list[Finding] = []
+        self.run = mapping(stored.get("run"))
+        self.records, self.options = read_records(stored.get("results") or [], self.notes)
+        self.request = read_request(request, self.run, self.notes)
+        self.states = read_config_states(self.run, stored.get("configs") or [])
+        self.comparison, self.computed_costs = read_comparison(
+            comparison, self.request, self.records, self.notes
+        )
+        self.compared: dict[str, Mapping[str, Any]] = {
+            str(c.get("config_id")): c
+            for c in (self.comparison or {}).get("configs") or []
+            if isinstance(c, Mapping)
+        }
+        self.run_cost = run_cost
+        self.run_costs, self.run_total = run_cost_by_config(run_cost)
+        self.series = series
+        self.config_ids = self._config_ids()
+        self.baseline = str(
+            (self.comparison or {}).get("baseline")
+            or (self.request.baseline_id if self.request is not None else None)
+            or (self.config_ids[0] if self.config_ids else "")
+        )
+        self.request_configs = {c.id: c for c in self.request.configs} if self.request is not None else {}
+
+        totals = with_totals(self.records)
+        self.index: MeasureIndex = index_aggregates(aggregate(totals))
+        self.members: dict[RecordKey, list[ResultRecord]] = {}
+        for record in totals:
+            self.members.setdefault(record.key(), []).append(record)
+        self.groups: dict[str, set[int | None]] = {}
+        for by_key in self.index.values():
+            for key in by_key:
+                self.groups.setdefault(key.workload, set()).add(key.group)
+        self.labels, self.environment, self.runs = _label_counts(self.records)
+        self.workloads, self.headline = self._workloads()
+        self.workload_name = {w.id: w.name for w in self.workloads}
+        self.regression_rows, self.regression_counts = read_regressions(regressions, self.groups)
+        self.regressions_of: dict[tuple[str, str], list[str]] = {}
+        for row in self.regression_rows:
+            for cid in row.config_ids:
+                self.regressions_of.setdefault((cid, row.workload), []).append(regression_text(row))
+        self.storage: dict[str, tuple[str, str]] = {
+            cid: storage_text(self.request_configs.get(cid), cid, self.options) for cid in self.config_ids
+        }
+        self.monthly: dict[str, float | None] = {}
+        for cid in self.config_ids:
+            cost = self.compared.get(cid, {}).get("monthly_usd")
+            self.monthly[cid] = float(cost) if isinstance(cost, int | float) else None
+
+    # ------------------------------------------------------------------ identities
+
+    def where(self, key: MeasureKey, empty: str = "the only measurement") -> str:
+        return _measurement_text(key, self.groups, empty)
+
+    def _config_ids(self) -> list[str]:
+        """Configs in the request's order, then any others the store or the results name."""
+        found: list[str] = []
+        candidates = [
+            *(c.id for c in (self.request.configs if self.request is not None else [])),
+            *(self.run.get("configs") or []),
+            *self.states,
+            *self.compared,
+            *(r.config_id for r in self.records),
+        ]
+        for cid in candidates:
+            if isinstance(cid, str) and cid not in found:
+                found.append(cid)
+        return found
+
+    def _workloads(self) -> tuple[list[WorkloadInfo], dict[str, tuple[str, MeasureKey]]]:
+        names = workload_names(self.request)
+        if self.request is not None:
+            ids = [(w.id, w.profile) for w in self.request.resolved_workloads()]
+        else:
+            seen: dict[str, str] = {}
+            for record in self.records:
+                if record.phase != "prewarm":
+                    seen.setdefault(record.workload, record.profile)
+            ids = list(seen.items())
+        infos: list[WorkloadInfo] = []
+        headline: dict[str, tuple[str, MeasureKey]] = {}
+        for wid, profile in ids:
+            try:
+                intent = get_profile(profile).intent
+            except KeyError:
+                intent = "mixed"
+            metric, key = _headline(wid, intent, self.index, self.baseline)
+            if metric is not None and key is not None:
+                headline[wid] = (metric, key)
+            infos.append(
+                WorkloadInfo(
+                    id=wid,
+                    name=names.get(wid, wid),
+                    intent=intent,
+                    metric=METRIC_INFO[metric] if metric is not None else None,
+                    measurement=self.where(key, "") if key is not None else "",
+                )
+            )
+        return infos, headline
+
+    # ------------------------------------------------------------------ one config
+
+    def cell(self, cid: str, wid: str) -> Cell:
+        if wid not in self.headline:
+            return Cell(workload=wid, value=None, delta=None, grade=None)
+        metric, key = self.headline[wid]
+        aggs = self.index.get(cid, {})
+        agg = aggs.get(key)
+        summary = agg.metrics.get(metric) if agg is not None else None
+        delta: Delta | None = None
+        base = self.index.get(self.baseline, {}).get(key)
+        base_summary = base.metrics.get(metric) if base is not None else None
+        if cid != self.baseline and summary is not None and base_summary is not None:
+            found = metric_delta(wid, "", metric, base_summary, summary)  # as the comparison judges it
+            delta = Delta(pct=found.delta_pct, noise=found.noise, better=found.better)
+        worst = _worst_p95(aggs, key)
+        graded = None
+        if worst is not None:
+            graded = _grade(aggs[worst].metrics["lat_p95_us"].mean, self.where(worst))
+        return Cell(
+            workload=wid,
+            value=_value(summary),
+            delta=delta,
+            grade=graded,
+            flags=cell_flags(self.labels.get((cid, wid), {})),
+            regressions=self.regressions_of.get((cid, wid), []),
+        )
+
+    def latency(self, cid: str, wid: str) -> list[LatencyRow]:
+        """Percentiles at the headline's point, one row per direction."""
+        if wid not in self.headline:
+            return []
+        aggs = self.index.get(cid, {})
+        rows: list[LatencyRow] = []
+        for key in sorted(_latency_keys(aggs, self.headline[wid][1]), key=lambda k: k.direction):
+            agg = aggs[key]
+            rows.append(
+                LatencyRow(
+                    config_id=cid,
+                    workload=wid,
+                    measurement=self.where(key),
+                    n=agg.repetitions,
+                    mean_us=_value(agg.metrics.get("lat_mean_us")),
+                    p50_us=_value(agg.metrics.get("lat_p50_us")),
+                    p90_us=_percentile(self.members.get(agg.key(), []), "p90_us"),
+                    p95_us=_value(agg.metrics.get("lat_p95_us")),
+                    p99_us=_value(agg.metrics.get("lat_p99_us")),
+                    p999_us=_value(agg.metrics.get("lat_p999_us")),
+                    grade=_grade(agg.metrics["lat_p95_us"].mean, self.where(key)),
+                )
+            )
+        return rows
+
+    def histogram(self, cid: str, wid: str) -> Histogram | None:
+        """The graded measurement's histogram, repetitions summed."""
+        if wid not in self.headline:
+            return None
+        aggs = self.index.get(cid, {})
+        worst = _worst_p95(aggs, self.headline[wid][1])
+        if worst is None:
+            return None
+        agg = aggs[worst]
+        buckets = _merge_histograms(self.members.get(agg.key(), []))
+        if not buckets:
+            return None
+
+        def mean(name: str) -> float | None:
+            summary = agg.metrics.get(name)
+            return summary.mean if summary is not None else None
+
+        return Histogram(
+            config_id=cid,
+            workload=wid,
+            measurement=self.where(worst),
+            buckets=buckets,
+            total=sum(count for _, count in buckets),
+            p50_us=mean("lat_p50_us"),
+            p95_us=mean("lat_p95_us"),
+            p99_us=mean("lat_p99_us"),
+            bimodal=_bimodal_text(buckets),
+        )
+
+    def series_charts(self, cid: str) -> list[SeriesChart]:
+        document = self.series.get(cid)
+        if not isinstance(document, Mapping):
+            return []
+        charts: list[SeriesChart] = []
+        for info in self.workloads:
+            key = self.headline[info.id][1] if info.id in self.headline else None
+            lines, omitted, measurement = _series_lines(document, info.id, key, self.where)
+            if lines:
+                charts.append(
+                    SeriesChart(
+                        config_id=cid, workload=info.id, measurement=measurement, lines=lines, omitted=omitted
+                    )
+                )
+        return charts
+
+    def config_row(self, cid: str) -> ConfigRow:
+        config = self.request_configs.get(cid)
+        state = self.states.get(cid, ConfigState())
+        compared = self.compared.get(cid, {})
+        storage, detail = self.storage[cid]
+        records = (
+            state.records if state.records is not None else sum(1 for r in self.records if r.config_id == cid)
+        )
+        delta = compared.get("delta_monthly_pct")
+        return ConfigRow(
+            config_id=cid,
+            is_baseline=cid == self.baseline,
+            status=state.status or ("succeeded" if records else "no results"),
+            storage_option=storage,
+            storage_detail=detail,
+            instance_type=config.instance_type if config is not None else None,
+            monthly_usd=self.monthly[cid],
+            delta_monthly_pct=float(delta) if isinstance(delta, int | float) else None,
+            cost_partial=bool(compared.get("cost_partial")),
+            run_cost_usd=self.run_costs.get(cid),
+            verdict=str(compared.get("verdict") or ("baseline" if cid == self.baseline else "-")),
+            records=records,
+            cells=[self.cell(cid, w.id) for w in self.workloads],
+            errors=state.errors,
+            environment=sorted(self.environment.get(cid, set())),
+        )
+
+    def config_findings(self, row: ConfigRow) -> list[Finding]:
+        cid = row.config_id
+        state = self.states.get(cid, ConfigState())
+        found: list[Finding] = []
+
+        def add(severity: Severity, category: str, text: str, workload: str | None = None) -> None:
+            found.append(
+                Finding(severity=severity, category=category, config_id=cid, workload=workload, text=text)
+            )
+
+        if row.status == "failed":
+            add("error", "config", f"{cid} failed: {'; '.join(state.errors) or 'no error was recorded'}")
+        elif state.errors:
+            add("warning", "config", f"{cid} ({row.status}): {'; '.join(state.errors)}")
+        elif not self.index.get(cid):
+            add("warning", "config", f"{cid}: no results stored (status {row.status})")
+        if state.leftovers:
+            add("error", "config", f"{cid} left resources behind: {', '.join(state.leftovers)}")
+        if state.problems:
+            shown = state.problems[:PROBLEMS_SHOWN]
+            more = len(state.problems) - len(shown)
+            add(
+                "warning",
+                "collect",
+                f"{cid}: collect found {len(state.problems)} problem(s): {'; '.join(shown)}"
+                + (f"; {more} more" if more else ""),
+            )
+        for info in self.workloads:
+            labels = self.labels.get((cid, info.id), {})
+            found.extend(label_findings(cid, info.id, info.name, labels, self.runs.get((cid, info.id), 0)))
+        if row.cost_partial:
+            add("warning", "cost", f"{cid}: the monthly cost is partly unpriced (here or on the baseline)")
+        cost = self.computed_costs.get(cid)
+        if cost is not None:
+            for text in [*cost.unpriced, *(f"no price for {m}" for m in cost.missing_prices)]:
+                add("info", "cost", f"{cid}: {text}")
+        for key, agg in self.index.get(cid, {}).items():
+            for warning in agg.warnings:
+                add(
+                    "warning",
+                    "data",
+                    f"{cid} {agg.workload} ({self.where(key)}): {warning}",
+                    agg.workload,
+                )
+        problems = [str(p) for p in mapping(self.series.get(cid)).get("problems") or []]
+        if problems:
+            add(
+                "info",
+                "data",
+                f"{cid}: {len(problems)} time series problem(s): {'; '.join(problems[:PROBLEMS_SHOWN])}",
+            )
+        return found
+
+    # ------------------------------------------------------------------ run-wide sections
+
+    def measurements(self) -> list[MeasurementRow]:
+        """Every aggregated measurement, with its delta against the baseline's same measurement."""
+        rows: list[MeasurementRow] = []
+        base_index = self.index.get(self.baseline, {})
+        for cid in self.config_ids:
+            for key, agg in self.index.get(cid, {}).items():
+                base = base_index.get(key) if cid != self.baseline else None
+                deltas: dict[str, float | None] = {}
+                for metric, summary in agg.metrics.items():
+                    base_summary = base.metrics.get(metric) if base is not None else None
+                    deltas[metric] = None
+                    if base_summary is not None and base_summary.mean != 0:
+                        deltas[metric] = (summary.mean - base_summary.mean) / abs(base_summary.mean) * 100.0
+                p95 = agg.metrics.get("lat_p95_us")
+                rows.append(
+                    MeasurementRow(
+                        config_id=cid,
+                        storage_option=self.options.get((cid, agg.target_id)) or self.storage[cid][0],
+                        workload=agg.workload,
+                        target_id=agg.target_id,
+                        variant=agg.variant,
+                        phase=agg.phase,
+                        direction=agg.direction,
+                        group=agg.group,
+                        metrics={m: v for m, s in agg.metrics.items() if (v := _value(s)) is not None},
+                        delta_pct=deltas,
+                        grade=grade(p95.mean).letter if p95 is not None else None,
+                        labels=sorted({label for r in self.members.get(agg.key(), []) for label in r.labels}),
+                        monthly_usd=self.monthly.get(cid),
+                        warnings=list(agg.warnings),
+                    )
+                )
+        return rows
+
+    def bar_chart(self, info: WorkloadInfo) -> BarChart | None:
+        if info.id not in self.headline or info.metric is None:
+            return None
+        metric, key = self.headline[info.id]
+        bars: list[Bar] = []
+        missing: list[str] = []
+        for cid in self.config_ids:
+            agg = self.index.get(cid, {}).get(key)
+            value = _value(agg.metrics.get(metric)) if agg is not None else None
+            if value is None:
+                missing.append(cid)
+            else:
+                bars.append(Bar(config_id=cid, value=value, is_baseline=cid == self.baseline))
+        return BarChart(
+            workload=info.id,
+            name=info.name,
+            metric=info.metric,
+            measurement=info.measurement,
+            bars=bars,
+            missing=missing,
+        )
+
+    def scatter(self, info: WorkloadInfo) -> Scatter | None:
+        """The comparison's Pareto frontier of the workload's headline metric."""
+        if info.id not in self.headline:
+            return None
+        metric = self.headline[info.id][0]
+        frontier = next(
+            (
+                f
+                for f in (self.comparison or {}).get("frontiers") or []
+                if isinstance(f, Mapping) and f.get("workload") == info.id and f.get("metric") == metric
+            ),
+            None,
+        )
+        if frontier is None:
+            return None
+        points = [
+            ScatterPoint(
+                config_id=str(p["config_id"]),
+                monthly_usd=float(p["monthly_usd"]),
+                value=float(p["value"]),
+                on_frontier=bool(p.get("on_frontier")),
+                is_baseline=str(p["config_id"]) == self.baseline,
+            )
+            for p in frontier.get("points") or []
+            if isinstance(p, Mapping)
+            and isinstance(p.get("monthly_usd"), int | float)
+            and isinstance(p.get("value"), int | float)
+        ]
+        return Scatter(
+            workload=info.id,
+            name=info.name,
+            metric=METRIC_INFO[metric],
+            measurement=self.where(self.headline[info.id][1], ""),
+            points=points,
+            frontier=[str(c) for c in frontier.get("frontier") or []],
+            missing=[str(c) for c in frontier.get("missing") or []],
+        )
+
+    def regression_findings(self) -> list[Finding]:
+        found: list[Finding] = []
+        for row in self.regression_rows:
+            where = ", ".join(row.config_ids) or row.storage_option
+            name = self.workload_name.get(row.workload, row.workload)
+            found.append(
+                Finding(
+                    severity="warning" if row.verdict == "regression" else "info",
+                    category="regression",
+                    config_id=row.config_ids[0] if len(row.config_ids) == 1 else None,
+                    workload=row.workload,
+                    text=f"{where} {name} ({row.measurement}): {regression_text(row)}",
+                )
+            )
+        return found
+
+    def header(self) -> Header:
+        run, request = self.run, self.request
+        sources = [str(c["price_source"]) for c in self.compared.values() if c.get("price_source")]
+        dates = [str(c["price_date"]) if c.get("price_date") else None for c in self.compared.values()]
+        cost_source = self.run_cost.get("price_source") if self.run_cost is not None else None
+        return Header(
+            run_id=str(run.get("run_id") or "unknown run"),
+            suite=str(run["suite"]) if run.get("suite") else (request.name if request is not None else None),
+            name=request.name if request is not None else None,
+            description=request.description if request is not None else None,
+            status=str(run["status"]) if run.get("status") else None,
+            started_at=str(run["started_at"]) if run.get("started_at") else None,
+            ended_at=str(run["ended_at"]) if run.get("ended_at") else None,
+            duration_s=seconds_between(run.get("started_at"), run.get("ended_at"))
+            if run.get("ended_at")
+            else None,
+            region=request.region if request is not None else None,
+            baseline=self.baseline or None,
+            price_source=combine_sources(sources) if sources else None,
+            price_date=oldest_date(dates),
+            repetitions=request.repetitions if request is not None else None,
+            records=len(self.records),
+            run_cost_usd=self.run_total,
+            run_cost_source=str(cost_source) if cost_source else None,
+        )
+
+    def report(self) -> Report:
+        rows = [self.config_row(cid) for cid in self.config_ids]
+        findings = [f for row in rows for f in self.config_findings(row)]
+        findings += self.regression_findings()
+        findings += [
+            Finding(severity="info", category="cost", text=str(n))
+            for n in (self.comparison or {}).get("notes") or []
+        ]
+        if self.run_cost is not None:
+            findings += [
+                Finding(severity="warning", category="cost", text=f"run cost: no price for {m}")
+                for m in self.run_cost.get("missing_prices") or []
+            ]
+            self.notes += [f"run cost: {n}" for n in self.run_cost.get("notes") or []]
+        if self.comparison is None:
+            self.notes.append(
+                "no comparison: monthly costs, cost deltas, verdicts and the cost-performance charts "
+                "are left out"
+            )
+        if any(label.startswith("emulated:") for labels in self.environment.values() for label in labels):
+            self.notes.append(
+                "some targets were emulated (a loop device throttled to the volume type's envelope): their "
+                "latency is the host disk's, not EBS's, so their grades say nothing about EBS"
+            )
+        rank = {"error": 0, "warning": 1, "info": 2}
+        findings.sort(key=lambda f: rank[f.severity])
+        pairs = [(cid, w.id) for cid in self.config_ids for w in self.workloads]
+        return Report(
+            header=self.header(),
+            workloads=self.workloads,
+            configs=rows,
+            measurements=self.measurements(),
+            latency=[row for cid, wid in pairs for row in self.latency(cid, wid)],
+            histograms=[h for cid, wid in pairs if (h := self.histogram(cid, wid)) is not None],
+            series=[chart for cid in self.config_ids for chart in self.series_charts(cid)],
+            bars=[b for w in self.workloads if (b := self.bar_chart(w)) is not None],
+            scatters=[s for w in self.workloads if (s := self.scatter(w)) is not None],
+            warnings=findings,
+            regressions=self.regression_rows,
+            regression_counts=self.regression_counts,
+            notes=self.notes,
+        )
+
+
+def build_report(
+    stored: Mapping[str, Any],
+    *,
+    request: BenchmarkRequest | None = None,
+    comparison: Mapping[str, Any] | None = None,
+    run_cost: Mapping[str, Any] | None = None,
+    regressions: Sequence[Mapping[str, Any]] = (),
+    series: Mapping[str, Mapping[str, Any]] | None = None,
+) -> Report:
+    """Everything the renderers need about one run (module doc). Pure: no I/O, no clock.
+
+    ``stored`` is ``ResultsStore.get_run``'s answer; ``comparison`` a ``Comparison`` dump (computed
+    here from the request and the bundled price snapshot when None); ``run_cost`` a ``RunCost``
+    dump; ``regressions`` the run's ``Regression`` dumps; ``series`` config id -> the document
+    ``results.series.extract_series`` wrote.
+    """
+    return _Run(stored, request, comparison, run_cost, regressions, series or {}).report()

@@ -1,0 +1,710 @@
+"""The report as one self-contained HTML file: opens offline, prints cleanly, runs no script.
+
+Everything is inline (CSS in ``<style>``, charts as SVG drawn by ``report.svg``); a Content
+Security Policy forbids the page any fetch or script, so a report mailed around cannot phone home
+and text from the data (config ids, errors, commands) cannot run even if it slipped past escaping.
+Every piece of text from the data goes through ``html.escape``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from html import escape
+from itertools import count
+
+from storagebench.report.fmt import (
+    DASH,
+    ci_text,
+    delta_text,
+    half_width,
+    metric_title,
+    metric_value,
+    num,
+    pct,
+    seconds,
+    usd,
+    value_text,
+    verdict_counts,
+)
+from storagebench.report.model import (
+    Cell,
+    ConfigRow,
+    Finding,
+    GradeInfo,
+    Histogram,
+    LatencyRow,
+    MetricInfo,
+    Report,
+    SeriesChart,
+    Value,
+    WorkloadInfo,
+)
+from storagebench.report.svg import (
+    STEP,
+    BarSpec,
+    HistogramSpec,
+    LineSpec,
+    PointSpec,
+    bar_chart,
+    histogram_chart,
+    scatter_chart,
+    series_chart,
+    series_extent,
+    tick,
+)
+
+__all__ = ["render_html"]
+
+CSS = """
+:root { --ink:#1f2328; --muted:#57606a; --rule:#d0d7de; --soft:#f6f8fa; --accent:#0072B2;
+  --error:#a40e26; --warn:#7d4e00; --good:#116329; }
+* { box-sizing: border-box; }
+html { -webkit-text-size-adjust: 100%; }
+body { margin: 0; color: var(--ink); background: #fff;
+  font: 14px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif;
+  }
+main { max-width: 1200px; margin: 0 auto; padding: 28px 32px 64px; }
+h1 { font-size: 26px; line-height: 1.2; margin: 0; }
+h2 { font-size: 19px; margin: 44px 0 12px; padding-bottom: 6px;
+  border-bottom: 1px solid var(--rule); }
+h3 { font-size: 15px; margin: 28px 0 8px; }
+p { margin: 6px 0 10px; max-width: 80ch; }
+small, .muted { color: var(--muted); font-size: 12px; }
+code { font: 12px/1.4 ui-monospace, SFMono-Regular, Menlo, Consolas, monospace;
+  background: var(--soft);
+  padding: 1px 4px; border-radius: 4px; overflow-wrap: anywhere; }
+.eyebrow { text-transform: uppercase; letter-spacing: .06em; font-size: 11px; color: var(--muted);
+  margin: 0 0 4px; }
+.description { color: var(--muted); margin-top: 6px; }
+dl.meta { display: grid; grid-template-columns: repeat(auto-fill, minmax(220px, 1fr));
+  gap: 8px 24px;
+  margin: 18px 0 0; padding: 14px 16px; background: var(--soft); border-radius: 8px; }
+dl.meta div { min-width: 0; }
+dl.meta dt { font-size: 11px; text-transform: uppercase; letter-spacing: .05em;
+  color: var(--muted); }
+dl.meta dd { margin: 0; font-variant-numeric: tabular-nums; overflow-wrap: anywhere; }
+.summary { display: flex; flex-wrap: wrap; gap: 12px; margin: 18px 0 0; }
+.summary a { flex: 1 1 150px; display: block; padding: 10px 14px; border: 1px solid var(--rule);
+  border-radius: 8px;
+  color: inherit; text-decoration: none; }
+.summary b { display: block; font-size: 22px; font-variant-numeric: tabular-nums; }
+.summary .has-error { border-color: var(--error); } .summary .has-error b { color: var(--error); }
+.summary .has-warning { border-color: #d4a72c; } .summary .has-warning b { color: var(--warn); }
+nav.toc { margin: 20px 0 0; font-size: 13px; }
+nav.toc a { color: var(--accent); margin-right: 14px; text-decoration: none; white-space: nowrap; }
+.scroll { overflow-x: auto; border: 1px solid var(--rule); border-radius: 8px; }
+table { border-collapse: collapse; width: 100%; font-variant-numeric: tabular-nums; }
+th, td { padding: 7px 10px; border-bottom: 1px solid var(--rule); text-align: left;
+  vertical-align: top; }
+thead th { background: var(--soft); font-size: 12px; font-weight: 600; position: sticky; top: 0; }
+tbody tr:last-child td { border-bottom: 0; }
+.num { text-align: right; white-space: nowrap; }
+table.compare td.config, table.compare th.config { position: sticky; left: 0; background: #fff;
+  box-shadow: 1px 0 0 var(--rule); }
+table.compare thead th.config { background: var(--soft); }
+table.compare tr.verdict td { border-bottom: 1px solid var(--rule); padding-top: 0; font-size: 13px; }
+table.compare tr.has-verdict td { border-bottom: 0; }
+.verdict-text { max-width: 860px; }
+.verdict-label { font-size: 11px; text-transform: uppercase; letter-spacing: .05em; color: var(--muted);
+  margin-right: 6px; }
+table.compare td.storage { min-width: 200px; }
+tr.is-baseline td { background: #f3f8fc; }
+tr.is-baseline td.config { background: #f3f8fc; }
+.v { font-weight: 600; }
+.pm { font-weight: 400; color: var(--muted); }
+.sub { font-size: 12px; color: var(--muted); }
+.better { color: var(--good); } .worse { color: var(--error); } .noise { color: var(--muted); }
+.tag { display: inline-block; font-size: 11px; line-height: 1.5; padding: 0 6px;
+  border-radius: 10px;
+  border: 1px solid var(--rule); color: var(--muted); margin: 2px 2px 0 0; white-space: nowrap; }
+.tag.baseline { border-color: #6e7781; color: var(--ink); font-weight: 600; }
+.tag.flag { border-color: #d4a72c; color: var(--warn); }
+.tag.regression { border-color: var(--error); color: var(--error); }
+.status { font-size: 12px; font-weight: 600; }
+.status-succeeded, .status-SUCCEEDED { color: var(--good); }
+.status-partial, .status-PARTIAL { color: var(--warn); }
+.status-failed, .status-FAILED, .status-no-results { color: var(--error); }
+.badge { display: inline-block; padding: 2px 10px; border-radius: 12px; font-size: 12px;
+  font-weight: 700;
+  letter-spacing: .04em; border: 1px solid currentColor; vertical-align: middle; margin-left: 8px; }
+.grade { display: inline-block; min-width: 22px; text-align: center; font-weight: 700;
+  border-radius: 4px;
+  padding: 0 5px; color: #fff; }
+.grade-A { background: #116329; } .grade-B { background: #0b5fa5; }
+.grade-C { background: #7d4e00; } .grade-D { background: #a40e26; }
+.charts { display: grid; grid-template-columns: repeat(auto-fill, minmax(340px, 1fr)); gap: 18px 22px; }
+.charts.wide { grid-template-columns: repeat(auto-fill, minmax(530px, 1fr)); }
+.fig-title { font-size: 13px; font-weight: 600; margin: 0 0 4px; }
+.fig-title small { font-weight: 400; }
+.scroll + .charts { margin-top: 16px; }
+figure { margin: 0 0 14px; break-inside: avoid; page-break-inside: avoid; }
+figcaption { font-size: 12px; color: var(--muted); margin-top: 4px; max-width: 90ch; }
+figcaption b { color: var(--ink); }
+svg.chart { display: block; max-width: 100%; height: auto; overflow: visible; }
+svg.chart text { fill: var(--ink); font-family: inherit; }
+svg.chart .tick, svg.chart .legend { fill: var(--muted); }
+svg.chart .axis-title { font-weight: 600; }
+svg.chart .baseline-label { font-weight: 700; }
+svg.chart .marker-label, svg.chart .knee-label, svg.chart .point-label { paint-order: stroke;
+  stroke: #fff; stroke-width: 3px; stroke-linejoin: round; }
+ul.findings { list-style: none; padding: 0; margin: 0; }
+ul.findings li { padding: 8px 12px; border-left: 4px solid var(--rule); background: var(--soft);
+  margin: 6px 0;
+  border-radius: 0 6px 6px 0; overflow-wrap: anywhere; }
+ul.findings li.error { border-left-color: var(--error); background: #fff0f0; }
+ul.findings li.warning { border-left-color: #d4a72c; background: #fff8e5; }
+.sev { font-weight: 700; font-size: 11px; text-transform: uppercase; letter-spacing: .05em;
+  margin-right: 6px; }
+li.error .sev { color: var(--error); } li.warning .sev { color: var(--warn);
+  } li.info .sev { color: var(--muted); }
+.cat { font-size: 11px; color: var(--muted); margin-right: 6px; }
+ul.notes li { margin: 4px 0; max-width: 90ch; }
+footer { margin-top: 48px; font-size: 12px; color: var(--muted); border-top: 1px solid var(--rule);
+  padding-top: 10px; }
+@media print {
+  @page { margin: 14mm; }
+  body { font-size: 11px; }
+  main { max-width: none; padding: 0; }
+  nav.toc, .summary { display: none; }
+  h2 { break-after: avoid; page-break-after: avoid; }
+  .scroll { overflow: visible; border: 0; }
+  thead th { position: static; }
+  table.compare td.config { position: static; }
+  a { color: inherit; text-decoration: none; }
+  tr, figure { break-inside: avoid; page-break-inside: avoid; }
+}
+"""
+
+CSP = "default-src 'none'; style-src 'unsafe-inline'"
+"""Nothing may be fetched and no script may run; only the inline style applies."""
+_PARTLY_UNPRICED = '<span class="tag flag" title="unpriced parts or missing prices">partly unpriced</span>'
+_SEVERITY_LABEL = {"error": "error", "warning": "warning", "info": "note"}
+
+
+def _e(value: object) -> str:
+    return escape(str(value), quote=True)
+
+
+def _grade_html(graded: GradeInfo | None, *, rule: bool = True) -> str:
+    if graded is None:
+        return ""
+    text = (
+        f'<span class="grade grade-{graded.letter}" title="{_e(graded.rule)} ({_e(graded.measurement)})">'
+        f"{graded.letter}</span>"
+    )
+    if rule:
+        text += f" <small>{_e(graded.rule.removesuffix(' -> ' + graded.letter))}</small>"
+    return text
+
+
+def _delta_html(cell: Cell) -> str:
+    delta = cell.delta
+    if delta is None:
+        return ""
+    cls = (
+        "noise"
+        if delta.noise == "overlap"
+        else ("better" if delta.better else "worse" if delta.better is False else "")
+    )
+    arrow = "" if delta.better is None else ("▲ " if (delta.pct or 0) > 0 else "▼ ")
+    return f'<span class="{cls}">{_e(arrow + delta_text(delta))}</span> <small>vs baseline</small>'
+
+
+def _value_html(metric: MetricInfo, value: Value | None) -> str:
+    if value is None:
+        return f'<span class="muted">{DASH}</span>'
+    half = half_width(metric, value)
+    main = f'<span class="v">{_e(metric_value(metric, value.mean))}</span>'
+    if half is not None:
+        main += f' <span class="pm">± {_e(half)}</span>'
+    runs = f"n={value.n}, {ci_text(metric, value)}" if half is not None else "1 run: no interval"
+    return f'{main} <small>{_e(metric.unit)}</small><div class="sub">{_e(runs)}</div>'
+
+
+def _cell_html(info: WorkloadInfo, cell: Cell) -> str:
+    if info.metric is None:
+        return f'<td class="num muted">{DASH}</td>'
+    parts = [_value_html(info.metric, cell.value)]
+    if cell.delta is not None:
+        parts.append(f'<div class="sub">{_delta_html(cell)}</div>')
+    if cell.grade is not None:
+        parts.append(f"<div>{_grade_html(cell.grade)}</div>")
+    tags = [f'<span class="tag flag">{_e(flag)}</span>' for flag in cell.flags]
+    tags += [
+        f'<span class="tag regression" title="{_e(r)}">regression</span>'
+        for r in cell.regressions
+        if r.startswith("regression")
+    ]
+    tags += [
+        f'<span class="tag" title="{_e(r)}">improved</span>'
+        for r in cell.regressions
+        if r.startswith("improvement")
+    ]
+    if tags:
+        parts.append(f"<div>{''.join(tags)}</div>")
+    return f'<td class="num">{"".join(parts)}</td>'
+
+
+def _status_class(status: str) -> str:
+    return "status status-" + "".join(c if c.isalnum() else "-" for c in status)
+
+
+def _config_cell(row: ConfigRow) -> str:
+    parts = [f"<strong>{_e(row.config_id)}</strong>"]
+    if row.is_baseline:
+        parts.append(' <span class="tag baseline">baseline</span>')
+    parts.append(f'<div><span class="{_status_class(row.status)}">{_e(row.status)}</span></div>')
+    parts.append(f"<div><small>{row.records:,} record{'s' if row.records != 1 else ''}</small></div>")
+    return f'<td class="config">{"".join(parts)}</td>'
+
+
+def _comparison_table(report: Report) -> str:
+    head = ['<th class="config" scope="col">Config</th>', '<th scope="col">Storage option · instance</th>']
+    head += ['<th class="num" scope="col">Monthly cost</th>', '<th class="num" scope="col">Run cost</th>']
+    for info in report.workloads:
+        metric = metric_title(info.metric) if info.metric is not None else "nothing measured"
+        where = f" · {info.measurement}" if info.measurement else ""
+        head.append(
+            f'<th class="num" scope="col">{_e(info.name)}<br><small>{_e(metric)}{_e(where)}</small></th>'
+        )
+    rows = []
+    for row in report.configs:
+        cells = [_config_cell(row)]
+        env = "".join(f'<span class="tag">{_e(label)}</span>' for label in row.environment)
+        instance = f"<div><small>{_e(row.instance_type)}</small></div>" if row.instance_type else ""
+        cells.append(
+            f'<td class="storage"><span title="{_e(row.storage_detail)}">{_e(row.storage_option)}</span>'
+            f"{instance}{f'<div>{env}</div>' if env else ''}</td>"
+        )
+        monthly = f'<span class="v">{_e(usd(row.monthly_usd))}</span>'
+        if row.monthly_usd is not None:
+            monthly += " <small>/ month</small>"
+        if not row.is_baseline and row.delta_monthly_pct is not None:
+            monthly += f'<div class="sub">{_e(pct(row.delta_monthly_pct))} vs baseline</div>'
+        if row.cost_partial:
+            monthly += f"<div>{_PARTLY_UNPRICED}</div>"
+        cells.append(f'<td class="num">{monthly}</td>')
+        cells.append(f'<td class="num">{_e(usd(row.run_cost_usd))}</td>')
+        cells += [_cell_html(info, cell) for info, cell in zip(report.workloads, row.cells, strict=True)]
+        verdict = f'<div class="verdict-text"><span class="verdict-label">verdict</span>{_e(row.verdict)}'
+        if row.errors:
+            verdict += "".join(f'<div class="sub worse">{_e(error)}</div>' for error in row.errors[:3])
+        verdict += "</div>"
+        base = " is-baseline" if row.is_baseline else ""
+        rows.append(f'<tr class="has-verdict{base}">{"".join(cells)}</tr>')
+        # the verdict on its own full-width line: readable without scrolling a wide table sideways
+        span = len(head) - 1
+        rows.append(
+            f'<tr class="verdict{base}"><td class="config"></td><td colspan="{span}">{verdict}</td></tr>'
+        )
+    return (
+        '<div class="scroll"><table class="compare"><thead><tr>'
+        + "".join(head)
+        + "</tr></thead><tbody>"
+        + "".join(rows)
+        + "</tbody></table></div>"
+    )
+
+
+def _fig_title(title: str, detail: str) -> str:
+    more = f" <small>· {_e(detail)}</small>" if detail else ""
+    return f'<p class="fig-title">{_e(title)}{more}</p>'
+
+
+def _bars(report: Report, ids: Iterable[int]) -> str:
+    figures = []
+    for chart, n in zip(report.bars, ids, strict=False):
+        metric = chart.metric
+        better = "higher is better" if metric.higher_is_better else "lower is better"
+        specs = [
+            BarSpec(
+                label=bar.config_id,
+                value=bar.value.mean * metric.scale,
+                low=None if bar.value.ci_low is None else bar.value.ci_low * metric.scale,
+                high=None if bar.value.ci_high is None else bar.value.ci_high * metric.scale,
+                n=bar.value.n,
+                baseline=bar.is_baseline,
+                tooltip=f"{bar.config_id}: {value_text(metric, bar.value)}; {ci_text(metric, bar.value)}",
+            )
+            for bar in chart.bars
+        ]
+        title = f"{chart.name}: {metric.label} by config"
+        desc = f"Horizontal bars, {better}. " + "; ".join(
+            f"{b.config_id}{' (baseline)' if b.is_baseline else ''} {value_text(metric, b.value)}"
+            for b in chart.bars
+        )
+        svg = bar_chart(f"chart{n}", title, desc, f"{metric_title(metric)} ({better})", specs)
+        missing = f"No result: {', '.join(chart.missing)}." if chart.missing else ""
+        where = f" · {chart.measurement}" if chart.measurement else ""
+        figures.append(
+            f"<figure>{_fig_title(chart.name, metric_title(metric) + where)}{svg}"
+            f"{f'<figcaption>{_e(missing)}</figcaption>' if missing else ''}</figure>"
+        )
+    if not figures:
+        return "<p class=muted>No headline results to chart.</p>"
+    return (
+        "<p>Each workload's headline metric by config: the mean of the repetitions with its 95 % confidence "
+        "interval (Student t) as a whisker; no whisker where a single run gives no interval. The baseline "
+        f'is hatched.</p><div class="charts wide">{"".join(figures)}</div>'
+    )
+
+
+def _value_cell(metric: MetricInfo, value: Value | None) -> str:
+    if value is None:
+        return f'<td class="num muted">{DASH}</td>'
+    half = half_width(metric, value)
+    tip = ci_text(metric, value)
+    text = metric_value(metric, value.mean) + (f" ± {half}" if half is not None else "")
+    return f'<td class="num" title="{_e(tip)}">{_e(text)}</td>'
+
+
+_PERCENTILES = (
+    ("mean_us", "mean"),
+    ("p50_us", "p50"),
+    ("p90_us", "p90"),
+    ("p95_us", "p95"),
+    ("p99_us", "p99"),
+    ("p999_us", "p99.9"),
+)
+_LATENCY = MetricInfo(
+    name="latency", label="latency", unit="ms", scale=1e-3, stored_unit="us", higher_is_better=False
+)
+
+
+def _latency_table(rows: Sequence[LatencyRow]) -> str:
+    head = "".join(f'<th class="num" scope="col">{label}, ms</th>' for _, label in _PERCENTILES)
+    body = []
+    for row in rows:
+        cells = [
+            f"<td><strong>{_e(row.config_id)}</strong></td>",
+            f"<td>{_e(row.measurement)}</td>",
+            f'<td class="num">{row.n}</td>',
+        ]
+        cells += [_value_cell(_LATENCY, getattr(row, field)) for field, _ in _PERCENTILES]
+        cells.append(f"<td>{_grade_html(row.grade, rule=False)}</td>")
+        body.append(f"<tr>{''.join(cells)}</tr>")
+    return (
+        '<div class="scroll"><table class="latency"><thead><tr><th scope="col">Config</th>'
+        '<th scope="col">Measurement</th><th class="num" scope="col">Runs</th>'
+        f'{head}<th scope="col">Grade</th></tr></thead><tbody>{"".join(body)}</tbody></table></div>'
+    )
+
+
+def _histograms(histograms: Sequence[Histogram], ids: Iterable[int]) -> str:
+    if not histograms:
+        return ""
+    low = min(h.buckets[0][0] / STEP for h in histograms)
+    high = max(h.buckets[-1][0] for h in histograms)
+    low, high = 10 ** math.floor(math.log10(low)), 10 ** math.ceil(math.log10(high))
+    top = max(count / h.total * 100 for h in histograms for _, count in h.buckets if h.total)
+    figures = []
+    for histogram, n in zip(histograms, ids, strict=False):
+        markers = [
+            (name, value)
+            for name, value in (
+                ("p50", histogram.p50_us),
+                ("p95", histogram.p95_us),
+                ("p99", histogram.p99_us),
+            )
+            if value is not None
+        ]
+        spec = HistogramSpec(buckets=histogram.buckets, markers=markers)
+        title = f"{histogram.config_id}: latency histogram"
+        stated = ", ".join(f"{name} {num(value / 1000)} ms" for name, value in markers)
+        desc = (
+            f"Share of {histogram.total:,} I/Os per latency bucket (log scale), "
+            f"{histogram.measurement}; {stated}" + (f"; {histogram.bimodal}" if histogram.bimodal else "")
+        )
+        svg = histogram_chart(f"chart{n}", title, desc, spec, (low, high), top)
+        bimodal = f" <b>{_e(histogram.bimodal)}</b>." if histogram.bimodal else ""
+        figures.append(
+            f"<figure>{_fig_title(histogram.config_id, histogram.measurement)}{svg}<figcaption>"
+            f"{histogram.total:,} I/Os, repetitions summed; {_e(stated)}.{bimodal}</figcaption></figure>"
+        )
+    return f'<div class="charts">{"".join(figures)}</div>'
+
+
+def _latency(report: Report, ids: Iterable[int]) -> str:
+    out = []
+    ids = iter(ids)
+    for info in report.workloads:
+        rows = [r for r in report.latency if r.workload == info.id]
+        if not rows:
+            continue
+        histograms = [h for h in report.histograms if h.workload == info.id]
+        out.append(f"<h3>{_e(info.name)}</h3>")
+        out.append(_latency_table(rows))
+        out.append(_histograms(histograms, ids))
+    if not out:
+        return "<p class=muted>No latency was recorded (dd and timed commands record none).</p>"
+    return (
+        "<p>Percentiles are means over the repetitions (each repetition's from fio's merged histogram), "
+        "± the half-width of their 95 % interval. Histograms share one latency axis per workload; "
+        "the red line is p95, the basis of the grade.</p>" + "".join(out)
+    )
+
+
+def _series(report: Report, ids: Iterable[int]) -> str:
+    out = []
+    ids = iter(ids)
+    names = {w.id: w.name for w in report.workloads}
+    by_workload: dict[str, list[SeriesChart]] = {}
+    for chart in report.series:
+        by_workload.setdefault(chart.workload, []).append(chart)
+    for workload, charts in by_workload.items():
+        figures = []
+        drawn = [
+            [
+                LineSpec(
+                    label=ln.label, t0_s=ln.t0_s, interval_s=ln.interval_s, values=ln.iops, knee_s=ln.knee_s
+                )
+                for ln in chart.lines
+            ]
+            for chart in charts
+        ]
+        extents = [series_extent(lines) for lines in drawn]
+        x_max, y_max = max(e[0] for e in extents), max(e[1] for e in extents)
+        for chart, lines in zip(charts, drawn, strict=True):
+            knees = [f"{tick(ln.knee_s)} s ({ln.label})" for ln in chart.lines if ln.knee_s is not None]
+            knee_text = "burst knee at " + ", ".join(knees) if knees else "no burst knee detected"
+            title = f"{chart.config_id}: IOPS over time, {names.get(workload, workload)}"
+            desc = f"Total IOPS per {num(lines[0].interval_s)} s of {len(lines)} repetition(s); {knee_text}."
+            svg = series_chart(
+                f"chart{next(ids)}", title, desc, lines, "IOPS, all directions", x_max=x_max, y_max=y_max
+            )
+            omitted = f" {chart.omitted} more not drawn." if chart.omitted else ""
+            figures.append(
+                f"<figure>{_fig_title(chart.config_id, chart.measurement)}{svg}<figcaption>One point per "
+                f"{_e(tick(lines[0].interval_s))} s; {_e(knee_text)}.{_e(omitted)}</figcaption></figure>"
+            )
+        out.append(
+            f'<h3>{_e(names.get(workload, workload))}</h3><div class="charts wide">{"".join(figures)}</div>'
+        )
+    if not out:
+        return (
+            "<p class=muted>No time series were stored for this run "
+            "(fio phases write them; dd and commands do not).</p>"
+        )
+    return (
+        "<p>fio's 1 s IOPS logs, summed over jobs and directions. A dashed vertical line marks a burst knee: "
+        "where a volume ran out of burst credits and fell to its baseline.</p>" + "".join(out)
+    )
+
+
+def _scatters(report: Report, ids: Iterable[int]) -> str:
+    figures = []
+    for chart, n in zip(report.scatters, ids, strict=False):
+        metric = chart.metric
+        better = "higher is better" if metric.higher_is_better else "lower is better"
+        points = [
+            PointSpec(
+                label=p.config_id,
+                x=p.monthly_usd,
+                y=p.value * metric.scale,
+                frontier=p.on_frontier,
+                baseline=p.is_baseline,
+                tooltip=(
+                    f"{p.config_id}: {usd(p.monthly_usd)}/month, "
+                    f"{metric_value(metric, p.value)} {metric.unit}"
+                    + (" (on the Pareto frontier)" if p.on_frontier else "")
+                ),
+            )
+            for p in chart.points
+        ]
+        title = f"{chart.name}: monthly cost against {metric.label}"
+        desc = (
+            f"Scatter of {len(points)} configs; Pareto frontier: {', '.join(chart.frontier) or 'none'}. "
+            + "; ".join(f"{p.label} {usd(p.x)} {num(p.y)} {metric.unit}" for p in points)
+        )
+        svg = scatter_chart(
+            f"chart{n}",
+            title,
+            desc,
+            points,
+            "monthly cost, USD",
+            f"{metric_title(metric)} ({better})",
+            metric.higher_is_better,
+            lambda v: usd(v).removesuffix(".00"),
+        )
+        where = f" · {chart.measurement}" if chart.measurement else ""
+        missing = f" Not measured: {', '.join(chart.missing)}." if chart.missing else ""
+        figures.append(
+            f"<figure>{_fig_title(chart.name, metric_title(metric) + where)}{svg}<figcaption>Filled points "
+            "are on the Pareto frontier (no other config is both cheaper and better); the line steps through "
+            f"them, cheapest first. The square is the baseline. Frontier: "
+            f"{_e(', '.join(chart.frontier) or 'none')}.{_e(missing)}</figcaption></figure>"
+        )
+    if not figures:
+        return (
+            "<p class=muted>No cost comparison: the run has no prices or fewer than two configs "
+            "with results.</p>"
+        )
+    return f'<div class="charts wide">{"".join(figures)}</div>'
+
+
+def _findings(findings: Sequence[Finding]) -> str:
+    if not findings:
+        return "<p>Nothing to warn about.</p>"
+    items = [
+        f'<li class="{f.severity}"><span class="sev">{_SEVERITY_LABEL[f.severity]}</span>'
+        f'<span class="cat">{_e(f.category)}</span>{_e(f.text)}</li>'
+        for f in findings
+    ]
+    return f'<ul class="findings">{"".join(items)}</ul>'
+
+
+def _regressions(report: Report) -> str:
+    counts = report.regression_counts
+    names = {w.id: w.name for w in report.workloads}
+    if not counts:
+        return "<p class=muted>No comparison with earlier runs of the suite was recorded for this run.</p>"
+    text = f"<p>{_e(verdict_counts(counts))}.</p>"
+    if not report.regressions:
+        return text + "<p>None left its noise band.</p>"
+    body = []
+    for row in report.regressions:
+        metric = row.metric
+        band = (
+            DASH
+            if row.band is None
+            else f"{metric_value(metric, row.band[0])} to {metric_value(metric, row.band[1])}"
+        )
+        cls = "worse" if row.verdict == "regression" else "better"
+        body.append(
+            "<tr>"
+            f'<td class="{cls}"><strong>{_e(row.verdict)}</strong></td>'
+            f"<td>{_e(', '.join(row.config_ids) or DASH)}<div class=sub>{_e(row.storage_option)}</div></td>"
+            f"<td>{_e(names.get(row.workload, row.workload))}<div class=sub>{_e(row.measurement)}</div></td>"
+            f"<td>{_e(metric.label)}, {_e(metric.unit)}</td>"
+            f'<td class="num">{_e(metric_value(metric, row.value))}</td>'
+            f'<td class="num">{_e(metric_value(metric, row.baseline))}</td>'
+            f'<td class="num {cls}">{_e(pct(row.delta_pct))}</td>'
+            f'<td class="num">{_e(band)}</td>'
+            f'<td class="num">{row.history_n}</td>'
+            "</tr>"
+        )
+    return (
+        text + '<div class="scroll"><table><thead><tr><th>Verdict</th><th>Config</th><th>Workload</th>'
+        "<th>Metric</th>"
+        '<th class="num">This run</th><th class="num">Median before</th><th class="num">Change</th>'
+        '<th class="num">Noise band</th><th class="num">Runs</th></tr></thead><tbody>'
+        + "".join(body)
+        + "</tbody></table></div>"
+    )
+
+
+def _header(report: Report) -> str:
+    h = report.header
+    title = h.name or h.suite or h.run_id
+    status = f'<span class="badge {_status_class(h.status)}">{_e(h.status)}</span>' if h.status else ""
+    price = DASH
+    if h.price_source:
+        price = h.price_source + (f", as of {h.price_date}" if h.price_date else "")
+    ended = h.ended_at or "not finished"
+    if h.duration_s is not None:
+        ended += f" ({seconds(h.duration_s)})"
+    items = [
+        ("run", h.run_id),
+        ("suite", h.suite or DASH),
+        ("started", h.started_at or DASH),
+        ("ended", ended),
+        ("region", h.region or DASH),
+        ("baseline", h.baseline or DASH),
+        ("prices", price),
+        ("repetitions", str(h.repetitions) if h.repetitions is not None else DASH),
+        ("records", f"{h.records:,}"),
+        ("run cost", usd(h.run_cost_usd) + (f" ({h.run_cost_source})" if h.run_cost_source else "")),
+    ]
+    meta = "".join(f"<div><dt>{_e(k)}</dt><dd>{_e(v)}</dd></div>" for k, v in items)
+    description = f'<p class="description">{_e(h.description)}</p>' if h.description else ""
+    return (
+        f'<header><p class="eyebrow">storagebench · run report</p><h1>{_e(title)}{status}</h1>'
+        f'{description}<dl class="meta">{meta}</dl></header>'
+    )
+
+
+def _summary(report: Report) -> str:
+    errors = sum(1 for f in report.warnings if f.severity == "error")
+    warnings = sum(1 for f in report.warnings if f.severity == "warning")
+    failed = sum(1 for c in report.configs if c.status == "failed")
+    flagged = sum(1 for r in report.regressions if r.verdict == "regression")
+    boxes = [
+        (
+            "#comparison",
+            f"{len(report.configs):,}",
+            "configs",
+            f"{failed} failed" if failed else "",
+            "has-error" if failed else "",
+        ),
+        ("#comparison", f"{len(report.workloads):,}", "workloads", "", ""),
+        ("#warnings", f"{errors:,}", "errors", "", "has-error" if errors else ""),
+        ("#warnings", f"{warnings:,}", "warnings", "", "has-warning" if warnings else ""),
+        (
+            "#regressions",
+            f"{flagged:,}",
+            "regressions",
+            "vs the suite's last runs",
+            "has-error" if flagged else "",
+        ),
+    ]
+    return (
+        '<div class="summary">'
+        + "".join(
+            f'<a href="{href}" class="{cls}"><b>{_e(big)}</b>{_e(label)}'
+            + (f" <small>{_e(note)}</small>" if note else "")
+            + "</a>"
+            for href, big, label, note, cls in boxes
+        )
+        + "</div>"
+    )
+
+
+def _notes(report: Report) -> str:
+    items = [
+        "Each number is the mean over the repetitions; ± is the half-width of its 95 % confidence interval "
+        "(Student t). With one repetition there is no interval and the report says “1 run”.",
+        "A difference from the baseline counts only when the two 95 % intervals do not overlap; "
+        "otherwise it is “within noise”. With a single repetition the noise is unknown and the "
+        "difference is marked “1 run”.",
+        "Grades come from p95 latency of the workload's headline measurement (its worst direction): "
+        "A below 2 ms, B below 6 ms, C up to 14 ms, D above (field study 4: above 14 ms is a D).",
+        "Each workload is compared on one headline measurement, the same for every config: the intent's "
+        "metric (IOPS, MiB/s, p95 latency or run time), on read+write totals when recorded, at the point "
+        "where the baseline did best. Every other measurement is in the CSV.",
+        "Monthly cost is the config running for a month (730 h) at on-demand prices; run cost is what "
+        "this run's resources cost for the time they existed.",
+        *report.notes,
+    ]
+    return '<ul class="notes">' + "".join(f"<li>{_e(item)}</li>" for item in items) + "</ul>"
+
+
+def render_html(report: Report) -> str:
+    """The whole report as one HTML document (UTF-8 text)."""
+    ids = count(1)
+    h = report.header
+    sections = [
+        ("comparison", "Configs against the baseline", _comparison_table(report)),
+        ("headline", "Headline results", _bars(report, ids)),
+        ("latency", "Latency", _latency(report, ids)),
+        ("timeseries", "IOPS over time", _series(report, ids)),
+        ("cost", "Cost against performance", _scatters(report, ids)),
+        ("warnings", "Warnings", _findings(report.warnings)),
+        ("regressions", "Against earlier runs", _regressions(report)),
+        ("method", "How to read this report", _notes(report)),
+    ]
+    toc = "".join(f'<a href="#{key}">{_e(title)}</a>' for key, title, _ in sections)
+    body = "".join(
+        f'<section id="{key}"><h2>{_e(title)}</h2>{content}</section>' for key, title, content in sections
+    )
+    page_title = f"storagebench · {h.name or h.suite or ''} · {h.run_id}"
+    return (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f'<meta http-equiv="Content-Security-Policy" content="{CSP}">'
+        '<meta name="generator" content="storagebench">'
+        f"<title>{_e(page_title)}</title><style>{CSS}</style></head><body><main>"
+        f'{_header(report)}{_summary(report)}<nav class="toc" aria-label="sections">{toc}</nav>{body}'
+        f"<footer>storagebench run report · run {_e(h.run_id)} · self-contained: no script, nothing fetched. "
+        "The same numbers are in the Markdown and CSV renderings.</footer></main></body></html>\n"
+    )

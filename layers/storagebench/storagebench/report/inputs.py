@@ -1,0 +1,262 @@
+"""What the report reads, made safe to walk: stored results to records, the stored request, each
+config's stored state, the comparison (computed when the run stored none), the run cost, and the
+words for each storage option. Anything malformed becomes a note, never an exception."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from datetime import datetime
+from typing import Any
+
+from pydantic import ValidationError
+
+from storagebench.catalog.envelope import volume_envelope
+from storagebench.costs.compare import compare
+from storagebench.costs.monthly import ConfigCost, price_request
+from storagebench.prices.snapshot import SnapshotPriceBook
+from storagebench.report.fmt import num
+from storagebench.request import RequestError, parse_request
+from storagebench.request.model import (
+    BenchmarkRequest,
+    Config,
+    EbsTarget,
+    EfsTarget,
+    FsxLustreTarget,
+    InstanceStoreTarget,
+    NfsTarget,
+)
+from storagebench.results.records import ResultRecord
+
+PROBLEMS_SHOWN = 8
+"""Problems quoted in one note or finding; the rest are counted."""
+_RECORD_FIELDS = frozenset(ResultRecord.model_fields)
+_STATUS_OF_COLLECT = {"ok": "succeeded", "partial": "partial", "failed": "failed"}
+
+
+def mapping(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
+def read_records(
+    results: Iterable[Any], notes: list[str]
+) -> tuple[list[ResultRecord], dict[tuple[str, str], str]]:
+    """Stored results -> records (unknown attributes dropped), and the storage option of each
+    (config, target) from the result's labels."""
+    records: list[ResultRecord] = []
+    options: dict[tuple[str, str], str] = {}
+    bad: list[str] = []
+    for index, item in enumerate(results):
+        if not isinstance(item, Mapping):
+            bad.append(f"results[{index}]: not an object")
+            continue
+        nested = item.get("record")
+        document = nested if isinstance(nested, Mapping) else item
+        fields = {k: v for k, v in document.items() if k in _RECORD_FIELDS}
+        if "config_id" not in fields and isinstance(item.get("config_id"), str):
+            fields["config_id"] = item["config_id"]
+        try:
+            record = ResultRecord.model_validate(fields)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(p) for p in first["loc"]) or "(record)"
+            name = item.get("record_key") or item.get("SK") or "?"
+            bad.append(f"results[{index}] ({name}): {where}: {first['msg']}")
+            continue
+        records.append(record)
+        labels = mapping(item.get("labels"))
+        option = labels.get("storage_option", item.get("storage_option"))
+        if isinstance(option, str) and option:
+            options.setdefault((record.config_id, record.target_id), option)
+    if bad:
+        shown = "; ".join(bad[:PROBLEMS_SHOWN]) + (
+            f"; {len(bad) - PROBLEMS_SHOWN} more" if len(bad) > PROBLEMS_SHOWN else ""
+        )
+        notes.append(f"{len(bad)} stored result(s) could not be read and are left out: {shown}")
+    return records, options
+
+
+def read_request(
+    request: BenchmarkRequest | None, run: Mapping[str, Any], notes: list[str]
+) -> BenchmarkRequest | None:
+    if request is not None:
+        return request
+    document = run.get("request")
+    if not isinstance(document, Mapping):
+        notes.append("the run holds no request: workloads are named by id and configs are not priced")
+        return None
+    try:
+        return parse_request(dict(document))
+    except RequestError as exc:
+        first = str(exc).splitlines()[0] if str(exc) else "invalid"
+        notes.append(f"the stored request does not validate ({first}): configs are not priced")
+        return None
+
+
+class ConfigState:
+    """What the store says about one config: status, errors, collect problems, leftovers."""
+
+    def __init__(self) -> None:
+        self.status: str | None = None
+        self.errors: list[str] = []
+        self.problems: list[str] = []
+        self.leftovers: list[str] = []
+        self.records: int | None = None
+
+
+def error_lines(errors: Any) -> list[str]:
+    lines: list[str] = []
+    for error in errors if isinstance(errors, list) else []:
+        if isinstance(error, Mapping):
+            parts = [str(error[k]) for k in ("step", "error", "cause") if error.get(k)]
+            lines.append(": ".join(parts) or "error without detail")
+        else:
+            lines.append(str(error))
+    return lines
+
+
+def read_config_states(run: Mapping[str, Any], items: Iterable[Any]) -> dict[str, ConfigState]:
+    states: dict[str, ConfigState] = {}
+    for item in items:
+        if not isinstance(item, Mapping) or not item.get("config_id"):
+            continue
+        state = states.setdefault(str(item["config_id"]), ConfigState())
+        document = mapping(item.get("state"))
+        collected = mapping(document.get("collected"))
+        state.errors = error_lines(item.get("errors") or document.get("errors"))
+        state.problems = [str(p) for p in collected.get("problems") or []]
+        state.leftovers = [str(p) for p in mapping(document.get("cleanup")).get("leftovers") or []]
+        if isinstance(collected.get("records"), int):
+            state.records = collected["records"]
+        if collected.get("status") in _STATUS_OF_COLLECT:
+            state.status = _STATUS_OF_COLLECT[str(collected["status"])]
+        elif state.errors:
+            state.status = "failed"
+        elif item.get("status"):
+            state.status = str(item["status"]).lower()
+    for result in run.get("config_results") or []:  # Finalize's verdict wins
+        if not isinstance(result, Mapping) or not result.get("config_id"):
+            continue
+        state = states.setdefault(str(result["config_id"]), ConfigState())
+        state.status = str(result.get("status") or state.status)
+        state.errors = error_lines(result.get("errors")) or state.errors
+        state.leftovers = [str(p) for p in result.get("leftovers") or []] or state.leftovers
+        if isinstance(result.get("records"), int):
+            state.records = result["records"]
+    return states
+
+
+def read_comparison(
+    comparison: Mapping[str, Any] | None,
+    request: BenchmarkRequest | None,
+    records: list[ResultRecord],
+    notes: list[str],
+) -> tuple[Mapping[str, Any] | None, dict[str, ConfigCost]]:
+    """The comparison as given, or computed from the request, the bundled prices and the records."""
+    if comparison is not None:
+        return comparison, {}
+    if request is None:
+        return None, {}
+    try:
+        book = SnapshotPriceBook(request.region)
+        costs = price_request(request, book)
+        computed = compare(request, costs, records)
+    except (LookupError, ValueError) as exc:
+        notes.append(f"the comparison with the baseline could not be computed: {exc}")
+        return None, {}
+    notes.append(
+        f"costs priced here from the bundled price snapshot {book.snapshot.snapshot_version} "
+        f"(as of {book.as_of}): the run did not store its comparison"
+    )
+    return computed.model_dump(mode="json"), costs
+
+
+def target_text(target: Any) -> tuple[str, str]:
+    """(short description, the catalog's envelope) of one request target."""
+    if isinstance(target, EbsTarget):
+        text = f"{target.type} {target.size_gib:,} GiB"
+        detail = text
+        try:
+            envelope = volume_envelope(target.type, target.size_gib, target.iops, target.throughput_mibps)
+        except (ValueError, KeyError):
+            envelope = None
+        if envelope is not None:
+            detail = envelope.describe()
+            if target.type in ("gp3", "io1", "io2"):
+                text += f" · {num(envelope.baseline_iops)} IOPS"
+                if target.type == "gp3":
+                    text += f" · {num(envelope.baseline_mibps)} MiB/s"
+            elif target.type == "gp2":
+                text += f" · {num(envelope.baseline_iops)} IOPS"
+                if envelope.burst_iops and envelope.burst_iops > envelope.baseline_iops:
+                    text += f" (burst {num(envelope.burst_iops)})"
+            elif target.type in ("st1", "sc1"):
+                text += f" · {num(envelope.baseline_mibps)} MiB/s"
+                if envelope.burst_mibps and envelope.burst_mibps > envelope.baseline_mibps:
+                    text += f" (burst {num(envelope.burst_mibps)})"
+        if target.count > 1:
+            text = f"{target.count} x {text} {target.layout.upper()}"
+            detail = f"{target.count} x ({detail}), {target.layout}"
+        return f"{text} · {target.filesystem}", detail
+    if isinstance(target, EfsTarget):
+        text = f"EFS {target.throughput_mode}"
+        if target.provisioned_throughput_mibps:
+            text += f" {num(target.provisioned_throughput_mibps)} MiB/s"
+        if target.one_zone:
+            text += " one zone"
+        return text, text
+    if isinstance(target, FsxLustreTarget):
+        text = f"FSx for Lustre {target.deployment_type} {target.storage_capacity_gib:,} GiB"
+        if target.per_unit_storage_throughput:
+            text += f" · {target.per_unit_storage_throughput} MB/s/TiB"
+        return text, text
+    if isinstance(target, InstanceStoreTarget):
+        devices = "all devices" if target.count is None else f"{target.count} device(s)"
+        text = f"instance store ({devices}) · {target.filesystem}"
+        return text, text
+    if isinstance(target, NfsTarget):
+        text = f"NFS {target.server}:{target.export}"
+        return text, text
+    text = f"directory {getattr(target, 'path', '?')}"
+    return text, text
+
+
+def storage_text(
+    config: Config | None, config_id: str, options: Mapping[tuple[str, str], str]
+) -> tuple[str, str]:
+    if config is not None:
+        texts = [target_text(t) for t in config.targets]
+        return " + ".join(t for t, _ in texts), "; ".join(d for _, d in texts)
+    stored = sorted({option for (cid, _), option in options.items() if cid == config_id})
+    text = " + ".join(stored) or "unknown (no request stored)"
+    return text, text
+
+
+def seconds_between(start: Any, end: Any) -> float | None:
+    try:
+        a = datetime.fromisoformat(str(start).replace("Z", "+00:00"))
+        b = datetime.fromisoformat(str(end).replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    delta = (b - a).total_seconds()
+    return delta if delta >= 0 else None
+
+
+def run_cost_by_config(run_cost: Mapping[str, Any] | None) -> tuple[dict[str, float], float | None]:
+    """(USD per config, the run's total) of a ``RunCost`` dump: its ``by_config`` when the dump has
+    one, else its components summed (``by_config`` is a method, not a field, of ``RunCost``)."""
+    if run_cost is None:
+        return {}, None
+    by_config: dict[str, float] = {}
+    total = 0.0
+    for component in run_cost.get("components") or []:
+        if not isinstance(component, Mapping) or not isinstance(component.get("usd"), int | float):
+            continue
+        total += float(component["usd"])
+        if component.get("config_id") is not None:
+            cid = str(component["config_id"])
+            by_config[cid] = by_config.get(cid, 0.0) + float(component["usd"])
+    given = run_cost.get("by_config")
+    if isinstance(given, Mapping):
+        by_config = {str(k): float(v) for k, v in given.items() if isinstance(v, int | float)}
+    stated = run_cost.get("total_usd")
+    return by_config, float(stated) if isinstance(stated, int | float) else total

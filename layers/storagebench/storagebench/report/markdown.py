@@ -1,0 +1,241 @@
+"""The report as Markdown: the HTML's tables and findings as text (for a chat message, a ticket or a
+terminal), with the same numbers formatted the same way. Charts are left to the HTML.
+
+Text from the data is escaped so it cannot break a table or inject markup: HTML-significant
+characters become entities, Markdown punctuation gets a backslash, newlines become spaces.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from storagebench.report.fmt import (
+    DASH,
+    delta_text,
+    metric_title,
+    metric_value,
+    pct,
+    seconds,
+    usd,
+    value_text,
+    verdict_counts,
+)
+from storagebench.report.model import Cell, LatencyRow, MetricInfo, Report, Value, WorkloadInfo
+
+__all__ = ["render_markdown"]
+
+_SPECIAL = re.compile(r"([\\`*_\[\]|~])")
+_LATENCY = MetricInfo(
+    name="latency", label="latency", unit="ms", scale=1e-3, stored_unit="us", higher_is_better=False
+)
+
+
+def md(text: object) -> str:
+    """Escape text for a Markdown table cell or paragraph."""
+    plain = " ".join(str(text).split())
+    plain = plain.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return _SPECIAL.sub(r"\\\1", plain)
+
+
+def _table(head: Sequence[str], rows: Sequence[Sequence[str]], align: Sequence[str] | None = None) -> str:
+    align = align or ["l"] * len(head)
+    rule = ["---:" if a == "r" else "---" for a in align]
+    lines = ["| " + " | ".join(head) + " |", "| " + " | ".join(rule) + " |"]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def _cell(info: WorkloadInfo, cell: Cell) -> str:
+    if info.metric is None or cell.value is None:
+        return DASH
+    parts = [md(value_text(info.metric, cell.value))]
+    if cell.delta is not None:
+        parts.append(md(delta_text(cell.delta)))
+    if cell.grade is not None:
+        parts.append(
+            f"**{cell.grade.letter}** ({md(cell.grade.rule.removesuffix(' -> ' + cell.grade.letter))})"
+        )
+    parts += [md(flag) for flag in cell.flags]
+    parts += ["**regression**" for r in cell.regressions if r.startswith("regression")]
+    return "<br>".join(parts)
+
+
+def _comparison(report: Report) -> str:
+    head = ["Config", "Storage option", "Instance", "Monthly cost", "Run cost"]
+    for info in report.workloads:
+        metric = metric_title(info.metric) if info.metric is not None else "nothing measured"
+        head.append(f"{md(info.name)} ({md(metric)})")
+    head.append("Verdict")
+    rows = []
+    for row in report.configs:
+        name = (
+            f"**{md(row.config_id)}**" + (" (baseline)" if row.is_baseline else "") + f"<br>{md(row.status)}"
+        )
+        monthly = md(usd(row.monthly_usd))
+        if not row.is_baseline and row.delta_monthly_pct is not None:
+            monthly += f" ({md(pct(row.delta_monthly_pct))})"
+        if row.cost_partial:
+            monthly += " partly unpriced"
+        verdict = md(row.verdict) + "".join(f"<br>{md(e)}" for e in row.errors[:3])
+        rows.append(
+            [
+                name,
+                md(row.storage_option),
+                md(row.instance_type or DASH),
+                monthly,
+                md(usd(row.run_cost_usd)),
+                *(_cell(info, cell) for info, cell in zip(report.workloads, row.cells, strict=True)),
+                verdict,
+            ]
+        )
+    align = ["l", "l", "l", "r", "r", *(["r"] * len(report.workloads)), "l"]
+    return _table(head, rows, align)
+
+
+def _latency_value(value: Value | None) -> str:
+    if value is None:
+        return DASH
+    return md(value_text(_LATENCY, value, unit=False))
+
+
+def _latency(rows: Sequence[LatencyRow]) -> str:
+    head = [
+        "Config",
+        "Measurement",
+        "mean, ms",
+        "p50, ms",
+        "p90, ms",
+        "p95, ms",
+        "p99, ms",
+        "p99.9, ms",
+        "Grade",
+    ]
+    body = [
+        [
+            md(r.config_id),
+            md(r.measurement),
+            *(
+                _latency_value(getattr(r, f))
+                for f in ("mean_us", "p50_us", "p90_us", "p95_us", "p99_us", "p999_us")
+            ),
+            r.grade.letter if r.grade is not None else DASH,
+        ]
+        for r in rows
+    ]
+    return _table(head, body, ["l", "l", "r", "r", "r", "r", "r", "r", "l"])
+
+
+def _header(report: Report) -> list[str]:
+    h = report.header
+    out = [f"# {md(h.name or h.suite or h.run_id)}: storagebench run report", ""]
+    if h.description:
+        out += [md(h.description), ""]
+    price = DASH
+    if h.price_source:
+        price = h.price_source + (f", as of {h.price_date}" if h.price_date else "")
+    ended = h.ended_at or "not finished"
+    if h.duration_s is not None:
+        ended += f" ({seconds(h.duration_s)})"
+    for key, value in (
+        ("Run", h.run_id),
+        ("Suite", h.suite or DASH),
+        ("Status", h.status or DASH),
+        ("Started", h.started_at or DASH),
+        ("Ended", ended),
+        ("Region", h.region or DASH),
+        ("Baseline", h.baseline or DASH),
+        ("Prices", price),
+        ("Repetitions", str(h.repetitions) if h.repetitions is not None else DASH),
+        ("Records", f"{h.records:,}"),
+        ("Run cost", usd(h.run_cost_usd)),
+    ):
+        out.append(f"- **{key}**: {md(value)}")
+    errors = [f for f in report.warnings if f.severity == "error"]
+    if errors:
+        out += ["", f"**{len(errors)} error(s)**: " + "; ".join(md(f.text) for f in errors[:5])]
+    return out
+
+
+def _latency_section(report: Report) -> list[str]:
+    out: list[str] = []
+    for info in report.workloads:
+        rows = [r for r in report.latency if r.workload == info.id]
+        if not rows:
+            continue
+        out += [f"### {md(info.name)}", "", _latency(rows), ""]
+        bimodal = [h for h in report.histograms if h.workload == info.id and h.bimodal]
+        out += [f"- {md(h.config_id)}: {md(h.bimodal)}" for h in bimodal]
+        out += [""] if bimodal else []
+    return out or ["No latency was recorded."]
+
+
+def _cost_section(report: Report) -> list[str]:
+    out: list[str] = []
+    for scatter in report.scatters:
+        metric = scatter.metric
+        out.append(
+            f"- **{md(scatter.name)}** ({md(metric.label)}, {md(metric.unit)}): Pareto frontier "
+            + (", ".join(md(c) for c in scatter.frontier) or "none")
+        )
+        for point in sorted(scatter.points, key=lambda p: p.monthly_usd):
+            mark = " (frontier)" if point.on_frontier else ""
+            out.append(
+                f"  - {md(point.config_id)}: {md(usd(point.monthly_usd))}/month, "
+                f"{md(metric_value(metric, point.value))} {md(metric.unit)}{mark}"
+            )
+    return out or ["No cost comparison."]
+
+
+def _regressions(report: Report) -> list[str]:
+    if not report.regression_counts:
+        return ["No comparison with earlier runs was recorded."]
+    out = [f"{md(verdict_counts(report.regression_counts))}."]
+    if not report.regressions:
+        return [*out, "", "None left its noise band."]
+    names = {w.id: w.name for w in report.workloads}
+    body = []
+    for row in report.regressions:
+        m = row.metric
+        band = (
+            DASH if row.band is None else f"{metric_value(m, row.band[0])} to {metric_value(m, row.band[1])}"
+        )
+        body.append(
+            [
+                md(row.verdict),
+                md(", ".join(row.config_ids) or row.storage_option),
+                md(f"{names.get(row.workload, row.workload)} ({row.measurement})"),
+                md(f"{m.label}, {m.unit}"),
+                md(metric_value(m, row.value)),
+                md(metric_value(m, row.baseline)),
+                md(pct(row.delta_pct)),
+                md(band),
+                str(row.history_n),
+            ]
+        )
+    head = ["Verdict", "Config", "Workload", "Metric", "This run", "Median before", "Change", "Band", "Runs"]
+    return [*out, "", _table(head, body, ["l", "l", "l", "l", "r", "r", "r", "r", "r"])]
+
+
+NOTES = (
+    "Means over repetitions, ± the half-width of the 95 % confidence interval (Student t); "
+    "“1 run” where a single repetition gives no interval.",
+    "A difference from the baseline counts when the 95 % intervals do not overlap; else “within noise”.",
+    "Grades: p95 latency, A < 2 ms, B < 6 ms, C <= 14 ms, D > 14 ms.",
+)
+
+
+def render_markdown(report: Report) -> str:
+    """The report as GitHub-flavoured Markdown."""
+    out = _header(report)
+    out += ["", "## Configs against the baseline", "", _comparison(report)]
+    out += ["", "## Latency", "", *_latency_section(report)]
+    out += ["", "## Cost against performance", "", *_cost_section(report)]
+    out += ["", "## Warnings", ""]
+    if report.warnings:
+        out += [f"- **{f.severity}** ({md(f.category)}): {md(f.text)}" for f in report.warnings]
+    else:
+        out.append("Nothing to warn about.")
+    out += ["", "## Against earlier runs", "", *_regressions(report)]
+    out += ["", "## Notes", "", *(f"- {md(n)}" for n in NOTES), *(f"- {md(n)}" for n in report.notes)]
+    return "\n".join(out) + "\n"

@@ -1,0 +1,422 @@
+"""A realistic stored run for the report tests: records parsed from real fio output, stored the way
+the results store keeps them, with a comparison, a run cost, regression verdicts and time series.
+
+Four configs on c5.4xlarge (gp2 100 GiB, gp3 1,000 GiB as baseline, io1 4,000 IOPS, st1 that failed
+before it measured anything) run four workloads three times. Each record starts as the real parse
+of a tests/data/fio capture (``results.fio.aggregate_fio`` then ``to_record``, as collect does) and
+is scaled per config and repetition so the configs differ; histograms are shifted by whole buckets
+so they stay on the 4-per-octave grid. Labels are those ``results.annotate`` attaches.
+
+Shared with tests/browser (loaded there by path), so it imports nothing from the test tree.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from pathlib import Path
+from typing import Any
+
+from storagebench.costs.compare import compare
+from storagebench.costs.monthly import price_request
+from storagebench.costs.run_cost import run_cost, usage_for_config
+from storagebench.prices.snapshot import SnapshotPriceBook
+from storagebench.request import BenchmarkRequest, parse_request
+from storagebench.results.fio import aggregate_fio, split_fio_output
+from storagebench.results.records import HistogramBucket, LatencyStats, ResultRecord
+from storagebench.store import keys
+
+DATA = Path(__file__).resolve().parents[2] / "data" / "fio"
+RUN_ID = "r-20261121-0300-nightly"
+STARTED = "2026-11-21T03:00:00Z"
+ENDED = "2026-11-21T03:42:10Z"
+STEP = 2 ** (1 / 4)
+
+REQUEST: dict[str, Any] = {
+    "name": "nightly-ebs",
+    "description": "Nightly EBS comparison: gp2 burst against gp3 and io1 on the same instance type.",
+    "region": "us-east-1",
+    "baseline": "gp3",
+    "configs": [
+        {
+            "id": "gp2",
+            "instance_type": "c5.4xlarge",
+            "targets": [{"kind": "ebs", "type": "gp2", "size_gib": 100}],
+        },
+        {
+            "id": "gp3",
+            "instance_type": "c5.4xlarge",
+            "targets": [
+                {"kind": "ebs", "type": "gp3", "size_gib": 1000, "iops": 3000, "throughput_mibps": 125}
+            ],
+        },
+        {
+            "id": "io1",
+            "instance_type": "c5.4xlarge",
+            "targets": [{"kind": "ebs", "type": "io1", "size_gib": 100, "iops": 4000}],
+        },
+        {
+            "id": "st1",
+            "instance_type": "c5.4xlarge",
+            "targets": [{"kind": "ebs", "type": "st1", "size_gib": 500}],
+        },
+    ],
+    "prewarm": {"method": "none"},
+    "workloads": [
+        {"profile": "std-randread-4k"},
+        {"profile": "std-seqread-1m"},
+        {"profile": "std-latency-4k-qd1"},
+        {"profile": "fio-randrw-4k-25read"},
+    ],
+    "repetitions": 3,
+}
+
+# workload -> (fio capture, direction override)
+CAPTURES: dict[str, tuple[str, str | None]] = {
+    "std-randread-4k": ("single_randread", None),
+    "std-seqread-1m": ("seq_write_1m", "read"),  # a 1 MiB sequential capture, read as the profile does
+    "std-latency-4k-qd1": ("lat_percentiles", None),
+    "fio-randrw-4k-25read": ("study1_randrw", None),
+}
+# config -> (rate factor, latency shift in buckets)
+SCALE: dict[str, tuple[float, int]] = {"gp2": (0.55, 6), "gp3": (1.0, 0), "io1": (1.25, -2)}
+JITTER = (1.0, 0.97, 1.035)
+LABELS: dict[tuple[str, str], list[list[str]]] = {
+    ("gp2", "std-randread-4k"): [["burst"], ["crossed-knee@41s"], ["baseline", "under-delivered:0.71"]],
+    ("io1", "std-randread-4k"): [["delivered:1.02", "instance-bound"]] * 3,
+    ("gp2", "std-latency-4k-qd1"): [["bimodal-latency:180us/2900us"]] * 3,
+}
+
+
+@functools.cache
+def _captured(workload: str) -> tuple[ResultRecord, ...]:
+    name, direction = CAPTURES[workload]
+    json_text, normal = split_fio_output((DATA / f"{name}.out").read_text())
+    records = []
+    for result in aggregate_fio(json_text, normal_text=normal):
+        record = result.to_record(
+            config_id="-", target_id="ebs0", workload=workload, profile=workload, repetition=1, phase="run"
+        )
+        if direction is not None:
+            record = record.model_copy(update={"direction": direction})
+        records.append(record)
+    return tuple(records)
+
+
+def _latency(latency: LatencyStats, factor: float) -> LatencyStats:
+    scaled = {
+        k: (v * factor if isinstance(v, float) and k.endswith("_us") else v)
+        for k, v in latency.model_dump().items()
+    }
+    return LatencyStats.model_validate(scaled)
+
+
+def record(config_id: str, workload: str, repetition: int, base: ResultRecord) -> ResultRecord:
+    rate, shift = SCALE[config_id]
+    rate *= JITTER[repetition - 1]
+    latency_factor = STEP**shift / JITTER[repetition - 1]
+    labels = [f"emulated:{config_id}:100GiB"]
+    per_rep = LABELS.get((config_id, workload))
+    if per_rep is not None:
+        labels += per_rep[repetition - 1]
+    histogram = [HistogramBucket(le_us=b.le_us * STEP**shift, count=b.count) for b in base.histogram or []]
+    if (config_id, workload) == ("gp2", "std-latency-4k-qd1"):  # the report-card study's two modes
+        histogram = _two_modes(histogram)
+    return base.model_copy(
+        update={
+            "config_id": config_id,
+            "repetition": repetition,
+            "iops": base.iops * rate if base.iops is not None else None,
+            "bw_mibps": base.bw_mibps * rate if base.bw_mibps is not None else None,
+            "latency": _latency(base.latency, latency_factor) if base.latency is not None else None,
+            "histogram": histogram,
+            "labels": labels,
+            "started_at": STARTED,
+        }
+    )
+
+
+def _two_modes(histogram: list[HistogramBucket]) -> list[HistogramBucket]:
+    """The histogram plus a slow copy 16x (16 buckets) higher with a third of its I/O."""
+    slow = [HistogramBucket(le_us=b.le_us * STEP**16, count=max(1, b.count // 2)) for b in histogram]
+    merged: dict[float, int] = {}
+    for bucket in [*histogram, *slow]:
+        merged[bucket.le_us] = merged.get(bucket.le_us, 0) + bucket.count
+    return [HistogramBucket(le_us=le, count=c) for le, c in sorted(merged.items())]
+
+
+def request() -> BenchmarkRequest:
+    return parse_request(REQUEST)
+
+
+def records(repetitions: int = 3, configs: tuple[str, ...] = ("gp2", "gp3", "io1")) -> list[ResultRecord]:
+    out = []
+    for config_id in configs:
+        for workload in CAPTURES:
+            for repetition in range(1, repetitions + 1):
+                out += [record(config_id, workload, repetition, base) for base in _captured(workload)]
+    return out
+
+
+def storage_option(config_id: str) -> str:
+    return {
+        "gp2": "c5.4xlarge/ebs:gp2:100GiB:xfs",
+        "gp3": "c5.4xlarge/ebs:gp3:1000GiB:3000iops:125MiBps:xfs",
+        "io1": "c5.4xlarge/ebs:io1:100GiB:4000iops:xfs",
+        "st1": "c5.4xlarge/ebs:st1:500GiB:xfs",
+    }.get(config_id, config_id)
+
+
+def result_item(rec: ResultRecord) -> dict[str, Any]:
+    """As ``DynamoResultsStore.result_item`` writes it (keys removed, as ``get_run`` returns it)."""
+    return {
+        "type": "result",
+        "run_id": RUN_ID,
+        "config_id": rec.config_id,
+        "record_key": keys.record_key(rec),
+        "started_at": STARTED,
+        "labels": {"storage_option": storage_option(rec.config_id), "suite": REQUEST["name"]},
+        "record": rec.model_dump(mode="json"),
+    }
+
+
+ERROR = {"step": "provision", "error": "CapacityError", "cause": "InsufficientInstanceCapacity in us-east-1a"}
+
+
+def config_item(config_id: str, recs: int, failed: bool = False) -> dict[str, Any]:
+    errors = [ERROR] if failed else []
+    state = {
+        "item": {"run_id": RUN_ID, "config_id": config_id},
+        "collected": None if failed else {"status": "ok", "records": recs, "problems": []},
+        "errors": errors,
+    }
+    return {
+        "type": "config",
+        "run_id": RUN_ID,
+        "config_id": config_id,
+        "status": "CLEANED",
+        "state": state,
+        "errors": errors,
+    }
+
+
+def stored(recs: list[ResultRecord] | None = None, *, request_document: bool = True) -> dict[str, Any]:
+    """``ResultsStore.get_run`` of the run: the run item, its config items and its results."""
+    recs = records() if recs is None else recs
+    counts = {cid: sum(1 for r in recs if r.config_id == cid) for cid in ("gp2", "gp3", "io1")}
+    config_results = [
+        {
+            "run_id": RUN_ID,
+            "config_id": cid,
+            "status": "succeeded",
+            "records": n,
+            "errors": [],
+            "leftovers": [],
+        }
+        for cid, n in counts.items()
+    ]
+    config_results.append(
+        {
+            "run_id": RUN_ID,
+            "config_id": "st1",
+            "status": "failed",
+            "records": 0,
+            "errors": [ERROR],
+            "leftovers": [],
+        }
+    )
+    run = {
+        "type": "run",
+        "run_id": RUN_ID,
+        "suite": REQUEST["name"],
+        "status": "PARTIAL",
+        "configs": [c["id"] for c in REQUEST["configs"]],
+        "started_at": STARTED,
+        "ended_at": ENDED,
+        "records": len(recs),
+        "config_results": config_results,
+    }
+    if request_document:
+        run["request"] = REQUEST
+    return {
+        "run": run,
+        "configs": [*(config_item(cid, n) for cid, n in counts.items()), config_item("st1", 0, failed=True)],
+        "results": [result_item(r) for r in recs],
+    }
+
+
+def comparison(recs: list[ResultRecord] | None = None) -> dict[str, Any]:
+    req = request()
+    costs = price_request(req, SnapshotPriceBook(req.region))
+    return compare(req, costs, records() if recs is None else recs).model_dump(mode="json")
+
+
+def run_cost_dump() -> dict[str, Any]:
+    req = request()
+    usages = [usage_for_config(c, 2400 if c.id != "st1" else 300) for c in req.configs]
+    return run_cost(usages, SnapshotPriceBook(req.region), transitions=62).model_dump(mode="json")
+
+
+def regressions() -> list[dict[str, Any]]:
+    common = {"variant": "-", "phase": "run", "group": 0, "repetitions": 3}
+    return [
+        {
+            **common,
+            "storage_option": storage_option("gp3"),
+            "workload": "std-randread-4k",
+            "direction": "read",
+            "metric": "lat_p95_us",
+            "higher_is_better": False,
+            "verdict": "regression",
+            "flagged": True,
+            "value": 160.0,
+            "baseline": 118.0,
+            "delta_pct": (160.0 - 118.0) / 118.0 * 100,
+            "band": [110.0, 126.0],
+            "history_n": 9,
+            "config_ids": ["gp3"],
+        },
+        {
+            **common,
+            "storage_option": storage_option("io1"),
+            "workload": "std-seqread-1m",
+            "direction": "read",
+            "metric": "bw_mibps",
+            "higher_is_better": True,
+            "verdict": "none",
+            "flagged": False,
+            "value": 2000.0,
+            "baseline": 1990.0,
+            "delta_pct": 0.5,
+            "band": [1900.0, 2080.0],
+            "history_n": 9,
+            "config_ids": ["io1"],
+        },
+        {
+            **common,
+            "storage_option": storage_option("gp2"),
+            "workload": "std-seqread-1m",
+            "direction": "read",
+            "metric": "iops",
+            "higher_is_better": True,
+            "verdict": "insufficient history",
+            "flagged": False,
+            "value": 880.0,
+            "baseline": None,
+            "delta_pct": None,
+            "band": None,
+            "history_n": 1,
+            "config_ids": ["gp2"],
+        },
+    ]
+
+
+def series_document(config_id: str, seconds: int = 120) -> dict[str, Any]:
+    """What ``extract_series`` stores for a config: 1 s IOPS of each fio phase, gp2 with its knee."""
+    entries: list[dict[str, Any]] = []
+    rate, _ = SCALE[config_id]
+    for workload, (_, override) in CAPTURES.items():
+        directions = ["read", "write"] if workload == "fio-randrw-4k-25read" else [override or "read"]
+        for repetition in (1, 2, 3):
+            knee = 41 if (config_id, workload, repetition) == ("gp2", "std-randread-4k", 2) else None
+            for direction in directions:
+                level = 3000.0 * rate * JITTER[repetition - 1] / len(directions)
+                values = []
+                for t in range(1, seconds + 1):
+                    value = level * (0.1 if knee is not None and t >= knee else 1.0)
+                    values.append(round(value * (1 + 0.03 * math.sin(t / 3 + repetition)), 1))
+                entries.append(
+                    {
+                        "step_id": f"{workload}-r{repetition}",
+                        "target_id": "ebs0",
+                        "workload": workload,
+                        "profile": workload,
+                        "variant": {},
+                        "repetition": repetition,
+                        "phase": "run",
+                        "direction": direction,
+                        "started_at": STARTED,
+                        "t0_s": 1,
+                        "interval_s": 1,
+                        "iops": values,
+                        "bw_mibps": [v * 4 / 1024 for v in values],
+                        "knee_s": knee,
+                    }
+                )
+    return {"version": 1, "series": entries, "problems": []}
+
+
+def full_report_inputs() -> dict[str, Any]:
+    """Every input of ``build_report`` for the realistic run."""
+    return {
+        "stored": stored(),
+        "request": request(),
+        "comparison": comparison(),
+        "run_cost": run_cost_dump(),
+        "regressions": regressions(),
+        "series": {cid: series_document(cid) for cid in ("gp2", "gp3", "io1")},
+    }
+
+
+PROFILES = list(CAPTURES)
+
+
+def large_inputs(configs: int = 20, workloads: int = 10) -> dict[str, Any]:
+    document = {
+        "name": "matrix",
+        "baseline": "c00",
+        "configs": [
+            {
+                "id": f"c{i:02d}",
+                "instance_type": "c5.4xlarge",
+                "targets": [{"kind": "ebs", "type": "gp3", "size_gib": 100 + 50 * i, "iops": 3000 + 500 * i}],
+            }
+            for i in range(configs)
+        ],
+        "workloads": [{"profile": PROFILES[j % len(PROFILES)], "id": f"w{j}"} for j in range(workloads)],
+        "repetitions": 3,
+    }
+    request = parse_request(document)
+    records: list[ResultRecord] = []
+    series: dict[str, Any] = {}
+    for i in range(configs):
+        cid = f"c{i:02d}"
+        entries: list[dict[str, Any]] = []
+        for j in range(workloads):
+            for rep in (1, 2, 3):
+                for base in _captured(PROFILES[j % len(PROFILES)]):
+                    factor = (1 + i / 10) * JITTER[rep - 1]
+                    records.append(
+                        base.model_copy(
+                            update={
+                                "config_id": cid,
+                                "workload": f"w{j}",
+                                "repetition": rep,
+                                "iops": (base.iops or 0) * factor,
+                                "bw_mibps": (base.bw_mibps or 0) * factor,
+                            }
+                        )
+                    )
+                entries.append(
+                    {
+                        "workload": f"w{j}",
+                        "target_id": "ebs0",
+                        "variant": {},
+                        "phase": "run",
+                        "repetition": rep,
+                        "direction": "read",
+                        "t0_s": 1,
+                        "interval_s": 1,
+                        "iops": [3000.0 + (t % 17) for t in range(600)],
+                        "knee_s": None,
+                    }
+                )
+        series[cid] = {"version": 1, "series": entries, "problems": []}
+    costs = price_request(request, SnapshotPriceBook(request.region))
+    comparison = compare(request, costs, records).model_dump(mode="json")
+    stored = {
+        "run": {"run_id": "r-large", "suite": "matrix", "status": "SUCCEEDED", "configs": list(series)},
+        "configs": [],
+        "results": [{"config_id": r.config_id, "record": r.model_dump(mode="json")} for r in records],
+    }
+    return {"stored": stored, "request": request, "comparison": comparison, "series": series}
