@@ -10,6 +10,7 @@ operation the client sends is logged, and no test may send a Scan.
 from __future__ import annotations
 
 import shutil
+import tempfile
 import uuid
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
@@ -26,6 +27,7 @@ import boto3
 from moto import mock_aws
 
 from storagebench.adapters.aws.dynamodb import MAX_ITEM_BYTES, DynamoResultsStore, item_size
+from storagebench.adapters.local.artifacts import LocalArtifacts
 from storagebench.analysis.regressions import INSUFFICIENT, Regression
 from storagebench.local.dynamodb_local import (
     DYNAMODB_LOCAL_VERSION,
@@ -433,6 +435,32 @@ def test_pattern_3_suite_filter_still_fills_pages(store: DynamoResultsStore, cal
 # ============================================================================ pattern 4
 
 
+def test_pattern_2_carries_each_configs_cost_delta_and_verdict(store: DynamoResultsStore) -> None:
+    economics = {
+        "baseline": "gp3",
+        "run_cost_usd": 0.04,
+        "configs": [
+            {"id": "gp3", "monthly_usd": 505.04, "delta_monthly_pct": 0.0, "verdict": "baseline"},
+            {
+                "id": "io1",
+                "monthly_usd": 769.54,
+                "delta_monthly_pct": 52.37,
+                "verdict": "52 % more expensive",
+            },
+        ],
+    }
+    measured_run(store, "priced", day(1), series_records(1))
+    store.record_economics("priced", economics)
+    store.record_economics("priced", economics)  # a retried Finalize: same item, same content
+    (latest,) = store.list_runs("nightly", 1)
+    assert latest["run_id"] == "priced" and latest["economics"] == economics
+    assert store.get_run("priced")["run"]["economics"] == economics
+    with pytest.raises(ProvisioningError, match="never recorded"):
+        store.record_economics("no-such-run", economics)
+    with pytest.raises(ValueError, match="over half the item budget"):
+        store.record_economics("priced", {"configs": [{"verdict": "x" * MAX_ITEM_BYTES}]})
+
+
 def test_pattern_4_runs_in_progress_and_finish_run_empties_gsi3(
     store: DynamoResultsStore, calls: CallLog
 ) -> None:
@@ -642,12 +670,13 @@ def series_records(run: int, iops_factor: float = 1.0, latency_factor: float = 1
 
 
 def services(store: DynamoResultsStore) -> steps.Services:
-    # Finalize with ConfigResult entries uses only the store and the clock.
+    # Finalize with ConfigResult entries uses the store, the clock and the artifacts (request,
+    # economics, report): an empty directory here, so costs become a note and the report is drawn.
     return steps.Services(
         compute=None,  # type: ignore[arg-type]
         filesystems=None,  # type: ignore[arg-type]
         agents=None,  # type: ignore[arg-type]
-        artifacts=None,  # type: ignore[arg-type]
+        artifacts=LocalArtifacts(Path(tempfile.mkdtemp(prefix="artifacts-"))),
         store=store,
         clock=FixedClock(),
     )
@@ -660,7 +689,7 @@ def entry(run_id: str, status: str = "succeeded") -> dict[str, Any]:
 def test_finalize_flags_regressions_against_the_suites_last_runs(
     store: DynamoResultsStore, calls: CallLog
 ) -> None:
-    for n in range(12):  # twelve steady nightly runs; detection looks at the last ten
+    for n in range(12):  # twelve steady nightly runs, all within the last DEFAULT_RUNS (20)
         measured_run(store, f"n{n:02d}", day(n), series_records(n))
     for n in range(12):  # another suite measures the same series far lower: it must not count
         measured_run(store, f"h{n:02d}", day(n, hours=1), series_records(n, 0.5, 3.0), suite="hourly")
@@ -681,7 +710,7 @@ def test_finalize_flags_regressions_against_the_suites_last_runs(
         for m in ("iops", "bw_mibps", "lat_mean_us", "lat_p95_us", "lat_p99_us")
     }
     iops = flagged[("randread-4k", "iops")]
-    assert iops.verdict == "regression" and iops.flagged and iops.history_n == 10
+    assert iops.verdict == "regression" and iops.flagged and iops.history_n == 12
     assert iops.baseline == pytest.approx(1000.0, abs=8.0)
     assert iops.delta_pct == pytest.approx(-20.0, abs=1.0)
     assert iops.band is not None and iops.band[0] < iops.baseline < iops.band[1]

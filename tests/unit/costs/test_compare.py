@@ -17,6 +17,7 @@ from storagebench.costs.compare import (
     cheapest_meeting,
     compare,
     pareto_frontier,
+    verdict,
     with_totals,
     workload_names,
 )
@@ -130,9 +131,9 @@ def test_verdict_example_from_study1() -> None:
     assert comparison.baseline == "alpha-io1"
     assert beta.delta_monthly_pct == pytest.approx(-40.12, abs=0.01)
     assert beta.verdict == (
-        "40 % cheaper, "
-        "36 % slower on 4 jobs x 2 files, 4k random, 25 % reads (1 run), "
-        "2 % slower on dd 1 MiB x 1,000 synchronous write, "
+        "40 % cheaper; "
+        "36 % slower on 4 jobs x 2 files, 4k random, 25 % reads (1 run); "
+        "2 % slower on dd 1 MiB x 1,000 synchronous write; "
         "within noise on dd-1mb-file"
     )
     assert comparison.config("alpha-io1").verdict == "baseline"
@@ -164,10 +165,10 @@ def test_deltas_carry_their_intervals_and_the_noise_verdict() -> None:
 def test_verdict_keeps_the_three_most_important_differences() -> None:
     beta = study1(extra=True).config("beta-gp2")
     assert beta.verdict == (
-        "40 % cheaper, "
-        "36 % slower on 4 jobs x 2 files, 4k random, 25 % reads (1 run), "
-        "12 % slower on dd 4 GiB synchronous write, "
-        "10 % slower on dd 1 GiB synchronous write, "
+        "40 % cheaper; "
+        "36 % slower on 4 jobs x 2 files, 4k random, 25 % reads (1 run); "
+        "12 % slower on dd 4 GiB synchronous write; "
+        "10 % slower on dd 1 GiB synchronous write; "
         "2 more not shown"
     )
 
@@ -247,9 +248,9 @@ def test_price_performance_per_workload() -> None:
 def test_nightly_verdicts() -> None:
     comparison = nightly()
     assert (
-        comparison.config("gp2").verdict == "2 % more expensive, within noise on 4k random read, IOPS-bound"
+        comparison.config("gp2").verdict == "2 % more expensive; within noise on 4k random read, IOPS-bound"
     )
-    assert comparison.config("io2").verdict == "2.5x the cost, 4.0x faster on 4k random read, IOPS-bound"
+    assert comparison.config("io2").verdict == "2.5x the cost; 4.0x faster on 4k random read, IOPS-bound"
 
 
 def test_cheapest_meeting_found_judged_on_the_interval() -> None:
@@ -296,3 +297,9 @@ def test_configs_without_results_compare_on_cost_only() -> None:
     assert row.verdict == "66 % cheaper (cost partly unpriced); no results to compare"
     assert row.cost_partial and comparison.notes
     assert comparison.frontiers == []
+
+
+def test_verdict_items_split_on_commas_when_no_name_has_one() -> None:
+    comparison = study1()
+    plain = [w for w in comparison.config("beta-gp2").workloads if w.workload == "dd-1mb-file"]
+    assert verdict(-40.0, plain) == "40 % cheaper, within noise on dd-1mb-file"

@@ -70,7 +70,7 @@ def test_study1_alpha_for_two_hours() -> None:
     ebs = by_name(cost, "ebs-storage") + by_name(cost, "ebs-iops")
     assert ebs == pytest.approx(volumes * 7200 / SECONDS_PER_MONTH)
     assert cost.total_usd == pytest.approx(1.36 + 431.50 * 2 / 730)
-    assert cost.by_config() == pytest.approx({"alpha-io1": cost.total_usd})
+    assert cost.by_config == pytest.approx({"alpha-io1": cost.total_usd})
     assert cost.orchestration_usd == 0
     storage = next(c for c in cost.components if c.name == "ebs-storage" and c.target_id == "cache")
     assert (storage.quantity, storage.unit) == (512 * 7200, "GB-s")  # volume GB-seconds

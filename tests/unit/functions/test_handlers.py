@@ -13,7 +13,7 @@ import pytest
 import workflow_fakes as wf
 from pydantic import ValidationError
 
-from storagebench.workflow import steps, wiring
+from storagebench.workflow import artifact_keys, steps, wiring
 from storagebench.workflow.errors import InvalidRequestError, ResourceBusyError
 from storagebench.workflow.models import (
     AgentOutcome,
@@ -83,7 +83,7 @@ def test_plan_handler_plans_the_run(load_app: Load, fakes: Any, context: Any) ->
     assert [i.config_id for i in planned.items] == ["alpha", "beta", "gamma"]
     assert planned.max_concurrency == 2 and planned.started_at == "2026-11-21T17:00:00Z"
     assert fakes.store.runs["run-1"]["status"] == "RUNNING"
-    assert steps.request_key("run-1") in fakes.artifacts.documents
+    assert artifact_keys.request_key("run-1") in fakes.artifacts.documents
 
 
 def test_plan_handler_raises_the_error_the_state_machine_catches(

@@ -12,7 +12,7 @@ import workflow_fakes as wf
 from pydantic import ValidationError
 
 from storagebench.request import parse_request
-from storagebench.workflow import steps
+from storagebench.workflow import artifact_keys, steps
 from storagebench.workflow.bindings import client_token, storage_option
 from storagebench.workflow.errors import (
     GuardrailError,
@@ -110,7 +110,7 @@ def test_plan_caps_the_heartbeat_at_the_stacks_maximum(plan: Plan, fakes: Any) -
 def test_plan_stores_the_request_and_starts_the_run_before_returning(plan: Plan, fakes: Any) -> None:
     document = wf.request_doc()
     planned = plan(document)
-    stored = fakes.artifacts.get_json(steps.request_key("run-1"))
+    stored = fakes.artifacts.get_json(artifact_keys.request_key("run-1"))
     assert stored == parse_request(document).model_dump(mode="json")
     assert parse_request(stored) == parse_request(document)  # the steps read it back
     run = fakes.store.runs["run-1"]
@@ -646,6 +646,13 @@ def test_collect_stores_records_per_target_with_its_storage_option(state_of: Sta
     assert fakes.artifacts.fetched == ["runs/run-1/alpha/agent/"]
     (stored_state, status) = fakes.store.configs[-1]
     assert status == "COLLECTED" and stored_state.collected == state.collected
+
+
+def test_collect_keeps_the_series_for_the_report(state_of: StateOf, fakes: Any) -> None:
+    state = collected(state_of, fakes)
+    series = fakes.artifacts.get_json(artifact_keys.series_key(state.item))
+    assert series["version"] == 1 and series["series"] == []  # timed commands write no fio logs
+    assert fakes.store.statuses("alpha")[-1] == "COLLECTED"
 
 
 def test_collect_labels_an_unknown_target_with_its_id(state_of: StateOf, fakes: Any) -> None:

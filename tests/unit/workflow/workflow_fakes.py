@@ -17,7 +17,7 @@ from typing import Any
 
 from storagebench.agent.plan import Plan
 from storagebench.results.records import ResultRecord
-from storagebench.workflow.errors import ResourceBusyError
+from storagebench.workflow.errors import ProvisioningError, ResourceBusyError
 from storagebench.workflow.models import (
     TAG_CONFIG,
     TAG_RUN,
@@ -254,10 +254,15 @@ class FakeArtifacts:
     def __init__(self, root: Path) -> None:
         self.root = root
         self.documents: dict[str, Any] = {}
+        self.texts: dict[str, tuple[str, str]] = {}
         self.fetched: list[str] = []
 
     def put_json(self, key: str, document: Any) -> str:
         self.documents[key] = json.loads(json.dumps(document))  # what S3 would keep
+        return self.uri(key)
+
+    def put_text(self, key: str, text: str, content_type: str) -> str:
+        self.texts[key] = (text, content_type)
         return self.uri(key)
 
     def get_json(self, key: str) -> Any:
@@ -342,11 +347,15 @@ class FakeStore:
             if put.run_id == run_id
             for record in put.records
         ]
-        configs = [
-            {"config_id": s.item.config_id, "status": status}
-            for s, status in self.configs
-            if s.item.run_id == run_id
-        ]
+        latest: dict[str, dict[str, Any]] = {}  # one item per config, as the table keeps it
+        for s, status in self.configs:
+            if s.item.run_id == run_id:
+                latest[s.item.config_id] = {
+                    "config_id": s.item.config_id,
+                    "status": status,
+                    "state": s.model_dump(mode="json"),
+                }
+        configs = list(latest.values())
         return {"run": copy.deepcopy(self.runs[run_id]), "configs": configs, "results": results}
 
     def statuses(self, config_id: str) -> list[str]:
@@ -468,6 +477,11 @@ class FakeStore:
 
     def get_regressions(self, run_id: str) -> list[dict[str, Any]]:
         return list(self.regressions.get(run_id, []))
+
+    def record_economics(self, run_id: str, summary: Any) -> None:
+        if run_id not in self.runs:
+            raise ProvisioningError(f"run {run_id} was never recorded; cannot record its costs")
+        self.runs[run_id]["economics"] = dict(summary)
 
 
 @dataclass

@@ -6,6 +6,7 @@ Commands import from here (never from cli.main, which imports the commands).
 from __future__ import annotations
 
 import json
+import os
 import sys
 from typing import Any
 
@@ -13,8 +14,18 @@ import typer
 from rich.console import Console
 from rich.text import Text
 
-out = Console()
-err = Console(stderr=True)
+# Piped output (CI logs, `| less`) gets 160 columns, not rich's 80: the tables are wide.
+PIPED_WIDTH = 160
+
+
+def _width(stream: Any) -> int | None:
+    if os.environ.get("COLUMNS", "").isdigit():
+        return int(os.environ["COLUMNS"])
+    return None if stream.isatty() else PIPED_WIDTH
+
+
+out = Console(width=_width(sys.stdout))
+err = Console(stderr=True, width=_width(sys.stderr))
 EXIT_INVALID = 2
 
 

@@ -73,9 +73,9 @@ def workloads(
         render.workload_library(out, library)
 
 
-from storagebench.cli import agent_cmd, cost_cmd, prices_cmd, results_cmd, run_cmd  # noqa: E402
+from storagebench.cli import agent_cmd, cost_cmd, prices_cmd, report_cmd, results_cmd, run_cmd  # noqa: E402
 
-for command in (agent_cmd, run_cmd, results_cmd, cost_cmd, prices_cmd):
+for command in (agent_cmd, run_cmd, results_cmd, report_cmd, cost_cmd, prices_cmd):
     command.register(app)
 
 

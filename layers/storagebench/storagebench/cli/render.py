@@ -117,6 +117,43 @@ def aggregates(console: Console, rows: list[Aggregate], scale: GradeScale | None
     console.print(table)
 
 
+def usd(value: Any) -> str:
+    return f"${value:,.2f}" if isinstance(value, int | float) else "-"
+
+
+def pct(value: Any) -> str:
+    return f"{value:+.1f} %" if isinstance(value, int | float) else "-"
+
+
+def economics_table(run: dict[str, Any]) -> Table | None:
+    """Each config against the baseline: monthly cost, its delta, this run's cost, the verdict."""
+    economics = run.get("economics")
+    if not economics:
+        return None
+    table = Table(
+        Column("config", no_wrap=True),
+        Column("monthly", justify="right"),
+        Column("vs baseline", justify="right"),
+        Column("this run", justify="right"),
+        "verdict",
+        title=f"run {run.get('run_id')}: costs against {economics.get('baseline')} "
+        f"({economics.get('price_source')}, prices of {economics.get('price_date')})",
+        title_justify="left",
+    )
+    for config in economics.get("configs") or []:
+        monthly = usd(config.get("monthly_usd")) + (" *" if config.get("cost_partial") else "")
+        table.add_row(
+            Text(str(config.get("id"))),
+            Text(monthly),
+            Text(pct(config.get("delta_monthly_pct"))),
+            Text(usd(config.get("run_usd"))),
+            Text(str(config.get("verdict"))),
+        )
+    if any(c.get("cost_partial") for c in economics.get("configs") or []):
+        table.caption = "* partly unpriced: see the report"
+    return table
+
+
 def run_summary(console: Console, run_id: str, execution: Any, record: dict[str, Any]) -> None:
     """The run's status, each config's status and errors, then the measurements side by side."""
     from storagebench.analysis.stats import aggregate
@@ -149,3 +186,12 @@ def run_summary(console: Console, run_id: str, execution: Any, record: dict[str,
     records = [ResultRecord.model_validate(r["record"]) for r in record.get("results", [])]
     if records:
         aggregates(console, aggregate(records))
+    table = economics_table(run)
+    if table is not None:
+        console.print(table)
+    output = execution.output or {}
+    failed_costs = [] if output.get("economics") else output.get("economics_notes", [])  # else: in the report
+    for note in [*failed_costs, *output.get("report_notes", [])]:
+        console.print(Text.assemble(("note: ", "yellow"), str(note)), highlight=False)
+    if output.get("report"):
+        console.print(Text(f"report: {output['report'].get('html')}"), highlight=False)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import datetime
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -11,7 +12,8 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
-from storagebench.cli.console import fail, out, print_json
+from storagebench.cli import render
+from storagebench.cli.console import err, fail, out, print_json
 
 ROOT_OPTION = typer.Option(help="where local runs keep their results and artifacts")
 
@@ -48,9 +50,21 @@ def local_store(root: Path) -> Iterator[Any]:
 
 def _runs_table(runs: list[dict[str, Any]], title: str) -> Table:
     table = Table(
-        "run", "suite", "status", "started", "ended", "configs", "records", title=title, title_justify="left"
+        "run",
+        "suite",
+        "status",
+        "started",
+        "ended",
+        "configs",
+        "records",
+        "run cost",
+        "regressions",
+        title=title,
+        title_justify="left",
     )
     for run in runs:
+        counts = run.get("regression_counts") or {}
+        flagged = f"{counts.get('regression', 0)} down, {counts.get('improvement', 0)} up" if counts else "-"
         table.add_row(
             *(
                 Text(str(v))
@@ -62,10 +76,47 @@ def _runs_table(runs: list[dict[str, Any]], title: str) -> Table:
                     run.get("ended_at") or "-",
                     len(run.get("configs") or []),
                     run.get("records", "-"),
+                    render.usd((run.get("economics") or {}).get("run_cost_usd")),
+                    flagged,
                 )
             )
         )
     return table
+
+
+def _history_table(points: list[dict[str, Any]], title: str) -> Table:
+    table = Table("started", "run", "config", "rep", "dir", "IOPS", "MiB/s", "p95 ms", title=title)
+    for point in points:
+        record = point.get("record") or {}
+        latency = record.get("latency") or {}
+        p95 = latency.get("p95_us")
+        table.add_row(
+            *(
+                Text(str(v))
+                for v in (
+                    point.get("started_at"),
+                    point.get("run_id"),
+                    point.get("config_id"),
+                    point.get("repetition"),
+                    record.get("direction", "-"),
+                    f"{record['iops']:,.0f}" if isinstance(record.get("iops"), int | float) else "-",
+                    f"{record['bw_mibps']:,.1f}" if isinstance(record.get("bw_mibps"), int | float) else "-",
+                    f"{p95 / 1000:,.3f}" if isinstance(p95, int | float) else "-",
+                )
+            )
+        )
+    return table
+
+
+def _iso_date(value: str, option: str) -> str:
+    try:
+        datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        raise fail(f"{option} {value!r} is not a date: give an ISO date such as 2026-11-01") from None
+    return value
+
+
+DIRECTIONS = ("read", "write", "mixed", "trim")
 
 
 def results(
@@ -73,12 +124,36 @@ def results(
     suite: Annotated[str | None, typer.Option("--suite", help="the latest runs of this suite")] = None,
     last: Annotated[int, typer.Option("--last", min=1, max=1000, help="how many runs of --suite")] = 10,
     active: Annotated[bool, typer.Option("--active", help="runs in progress")] = False,
+    storage: Annotated[
+        str | None,
+        typer.Option("--storage", help="one storage option's history (as `results --run` names it)"),
+    ] = None,
+    workload: Annotated[
+        str | None, typer.Option("--workload", help="with --storage: the workload id")
+    ] = None,
+    since: Annotated[str | None, typer.Option("--since", help="with --storage: from this ISO date")] = None,
+    until: Annotated[str | None, typer.Option("--until", help="with --storage: before this ISO date")] = None,
+    variant: Annotated[str, typer.Option(help="with --storage: sweep point, e.g. numjobs=16")] = "-",
+    phase: Annotated[str, typer.Option(help="with --storage: the workload phase")] = "run",
+    direction: Annotated[
+        str | None, typer.Option(help=f"with --storage: one of {', '.join(DIRECTIONS)} (default: all)")
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="machine-readable")] = False,
     root: Annotated[Path, ROOT_OPTION] = Path(".storagebench"),
 ) -> None:
-    """Query stored results: a run (--run), a suite's history (--suite --last N), runs in progress."""
-    if sum([run is not None, suite is not None, active]) != 1:
-        raise fail("give exactly one of --run RUN_ID, --suite NAME or --active")
+    """Query stored results: a run (--run), a suite's history (--suite --last N), one storage
+    option's metric history (--storage --workload --since), runs in progress (--active).
+
+    Each is a single DynamoDB Query (the history: one per direction)."""
+    if sum([run is not None, suite is not None, active, storage is not None]) != 1:
+        raise fail("give exactly one of --run RUN_ID, --suite NAME, --storage OPTION or --active")
+    if storage is not None:
+        if workload is None or since is None:
+            raise fail("--storage needs --workload ID and --since DATE")
+        if direction is not None and direction not in DIRECTIONS:
+            raise fail(f"--direction {direction!r} is not one of {', '.join(DIRECTIONS)}")
+        since = _iso_date(since, "--since")
+        until = _iso_date(until, "--until") if until is not None else None
     with local_store(root) as store:
         if run is not None:
             try:
@@ -88,19 +163,51 @@ def results(
             if as_json:
                 print_json(document)
             else:
-                from storagebench.analysis.stats import aggregate
-                from storagebench.cli import render
-                from storagebench.results.records import ResultRecord
-
-                out.print(_runs_table([{**document["run"], "configs": document["configs"]}], f"run {run}"))
-                records = [ResultRecord.model_validate(r["record"]) for r in document["results"]]
-                render.aggregates(out, aggregate(records))
+                _show_run(document)
+            return
+        if storage is not None:
+            assert workload is not None and since is not None
+            points = [
+                point
+                for d in ((direction,) if direction else DIRECTIONS)
+                for point in store.metric_history(storage, workload, variant, phase, d, since, until)
+            ]
+            points.sort(key=lambda p: (str(p.get("started_at")), str(p.get("run_id"))), reverse=True)
+            if as_json:
+                print_json({"storage_option": storage, "workload": workload, "points": points})
+            else:
+                out.print(_history_table(points, f"{storage} / {workload} since {since}"))
             return
         runs = store.list_runs(suite, last) if suite is not None else store.runs_in_progress()
     if as_json:
         print_json({"runs": runs})
-    else:
-        out.print(_runs_table(runs, f"suite {suite}, latest {last}" if suite else "runs in progress"))
+        return
+    out.print(_runs_table(runs, f"suite {suite}, latest {last}" if suite else "runs in progress"))
+    for item in runs:
+        table = render.economics_table(item)
+        if table is not None:
+            out.print(table)
+
+
+def _show_run(document: dict[str, Any]) -> None:
+    from storagebench.analysis.stats import aggregate
+    from storagebench.store.stored import read_records
+
+    run = document["run"]
+    out.print(_runs_table([run], f"run {run.get('run_id')}"))
+    options = Table("config", "status", "storage option (for --storage)", title_justify="left")
+    notes: list[str] = []
+    records, stored_options = read_records(document.get("results") or [], notes)
+    status = {c.get("config_id"): c.get("status") for c in document.get("configs") or []}
+    for (config_id, _target), option in sorted(stored_options.items()):
+        options.add_row(Text(config_id), Text(str(status.get(config_id, "-"))), Text(option))
+    out.print(options)
+    table = render.economics_table(run)
+    if table is not None:
+        out.print(table)
+    render.aggregates(out, aggregate(records))
+    for note in notes:
+        err.print(Text.assemble(("note: ", "yellow"), note), highlight=False)
 
 
 def cleanup(

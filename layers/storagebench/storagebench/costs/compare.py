@@ -20,6 +20,7 @@ Verdict wording (one line per config, see :func:`verdict`):
    differences that are not inside the noise (a single-run one, of unknown noise, is marked
    "(1 run)"), then "within noise on W". Workloads left over are summed up as "within noise on N
    more" when they all are, else "N more not shown".
+   Items are joined by ", ", or by "; " when a workload's name holds a comma.
 3. Each workload is judged on its intent's metric (IOPS for IOPS and mixed workloads, MiB/s for
    throughput, p95 latency for latency probes, run time for timed commands and metadata; the next
    available metric when that one was not measured), on its measurement (phase, sweep point,
@@ -444,7 +445,8 @@ def verdict(
             parts.append(f"within noise on {len(rest)} more")
         else:
             parts.append(f"{len(rest)} more not shown")
-    return ", ".join(parts)
+    # Workload titles can hold commas ("4k random read, IOPS-bound"): then items split on "; "
+    return ("; " if any("," in part for part in parts) else ", ").join(parts)
 
 
 # ------------------------------------------------------------------------------ price-performance

@@ -367,7 +367,10 @@ class RunCost(BaseModel):
         dates = [c.as_of for c in self.components]
         return min(dates) if dates else None
 
+    @computed_field  # type: ignore[prop-decorator]
+    @property
     def by_config(self) -> dict[str, float]:
+        """Infrastructure cost per config (orchestration is the run's)."""
         out: dict[str, float] = {}
         for c in self.components:
             if c.config_id is not None:

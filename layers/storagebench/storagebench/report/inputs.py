@@ -8,8 +8,6 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
-from pydantic import ValidationError
-
 from storagebench.catalog.envelope import volume_envelope
 from storagebench.costs.compare import compare
 from storagebench.costs.monthly import ConfigCost, price_request
@@ -26,53 +24,16 @@ from storagebench.request.model import (
     NfsTarget,
 )
 from storagebench.results.records import ResultRecord
+from storagebench.store.stored import PROBLEMS_SHOWN, read_records
 
-PROBLEMS_SHOWN = 8
-"""Problems quoted in one note or finding; the rest are counted."""
-_RECORD_FIELDS = frozenset(ResultRecord.model_fields)
 _STATUS_OF_COLLECT = {"ok": "succeeded", "partial": "partial", "failed": "failed"}
+
+
+__all__ = ["PROBLEMS_SHOWN", "mapping", "read_records"]  # re-exported for the report's modules
 
 
 def mapping(value: Any) -> Mapping[str, Any]:
     return value if isinstance(value, Mapping) else {}
-
-
-def read_records(
-    results: Iterable[Any], notes: list[str]
-) -> tuple[list[ResultRecord], dict[tuple[str, str], str]]:
-    """Stored results -> records (unknown attributes dropped), and the storage option of each
-    (config, target) from the result's labels."""
-    records: list[ResultRecord] = []
-    options: dict[tuple[str, str], str] = {}
-    bad: list[str] = []
-    for index, item in enumerate(results):
-        if not isinstance(item, Mapping):
-            bad.append(f"results[{index}]: not an object")
-            continue
-        nested = item.get("record")
-        document = nested if isinstance(nested, Mapping) else item
-        fields = {k: v for k, v in document.items() if k in _RECORD_FIELDS}
-        if "config_id" not in fields and isinstance(item.get("config_id"), str):
-            fields["config_id"] = item["config_id"]
-        try:
-            record = ResultRecord.model_validate(fields)
-        except ValidationError as exc:
-            first = exc.errors()[0]
-            where = ".".join(str(p) for p in first["loc"]) or "(record)"
-            name = item.get("record_key") or item.get("SK") or "?"
-            bad.append(f"results[{index}] ({name}): {where}: {first['msg']}")
-            continue
-        records.append(record)
-        labels = mapping(item.get("labels"))
-        option = labels.get("storage_option", item.get("storage_option"))
-        if isinstance(option, str) and option:
-            options.setdefault((record.config_id, record.target_id), option)
-    if bad:
-        shown = "; ".join(bad[:PROBLEMS_SHOWN]) + (
-            f"; {len(bad) - PROBLEMS_SHOWN} more" if len(bad) > PROBLEMS_SHOWN else ""
-        )
-        notes.append(f"{len(bad)} stored result(s) could not be read and are left out: {shown}")
-    return records, options
 
 
 def read_request(

@@ -8,7 +8,7 @@ by Provision before it returns, so a failure at any later point still knows what
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -230,3 +230,11 @@ class RunSummary(_Model):
     regression_notes: list[str] = Field(
         default_factory=list, description="how the comparison went, or why it did not (never fails a run)"
     )
+    economics: dict[str, Any] | None = Field(
+        default=None,
+        description="each config's monthly cost, delta and verdict against the baseline, and the run's "
+        "cost (costs.economics.economics_summary); None when pricing failed (see economics_notes)",
+    )
+    economics_notes: list[str] = Field(default_factory=list)
+    report: dict[str, str] | None = Field(default=None, description="the run's report: URI by format")
+    report_notes: list[str] = Field(default_factory=list)

@@ -83,6 +83,9 @@ class Artifacts(Protocol):
     def put_json(self, key: str, document: Any) -> str:
         """Store a JSON document; returns its URI."""
 
+    def put_text(self, key: str, text: str, content_type: str) -> str:
+        """Store a text document (a report); returns its URI."""
+
     def get_json(self, key: str) -> Any:
         """Read a JSON document; raises KeyError when absent."""
 
@@ -183,3 +186,6 @@ class ResultsStore(Protocol):
 
     def get_regressions(self, run_id: str) -> list[dict[str, Any]]:
         """The regression verdicts recorded for a run."""
+
+    def record_economics(self, run_id: str, summary: Mapping[str, Any]) -> None:
+        """Keep the run's cost and comparison summary on the run item (pattern 2 shows it)."""

@@ -12,17 +12,21 @@ import hashlib
 import json
 import logging
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from storagebench.analysis.regressions import Regression, compute_regressions
 from storagebench.planning import build_plan
+from storagebench.prices.models import PriceBook
 from storagebench.request import BenchmarkRequest, RequestError, parse_request
 from storagebench.request.model import EfsTarget, FsxLustreTarget
 from storagebench.results.annotate import annotate
 from storagebench.results.collect import collect as collect_output
 from storagebench.results.errors import ResultsError
+from storagebench.results.series import extract_series
+from storagebench.workflow.artifact_keys import request_key, series_key
 from storagebench.workflow.bindings import agent_targets, launch_spec, storage_option
 from storagebench.workflow.errors import GuardrailError, InvalidRequestError, NotReadyError, WorkflowError
 from storagebench.workflow.models import (
@@ -48,6 +52,7 @@ from storagebench.workflow.models import (
     WorkItem,
 )
 from storagebench.workflow.ports import Agents, Artifacts, Compute, FileSystems, ResultsStore
+from storagebench.workflow.run_outputs import record_run_economics, record_run_report
 from storagebench.workflow.settings import Guardrails
 
 log = logging.getLogger("storagebench.workflow.steps")
@@ -57,6 +62,13 @@ REGRESSIONS_IN_SUMMARY = 100  # flagged verdicts the summary carries (the state'
 class SystemClock:
     def now(self) -> datetime:
         return datetime.now(UTC)
+
+
+def snapshot_prices(region: str) -> PriceBook:
+    """The bundled, dated price snapshot (local mode, tests, and AWS when the API is not wanted)."""
+    from storagebench.prices.snapshot import SnapshotPriceBook
+
+    return SnapshotPriceBook(region)
 
 
 @dataclass
@@ -72,6 +84,7 @@ class Services:
     stack: str = "storagebench"
     region: str = "us-east-1"
     clock: Any = field(default_factory=SystemClock)
+    prices: Callable[[str], PriceBook] = snapshot_prices
 
 
 def _iso(moment: datetime) -> str:
@@ -80,10 +93,6 @@ def _iso(moment: datetime) -> str:
 
 def _parse_time(text: str) -> datetime:
     return datetime.fromisoformat(text.replace("Z", "+00:00"))
-
-
-def request_key(run_id: str) -> str:
-    return f"runs/{run_id}/request.json"
 
 
 def _request(services: Services, item: WorkItem) -> BenchmarkRequest:
@@ -379,6 +388,8 @@ def collect(state: ConfigState, services: Services) -> ConfigState:
             item.started_at,
             {"storage_option": option, "suite": item.suite},
         )
+    # The IOPS/bandwidth series the report draws (knees included), small enough for any run
+    services.artifacts.put_json(series_key(item), extract_series(directory))
     manifest_status = _manifest_status(directory)
     ok = not collection.problems and manifest_status == "ok" and stored > 0
     summary = CollectSummary(
@@ -545,6 +556,8 @@ def finalize(
     else:
         status = "PARTIAL"
     regressions, notes = run_regressions(run_id, suite, started_at, configs, services)
+    ended_at = _iso(services.clock.now())
+    economics, economics_notes = record_run_economics(run_id, ended_at, services)
     summary = RunSummary(
         run_id=run_id,
         suite=suite,
@@ -552,10 +565,14 @@ def finalize(
         configs=configs,
         records=sum(c.records for c in configs),
         started_at=started_at,
-        ended_at=_iso(services.clock.now()),
+        ended_at=ended_at,
         regressions=regressions,
         regression_notes=notes,
+        economics=economics,
+        economics_notes=economics_notes,
     )
+    report, report_notes = record_run_report(summary, services)  # before the status: it is final
+    summary = summary.model_copy(update={"report": report, "report_notes": report_notes})
     services.store.finish_run(summary)
     return summary
 

@@ -8,7 +8,10 @@ template gives each function (a Lambda container builds it once and reuses it).
 from __future__ import annotations
 
 import os
+import tempfile
 from collections.abc import Mapping
+from functools import partial
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from storagebench.adapters.aws.dynamodb import DynamoResultsStore
@@ -19,8 +22,11 @@ from storagebench.adapters.aws.settings import AwsSettings, SettingsError
 from storagebench.adapters.aws.ssm import SsmAgents
 
 if TYPE_CHECKING:
+    from storagebench.prices.models import PriceBook
     from storagebench.workflow.settings import Guardrails
     from storagebench.workflow.steps import Services
+
+PRICE_SOURCES = ("price-list-api", "snapshot")
 
 __all__ = [
     "AwsFileSystems",
@@ -45,6 +51,9 @@ def build_services(
     settings = AwsSettings.from_env(env)
     ec2, ssm, s3 = settings.client("ec2"), settings.client("ssm"), settings.client("s3")
     artifacts = S3Artifacts(s3, settings.artifacts_bucket)
+    price_source = env.get("PRICE_SOURCE", "price-list-api")
+    if price_source not in PRICE_SOURCES:
+        raise ValueError(f"PRICE_SOURCE is {price_source!r}; allowed: {', '.join(PRICE_SOURCES)}")
     return Services(
         compute=Ec2Compute(ec2, ssm, settings),
         filesystems=AwsFileSystems(settings.client("efs"), settings.client("fsx"), settings, ec2),
@@ -54,4 +63,21 @@ def build_services(
         guardrails=guardrails if guardrails is not None else Guardrails.from_env(env),
         stack=settings.stack_name,
         region=settings.region,
+        prices=partial(price_book, settings, price_source),
     )
+
+
+def price_book(settings: AwsSettings, source: str, region: str) -> PriceBook:
+    """The Price List API (cached a day under /tmp, falling back to the bundled snapshot when the
+    API cannot answer), or the snapshot alone (``PRICE_SOURCE=snapshot``)."""
+    from storagebench.adapters.aws.pricing import API_REGIONS, ApiPriceBook, FallbackPriceBook
+    from storagebench.prices.snapshot import SnapshotPriceBook
+
+    snapshot = SnapshotPriceBook(region)
+    if source == "snapshot":
+        return snapshot
+    endpoint = settings.region if settings.region in API_REGIONS else API_REGIONS[0]
+    api = ApiPriceBook(
+        settings.client("pricing", region=endpoint), region, Path(tempfile.gettempdir()) / "prices"
+    )
+    return FallbackPriceBook(api, snapshot)

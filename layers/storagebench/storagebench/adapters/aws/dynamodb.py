@@ -713,6 +713,26 @@ class DynamoResultsStore:
 
     # -------------------------------------------------------------- regressions
 
+    def record_economics(self, run_id: str, summary: Mapping[str, Any]) -> None:
+        """The run's cost and comparison summary (``costs.economics.economics_summary``) on the run
+        item, so the suite's history (pattern 2) carries each config's cost delta and verdict; the
+        full comparison stays in S3 at ``summary["artifact"]``. Idempotent (a SET)."""
+        size = _value_size(to_dynamo(dict(summary)))
+        if size > MAX_ITEM_BYTES // 2:
+            raise ValueError(f"economics summary of run {run_id} is {size} bytes, over half the item budget")
+        try:
+            self.db.update_item(
+                TableName=self.table,
+                Key=self._item({"PK": keys.run_pk(run_id), "SK": keys.RUN}),
+                UpdateExpression="SET economics = :economics",
+                ConditionExpression="attribute_exists(PK)",
+                ExpressionAttributeValues=self._item({":economics": dict(summary)}),
+            )
+        except ClientError as exc:
+            if error_code(exc) == "ConditionalCheckFailedException":
+                raise ProvisioningError(f"run {run_id} was never recorded; cannot record its costs") from exc
+            raise workflow_error(exc, f"record costs of run {run_id}", ProvisioningError) from exc
+
     def record_regressions(self, run_id: str, regressions: Sequence[Regression | Mapping[str, Any]]) -> int:
         """Keep a run's regression verdicts; returns how many items hold them.
 

@@ -26,11 +26,11 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from functools import partial
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from storagebench.adapters.aws.errors import aws_call
 from storagebench.prices import pricelist as pl
-from storagebench.prices.models import Price, PriceNotFound, PriceTier
+from storagebench.prices.models import Price, PriceBook, PriceNotFound, PriceTier
 from storagebench.prices.pricelist import PriceListError, Product, Query, Rate
 from storagebench.workflow.errors import WorkflowError
 from storagebench.workflow.ports import Clock
@@ -38,6 +38,7 @@ from storagebench.workflow.ports import Clock
 __all__ = [
     "API_REGIONS",
     "ApiPriceBook",
+    "FallbackPriceBook",
     "NotInPriceList",
     "PriceListAccessError",
     "PriceListClient",
@@ -342,6 +343,58 @@ class ApiPriceBook:
 
     def lambda_request(self) -> Price:
         return self._price(*self._lambda_request())
+
+
+class FallbackPriceBook:
+    """The API's prices; the bundled snapshot's for a question the API cannot answer right now
+    (no permission, throttled, unreachable). Each price still names its source and date, so a
+    cost priced partly from the snapshot says so. A product the API does not list is not
+    guessed from the snapshot: that ``PriceNotFound`` stands."""
+
+    def __init__(self, primary: PriceBook, fallback: PriceBook) -> None:
+        self.primary, self.fallback = primary, fallback
+        self.region = primary.region
+        self.fell_back: list[str] = []
+
+    def _ask(self, question: str, *args: Any) -> Any:
+        try:
+            return getattr(self.primary, question)(*args)
+        except WorkflowError as exc:
+            self.fell_back.append(f"{question}{args}: {type(exc).__name__}: {exc}")
+            return getattr(self.fallback, question)(*args)
+
+    def instance_hour(self, instance_type: str) -> Price:
+        return cast(Price, self._ask("instance_hour", instance_type))
+
+    def ebs_storage(self, volume_type: str) -> Price:
+        return cast(Price, self._ask("ebs_storage", volume_type))
+
+    def ebs_iops(self, volume_type: str) -> list[PriceTier]:
+        return cast(list[PriceTier], self._ask("ebs_iops", volume_type))
+
+    def ebs_throughput(self, volume_type: str) -> list[PriceTier]:
+        return cast(list[PriceTier], self._ask("ebs_throughput", volume_type))
+
+    def efs_storage(self, one_zone: bool) -> Price:
+        return cast(Price, self._ask("efs_storage", one_zone))
+
+    def efs_provisioned_throughput(self) -> Price:
+        return cast(Price, self._ask("efs_provisioned_throughput"))
+
+    def efs_elastic_transfer(self, direction: Literal["read", "write"]) -> Price:
+        return cast(Price, self._ask("efs_elastic_transfer", direction))
+
+    def fsx_lustre_storage(self, deployment_type: str, per_unit_throughput: int | None) -> Price:
+        return cast(Price, self._ask("fsx_lustre_storage", deployment_type, per_unit_throughput))
+
+    def stepfunctions_transition(self) -> Price:
+        return cast(Price, self._ask("stepfunctions_transition"))
+
+    def lambda_gb_second(self, architecture: Literal["x86_64", "arm64"]) -> Price:
+        return cast(Price, self._ask("lambda_gb_second", architecture))
+
+    def lambda_request(self) -> Price:
+        return cast(Price, self._ask("lambda_request"))
 
 
 # --------------------------------------------------------------------------------- snapshot

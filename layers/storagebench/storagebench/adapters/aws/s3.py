@@ -35,6 +35,16 @@ class S3Artifacts:
             self.s3.put_object(Bucket=self.bucket, Key=key, Body=body, ContentType="application/json")
         return self.uri(key)
 
+    def put_text(self, key: str, text: str, content_type: str) -> str:
+        with aws_call(f"s3 put {self.uri(key)}", ProvisioningError):
+            self.s3.put_object(
+                Bucket=self.bucket,
+                Key=key,
+                Body=text.encode("utf-8"),
+                ContentType=f"{content_type}; charset=utf-8",
+            )
+        return self.uri(key)
+
     def get_json(self, key: str) -> Any:
         try:
             response = self.s3.get_object(Bucket=self.bucket, Key=key)

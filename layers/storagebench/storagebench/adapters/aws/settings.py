@@ -79,13 +79,14 @@ class AwsSettings(BaseModel):
             values["endpoint_url"] = endpoint
         return cls.model_validate(values)
 
-    def client(self, service: str) -> Any:
-        """A boto3 client for this region with adaptive retries (botocore retries throttling first)."""
+    def client(self, service: str, region: str | None = None) -> Any:
+        """A boto3 client for this region (or ``region``) with adaptive retries (botocore retries
+        throttling first)."""
         import boto3  # type: ignore[import-untyped, unused-ignore]
         from botocore.config import Config  # type: ignore[import-untyped, unused-ignore]
 
         config = Config(
-            region_name=self.region,
+            region_name=region or self.region,
             retries={"mode": "adaptive", "max_attempts": 8},
             user_agent_extra=f"storagebench/{self.stack_name}",
         )

@@ -20,11 +20,15 @@ class LocalArtifacts:
         return path
 
     def put_json(self, key: str, document: Any) -> str:
+        return self.put_text(key, json.dumps(document, indent=2, sort_keys=True), "application/json")
+
+    def put_text(self, key: str, text: str, content_type: str) -> str:
+        """Written whole or not at all (a reader never sees half a file)."""
         path = self._path(key)
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(document, handle, indent=2, sort_keys=True)
+            handle.write(text)
         Path(tmp).replace(path)
         return str(path)
 
