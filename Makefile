@@ -11,7 +11,8 @@ SB := $(BIN)/storagebench
 PYTEST_ARGS ?=
 
 .PHONY: help setup demo test lint typecheck unit integration test-pythons test-agent-py39 \
-        bench-fidelity bench-demo bench-report bench-store agent-zipapp clean sam-validate sam-build
+        bench-fidelity bench-demo bench-report bench-store agent-zipapp clean sam-validate sam-build \
+        security-scan
 
 help: ## list the verbs
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | column -t -s "$$(printf '\t')"
@@ -49,6 +50,17 @@ sam-build: $(SAM_VENV)/.installed ## sam build for python3.13/arm64 without Dock
 	PYENV_VERSION=$$(ls $${PYENV_ROOT:-$$HOME/.pyenv}/versions | grep -E '^3\.(11|12|13)\.' | paste -sd: -) \
 	  PATH=$${PYENV_ROOT:-$$HOME/.pyenv}/shims:$$PATH $(SAM_VENV)/bin/sam build --build-dir .aws-sam/build
 
+# checkov pins its own boto3/pydantic/networkx: it lives in its own virtualenv, like SAM CLI.
+CHECKOV_VENV := .venv-checkov
+$(CHECKOV_VENV)/.installed:
+	$(PYTHON) -m venv $(CHECKOV_VENV)
+	$(CHECKOV_VENV)/bin/pip install -q uv==0.13.9
+	$(CHECKOV_VENV)/bin/uv pip install -q --python $(CHECKOV_VENV)/bin/python checkov==3.3.30
+	@touch $@
+
+security-scan: $(CHECKOV_VENV)/.installed ## checkov on template.yaml: clean, every skip justified next to its resource
+	$(CHECKOV_VENV)/bin/checkov --file template.yaml --framework cloudformation --compact --quiet
+
 typecheck: $(STAMP) ## mypy --strict on the domain package
 	$(BIN)/mypy
 
@@ -73,7 +85,7 @@ test-agent-py39: $(STAMP) ## the agent's own tests on Python 3.9 (Amazon Linux 2
 	$(UV) pip install -q --python .venv39/bin/python pytest==8.3.5 && \
 	PYTHONPATH=layers/storagebench .venv39/bin/pytest -q -p no:cacheprovider -c tests/agent39.ini tests/unit/agent
 
-test: setup lint typecheck sam-validate ## the whole suite: lint, types, template, all tiers, other Pythons
+test: setup lint typecheck sam-validate security-scan sam-build ## the whole suite: lint, types, template, security scan, sam build, all tiers, other Pythons
 	$(BIN)/pytest tests -q $(PYTEST_ARGS)
 	$(MAKE) --no-print-directory test-pythons test-agent-py39
 
@@ -92,5 +104,10 @@ bench-store: setup ## the four store queries' p50 latency on DynamoDB Local, 100
 agent-zipapp: $(STAMP) ## the stdlib-only agent as one file: dist/storagebench-agent.pyz
 	$(BIN)/python scripts/build_agent_zipapp.py dist/storagebench-agent.pyz
 
+# the on-demand API
+.PHONY: openapi
+openapi: $(STAMP) ## regenerate openapi.json from the API's routes and models (a test fails when it drifts)
+	$(BIN)/python -m storagebench.api.openapi openapi.json
+
 clean: ## remove virtualenvs, caches and local results
-	rm -rf $(VENV) $(SAM_VENV) .venv312 .venv313 .venv39 .mypy_cache .ruff_cache .pytest_cache dist bench-results .storagebench
+	rm -rf $(VENV) $(SAM_VENV) $(CHECKOV_VENV) .venv312 .venv313 .venv39 .mypy_cache .ruff_cache .pytest_cache dist bench-results .storagebench

@@ -1,4 +1,4 @@
-"""Finalize: SUCCEEDED, PARTIAL or FAILED from the configs' results; record the run."""
+"""Finalize: SUCCEEDED, PARTIAL or FAILED from the configs' results; record the run; notify."""
 
 from typing import Any
 
@@ -6,6 +6,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from storagebench.observability import MetricUnit, logger, metrics, tracer
 from storagebench.workflow import steps, wiring
+from storagebench.workflow.run_metrics import run_metrics
 
 
 @logger.inject_lambda_context
@@ -15,7 +16,9 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     summary = steps.finalize(
         event["run_id"], event["suite"], event["started_at"], event["configs"], wiring.services()
     )
-    metrics.add_metric(name=f"Runs{summary.status.title()}", unit=MetricUnit.Count, value=1)
+    for name, value in run_metrics(summary).items():
+        unit = MetricUnit.NoUnit if name == "RunCostUSD" else MetricUnit.Count
+        metrics.add_metric(name=name, unit=unit, value=value)
     logger.info(
         "run finished", extra={"run_id": summary.run_id, "status": summary.status, "records": summary.records}
     )

@@ -21,6 +21,9 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
         wiring.services(),
     )
     metrics.add_metric(name="RunsAborted", unit=MetricUnit.Count, value=1)
+    metrics.add_metric(
+        name="NotificationFailures", unit=MetricUnit.Count, value=len(summary.notification_notes)
+    )
     leftovers = [item for config in summary.configs for item in config.leftovers]
     logger.error("run aborted", extra={"run_id": summary.run_id, "leftovers": leftovers})
     return summary.model_dump(mode="json")

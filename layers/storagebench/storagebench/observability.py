@@ -5,11 +5,33 @@ Local mode sets POWERTOOLS_TRACE_DISABLED and POWERTOOLS_METRICS_DISABLED, so th
 handlers run in-process without X-Ray or CloudWatch.
 """
 
+import os
+from collections.abc import Mapping
+
 from aws_lambda_powertools import Logger, Metrics, Tracer
 from aws_lambda_powertools.metrics import MetricUnit
+from aws_lambda_powertools.metrics.provider.cloudwatch_emf.cloudwatch import AmazonCloudWatchEMFProvider
 
 logger = Logger()
 tracer = Tracer()
-metrics = Metrics()
+# The namespace is fixed at import: a Lambda imports once with the stack's environment, but a test
+# process may import this before any test sets POWERTOOLS_METRICS_NAMESPACE.
+metrics = Metrics(
+    namespace=os.environ.get("POWERTOOLS_METRICS_NAMESPACE") or "storagebench",
+    service=os.environ.get("POWERTOOLS_SERVICE_NAME") or "storagebench",
+)
 
-__all__ = ["MetricUnit", "logger", "metrics", "tracer"]
+__all__ = ["MetricUnit", "add_metric_by", "logger", "metrics", "tracer"]
+
+
+def add_metric_by(
+    name: str, dimension: str, values: Mapping[str, float], unit: MetricUnit = MetricUnit.Count
+) -> None:
+    """One metric per value of a dimension (LeaksSwept per ResourceType), each in its own EMF blob:
+    a dimension added to ``metrics`` would apply to every metric of the invocation. Flushed now,
+    and like ``metrics`` silent when POWERTOOLS_METRICS_DISABLED is set."""
+    for value_name, value in values.items():
+        blob = AmazonCloudWatchEMFProvider(namespace=metrics.namespace, service=metrics.service)
+        blob.add_dimension(name=dimension, value=value_name)
+        blob.add_metric(name=name, unit=unit, value=value)
+        blob.flush_metrics()

@@ -151,3 +151,15 @@ def test_settings_name_every_missing_variable() -> None:
         AwsSettings.from_env(env)
     assert caught.value.missing == ["SUBNET_ID", "AGENT_DOCUMENT", "AWS_REGION or AWS_DEFAULT_REGION"]
     assert "SUBNET_ID" in str(caught.value)
+
+
+def test_settings_read_the_optional_ebs_key() -> None:
+    key = "arn:aws:kms:eu-west-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab"
+    assert AwsSettings.from_env(ENV).ebs_kms_key_arn is None
+    assert (
+        AwsSettings.from_env({**ENV, "EBS_KMS_KEY_ARN": ""}).ebs_kms_key_arn is None
+    )  # the template's default
+    assert AwsSettings.from_env({**ENV, "EBS_KMS_KEY_ARN": key}).ebs_kms_key_arn == key
+    with pytest.raises(ValueError, match="ebs_kms_key_arn") as caught:
+        AwsSettings.from_env({**ENV, "EBS_KMS_KEY_ARN": "alias/benchmarks"})
+    assert "alias/benchmarks" in str(caught.value)

@@ -162,6 +162,23 @@ def test_arm64_uses_the_arm64_image(compute: Ec2Compute, ami: dict[str, str]) ->
 # ------------------------------------------------------------------------ launch (exact request)
 
 
+def test_encrypted_volumes_use_the_stack_key_when_it_names_one(
+    settings: AwsSettings, ami: dict[str, str]
+) -> None:
+    key = "arn:aws:kms:us-east-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab"
+    keyed = Ec2Compute(None, None, settings.model_copy(update={"ebs_kms_key_arn": key}))
+    plain = Ec2Compute(None, None, settings)
+    launch = spec()
+    launch.volumes[1] = launch.volumes[1].model_copy(update={"encrypted": False})
+
+    with_key = [m["Ebs"] for m in keyed.run_instances_request(launch, "ami-1")["BlockDeviceMappings"]]
+    assert [e["Encrypted"] for e in with_key] == [True, True, False, True]  # root first
+    assert [e.get("KmsKeyId") for e in with_key] == [key, key, None, key]  # never on an unencrypted one
+    account_default = [m["Ebs"] for m in plain.run_instances_request(launch, "ami-1")["BlockDeviceMappings"]]
+    assert all("KmsKeyId" not in e for e in account_default)
+    assert [e["Encrypted"] for e in account_default] == [True, True, False, True]
+
+
 def test_run_instances_request_carries_every_volume_parameter(stack_env: dict[str, str]) -> None:
     """moto rejects io1/io2 mappings (it drops their Iops), so the request is checked as sent."""
     ec2 = boto3.client("ec2", region_name=REGION)

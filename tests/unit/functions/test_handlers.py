@@ -38,6 +38,8 @@ ALL = [
     "cleanup",
     "finalize",
     "sweep_run",
+    "janitor",  # on its own schedule, not in the state machine
+    "api",  # behind the HTTP API (its routes: tests/unit/api)
 ]
 
 

@@ -1,9 +1,9 @@
 """``storagebench cost``: what each config of a request costs, without launching anything.
 
-The API's dry run prices a request the same way (``cost_document``). Prices come from the bundled,
-dated snapshot (``SnapshotPriceBook``); every figure says which prices it used and how old the
-oldest one is. Exit status: 0 priced, 1 priced but some prices were missing (those totals are
-lower bounds, and say so), 2 invalid input.
+The API's dry run prices a request the same way (``costs.document.cost_document``). Prices come
+from the bundled, dated snapshot (``SnapshotPriceBook``); every figure says which prices it used and
+how old the oldest one is. Exit status: 0 priced, 1 priced but some prices were missing (those
+totals are lower bounds, and say so), 2 invalid input.
 """
 
 from __future__ import annotations
@@ -22,7 +22,6 @@ from storagebench.cli.console import err, fail, out, print_json
 if TYPE_CHECKING:
     from storagebench.costs.monthly import ConfigCost
     from storagebench.prices.models import PriceBook
-    from storagebench.request.model import BenchmarkRequest
 
 EXIT_MISSING_PRICES = 1
 
@@ -32,60 +31,6 @@ def price_book(region: str) -> PriceBook:
     from storagebench.prices.snapshot import SnapshotPriceBook
 
     return SnapshotPriceBook(region)
-
-
-def _money(value: float) -> float:
-    """Float noise off (927.8999999 -> 927.9), nothing a cent could notice."""
-    return round(value, 6)
-
-
-def cost_document(
-    request: BenchmarkRequest, book: PriceBook, hours: float | None = None
-) -> tuple[dict[str, Any], dict[str, ConfigCost]]:
-    """The JSON document of ``storagebench cost --json`` (and of the API's dry run)."""
-    from storagebench.costs.monthly import combine_sources, cost_delta_pct, oldest_date, price_request
-
-    costs = price_request(request, book)
-    baseline = costs[request.baseline_id]
-    configs: list[dict[str, Any]] = []
-    for config in request.configs:
-        cost = costs[config.id]
-        delta = cost_delta_pct(cost, baseline)
-        entry: dict[str, Any] = {
-            "id": config.id,
-            "instance_type": config.instance_type,
-            "monthly_usd": _money(cost.monthly_usd),
-            "delta_monthly_pct": None if delta is None else round(delta, 4),
-            "price_source": cost.price_source,
-            "price_date": cost.price_date,
-            "complete": cost.complete,
-            "components": [
-                {
-                    **c.model_dump(mode="json"),
-                    "monthly_usd": _money(c.monthly_usd),
-                }
-                for c in cost.components
-            ],
-            "unpriced": cost.unpriced,
-            "missing_prices": cost.missing_prices,
-            "notes": cost.notes,
-        }
-        if hours is not None:
-            entry["hours_usd"] = _money(cost.for_hours(hours).usd)
-        configs.append(entry)
-    document: dict[str, Any] = {
-        "suite": request.name,
-        "region": book.region,
-        "currency": "USD",
-        "hours_per_month": 730,
-        "baseline": request.baseline_id,
-        "hours": hours,
-        "price_source": combine_sources(c.source for cost in costs.values() for c in cost.components),
-        "price_date": oldest_date(cost.price_date for cost in costs.values()),
-        "complete": all(cost.complete for cost in costs.values()),
-        "configs": configs,
-    }
-    return document, costs
 
 
 def _pct(value: float | None) -> str:
@@ -152,6 +97,7 @@ def cost(
 ) -> None:
     """Price a request without launching anything: monthly cost per config, its parts, and the delta
     against the baseline (exit 1 when some prices are missing, 2 on invalid input)."""
+    from storagebench.costs.document import cost_document
     from storagebench.request import RequestError, load_request
 
     try:

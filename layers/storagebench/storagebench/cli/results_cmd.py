@@ -140,9 +140,15 @@ def results(
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="machine-readable")] = False,
     root: Annotated[Path, ROOT_OPTION] = Path(".storagebench"),
+    stack: Annotated[
+        str | None, typer.Option("--stack", help="query this deployed stack's API (SigV4) instead")
+    ] = None,
+    api_url: Annotated[str | None, typer.Option("--api-url", help="the API's URL instead of --stack")] = None,
+    region: Annotated[str | None, typer.Option("--region", help="with --stack: the stack's region")] = None,
 ) -> None:
     """Query stored results: a run (--run), a suite's history (--suite --last N), one storage
-    option's metric history (--storage --workload --since), runs in progress (--active).
+    option's metric history (--storage --workload --since), runs in progress (--active); locally,
+    or on a deployed stack (--stack NAME).
 
     Each is a single DynamoDB Query (the history: one per direction)."""
     if sum([run is not None, suite is not None, active, storage is not None]) != 1:
@@ -154,6 +160,26 @@ def results(
             raise fail(f"--direction {direction!r} is not one of {', '.join(DIRECTIONS)}")
         since = _iso_date(since, "--since")
         until = _iso_date(until, "--until") if until is not None else None
+    if stack is not None or api_url is not None:
+        _results_on_stack(
+            stack,
+            api_url,
+            region,
+            {
+                "run": run,
+                "suite": suite,
+                "last": last,
+                "storage": storage,
+                "workload": workload,
+                "since": since,
+                "until": until,
+                "variant": variant,
+                "phase": phase,
+                "direction": direction,
+            },
+            as_json,
+        )
+        return
     with local_store(root) as store:
         if run is not None:
             try:
@@ -187,6 +213,57 @@ def results(
         table = render.economics_table(item)
         if table is not None:
             out.print(table)
+
+
+def _results_on_stack(
+    stack: str | None, api_url: str | None, region: str | None, ask: dict[str, Any], as_json: bool
+) -> None:
+    """The same queries through the stack's API: GET /runs/{id}, /runs, /results."""
+    from storagebench.cli.stack_client import stack_api
+
+    with stack_api(stack, api_url, region) as api:
+        if ask["run"] is not None:
+            _, document = api.call("GET", f"/runs/{ask['run']}")
+        elif ask["storage"] is not None:
+            query = {
+                k: ask[k] for k in ("storage", "workload", "since", "until", "variant", "phase", "direction")
+            }
+            points: list[dict[str, Any]] = []
+            cursor = None
+            while True:  # every page, as `results --storage` shows the whole history locally
+                _, page = api.call("GET", "/results", {**query, "limit": 1000, "cursor": cursor})
+                points.extend(page["points"])
+                cursor = page["next_cursor"]
+                if cursor is None:
+                    break
+            document = {"storage_option": ask["storage"], "workload": ask["workload"], "points": points}
+        else:
+            query = (
+                {"suite": ask["suite"], "limit": min(ask["last"], 100)} if ask["suite"] else {"limit": 100}
+            )
+            _, page = api.call("GET", "/runs", query)
+            document = {"runs": page["runs"]}
+    if as_json:
+        print_json(document)
+    elif ask["run"] is not None:
+        run = document.get("run") or {"run_id": document["run_id"], "status": document["status"]}
+        out.print(_runs_table([run], f"run {document['run_id']}"))
+        progress = Table("config", "status", "updated", title_justify="left")
+        for config in document.get("configs") or []:
+            progress.add_row(
+                *(Text(str(config.get(k) or "-")) for k in ("config_id", "status", "updated_at"))
+            )
+        out.print(progress)
+        table = render.economics_table(run)
+        if table is not None:
+            out.print(table)
+    elif ask["storage"] is not None:
+        out.print(
+            _history_table(document["points"], f"{ask['storage']} / {ask['workload']} since {ask['since']}")
+        )
+    else:
+        title = f"suite {ask['suite']}, latest {ask['last']}" if ask["suite"] else "runs in progress"
+        out.print(_runs_table(document["runs"], title))
 
 
 def _show_run(document: dict[str, Any]) -> None:

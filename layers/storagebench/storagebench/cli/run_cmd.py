@@ -72,17 +72,29 @@ def run(
     root: Annotated[Path, typer.Option(help="where local results and artifacts are kept")] = Path(
         ".storagebench"
     ),
+    stack: Annotated[
+        str | None, typer.Option("--stack", help="start the run on this deployed stack (its API, SigV4)")
+    ] = None,
+    api_url: Annotated[str | None, typer.Option("--api-url", help="the API's URL instead of --stack")] = None,
+    region: Annotated[str | None, typer.Option("--region", help="with --stack: the stack's region")] = None,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="with --stack: the plan, cost and guardrails; start nothing")
+    ] = False,
 ) -> None:
-    """Run a request through the benchmark workflow and show the comparison."""
+    """Run a request through the benchmark workflow: on this machine (--local) or on a deployed
+    stack (--stack NAME), and show the comparison (local) or the run id (stack)."""
     from storagebench.planning.local import LocalOptions
     from storagebench.request import RequestError, load_request
 
-    if not local:
-        raise fail("only --local is available in this version: it runs the workflow on this machine")
+    if local == (stack is not None or api_url is not None):
+        raise fail("give --local (this machine) or --stack NAME / --api-url URL (a deployed stack)")
     try:
         request = load_request(suite)
     except RequestError as exc:
         raise fail(str(exc)) from None
+    if not local:
+        _run_on_stack(json.loads(suite.read_text(encoding="utf-8")), stack, api_url, region, dry_run, as_json)
+        return
     from storagebench.local.session import LocalSession
 
     document = json.loads(suite.read_text(encoding="utf-8"))
@@ -124,6 +136,48 @@ def run(
         render.run_summary(out, run_id, execution, record)
     if execution.status != "SUCCEEDED" or (execution.output or {}).get("status") != "SUCCEEDED":
         raise typer.Exit(1)
+
+
+def _run_on_stack(
+    document: dict[str, Any],
+    stack: str | None,
+    api_url: str | None,
+    region: str | None,
+    dry_run: bool,
+    as_json: bool,
+) -> None:
+    """POST /runs: the run id and execution ARN, or with --dry-run the preview."""
+    from storagebench.cli.stack_client import stack_api
+
+    with stack_api(stack, api_url, region) as api:
+        _, answer = api.call("POST", "/runs", {"dry_run": dry_run} if dry_run else None, document)
+    if as_json:
+        print_json(answer)
+        return
+    if dry_run:
+        preview = answer["preview"]
+        estimate = preview["estimate"]
+        out.print(
+            Text(
+                f"{preview['suite']}: {len(preview['configs'])} config(s), "
+                f"{preview['max_concurrency']} at once; "
+                f"estimated ${estimate['total_usd']:,.2f} for {estimate['hours']:g} h "
+                f"({estimate['price_source']} prices of {estimate['price_date']})"
+            ),
+            highlight=False,
+        )
+        for note in preview["notes"] + estimate["notes"]:
+            err.print(Text.assemble(("note: ", "yellow"), note), highlight=False)
+        for problem in preview["problems"]:
+            err.print(Text.assemble(("over a limit: ", "bold red"), problem["message"]), highlight=False)
+        if preview["problems"]:
+            raise typer.Exit(2)
+        return
+    out.print(Text(f"run {answer['run_id']} started: {answer['execution_arn']}"), highlight=False)
+    out.print(
+        Text(f"follow it: storagebench results --stack {stack or '...'} --run {answer['run_id']}"),
+        highlight=False,
+    )
 
 
 def register(app: typer.Typer) -> None:

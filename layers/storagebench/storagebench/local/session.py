@@ -15,10 +15,8 @@ duration of the run only (printed with the run, and in ``--json``), and the sess
 
 from __future__ import annotations
 
-import datetime
 import json
 import os
-import secrets
 import time
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
@@ -29,8 +27,10 @@ from typing import Any
 from storagebench.adapters.local.agents import LocalAgents
 from storagebench.adapters.local.artifacts import LocalArtifacts
 from storagebench.adapters.local.faults import FaultPlan
+from storagebench.adapters.local.notifications import FileNotifier
 from storagebench.planning.local import LocalOptions
 from storagebench.workflow import wiring
+from storagebench.workflow.run_ids import new_run_id
 from storagebench.workflow.settings import Guardrails
 from storagebench.workflow.steps import Services
 
@@ -76,11 +76,6 @@ def _environment(values: dict[str, str]) -> Iterator[None]:
                 os.environ.pop(key, None)
             else:
                 os.environ[key] = value
-
-
-def new_run_id(suite: str) -> str:
-    stamp = datetime.datetime.now(datetime.UTC).strftime("%Y%m%dT%H%M%SZ")
-    return f"{suite[:40]}-{stamp}-{secrets.token_hex(2)}"
 
 
 def fast_retries(node: Any) -> Any:
@@ -195,6 +190,7 @@ class LocalSession:
             guardrails=self.guardrails,
             stack=STACK,
             region=REGION,
+            notifier=FileNotifier(self.root / "notifications.jsonl"),  # what SNS would carry
         )
         wiring.configure(self.services)
         self._serve_functions(template)

@@ -238,3 +238,7 @@ class RunSummary(_Model):
     economics_notes: list[str] = Field(default_factory=list)
     report: dict[str, str] | None = Field(default=None, description="the run's report: URI by format")
     report_notes: list[str] = Field(default_factory=list)
+    notified: list[str] = Field(default_factory=list, description="kinds of the notifications sent")
+    notification_notes: list[str] = Field(
+        default_factory=list, description="notifications the channel refused (never fails a run)"
+    )

@@ -10,6 +10,8 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from storagebench.costs.economics import economics_summary, run_economics
+from storagebench.notify import deliver
+from storagebench.notify.run_messages import run_notifications
 from storagebench.prices.models import PriceNotFound
 from storagebench.request import RequestError, parse_request
 from storagebench.workflow.artifact_keys import economics_key, report_key, request_key, series_key
@@ -22,7 +24,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("storagebench.workflow.run_outputs")
 
-__all__ = ["record_run_economics", "record_run_report", "report_inputs"]
+__all__ = ["notify_run", "record_run_economics", "record_run_report", "report_inputs"]
 
 
 def record_run_economics(
@@ -106,3 +108,12 @@ def record_run_report(summary: RunSummary, services: Services) -> tuple[dict[str
         log.warning("report of run %s not written", summary.run_id, exc_info=True)
         return None, [f"report not written: {type(exc).__name__}: {exc}"]
     return uris, []
+
+
+def notify_run(summary: RunSummary, services: Services) -> RunSummary:
+    """Tell the operators how the run ended (and its regressions), once its status is recorded.
+
+    A channel that refuses is logged at ERROR and kept in ``notification_notes`` (the handler counts
+    it as NotificationFailures): it never fails a run whose measurements are stored."""
+    delivery = deliver(services.notifier, run_notifications(summary, services.stack))
+    return summary.model_copy(update={"notified": delivery.sent, "notification_notes": delivery.failed})

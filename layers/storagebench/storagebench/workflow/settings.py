@@ -18,6 +18,11 @@ class Guardrails(BaseModel):
     allowed_instance_types: tuple[str, ...] = ("*",)
     heartbeat_max_s: int = Field(default=300, ge=30, le=600)
     ready_timeout_s: int = Field(default=1200, ge=60, le=7200)
+    # Planning guardrails (planning.preview): instances at once (the Map's concurrency is capped to
+    # it), the estimated cost of a run and its longest duration (both refuse the request).
+    max_concurrent_instances: int = Field(default=20, ge=1, le=1000)
+    max_run_cost_usd: float = Field(default=500.0, gt=0, le=1_000_000)
+    max_run_hours: float = Field(default=24.0, gt=0, le=168)
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Guardrails:
@@ -28,6 +33,9 @@ class Guardrails(BaseModel):
             "MAX_CONCURRENCY": "max_concurrency",
             "AGENT_HEARTBEAT_SECONDS": "heartbeat_max_s",
             "READY_TIMEOUT_SECONDS": "ready_timeout_s",
+            "MAX_CONCURRENT_INSTANCES": "max_concurrent_instances",
+            "MAX_RUN_COST_USD": "max_run_cost_usd",
+            "MAX_RUN_HOURS": "max_run_hours",
         }
         for variable, field in mapping.items():
             if env.get(variable):

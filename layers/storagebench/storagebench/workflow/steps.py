@@ -18,7 +18,9 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from storagebench.analysis.regressions import Regression, compute_regressions
+from storagebench.notify import LogNotifier, Notifier
 from storagebench.planning import build_plan
+from storagebench.planning.preview import preview_request
 from storagebench.prices.models import PriceBook
 from storagebench.request import BenchmarkRequest, RequestError, parse_request
 from storagebench.request.model import EfsTarget, FsxLustreTarget
@@ -52,7 +54,7 @@ from storagebench.workflow.models import (
     WorkItem,
 )
 from storagebench.workflow.ports import Agents, Artifacts, Compute, FileSystems, ResultsStore
-from storagebench.workflow.run_outputs import record_run_economics, record_run_report
+from storagebench.workflow.run_outputs import notify_run, record_run_economics, record_run_report
 from storagebench.workflow.settings import Guardrails
 
 log = logging.getLogger("storagebench.workflow.steps")
@@ -85,6 +87,7 @@ class Services:
     region: str = "us-east-1"
     clock: Any = field(default_factory=SystemClock)
     prices: Callable[[str], PriceBook] = snapshot_prices
+    notifier: Notifier = field(default_factory=LogNotifier)  # SNS on AWS, a file locally
 
 
 def _iso(moment: datetime) -> str:
@@ -119,20 +122,10 @@ def plan_run(document: Any, run_id: str, started_at: str, services: Services) ->
     except RequestError as exc:
         raise InvalidRequestError(str(exc)) from None
     limits = services.guardrails
-    problems = []
-    if len(request.configs) > limits.max_configs_per_run:
-        problems.append(
-            f"configs: {len(request.configs)} configs, the stack allows at most "
-            f"{limits.max_configs_per_run} per run (MaxConfigsPerRun)"
-        )
-    for position, config in enumerate(request.configs):
-        if not limits.allows(config.instance_type):
-            problems.append(
-                f"configs[{position}].instance_type: {config.instance_type} is not allowed by this "
-                f"stack (AllowedInstanceTypes: {', '.join(limits.allowed_instance_types)})"
-            )
-    if problems:
-        raise GuardrailError("request over the stack's limits:\n  " + "\n  ".join(problems))
+    # The same preview the API's dry run returns: the two cannot disagree about a request.
+    preview = preview_request(request, limits)
+    if not preview.allowed:
+        raise GuardrailError(preview.problem_text())
     started = _parse_time(started_at)
     expires = started + timedelta(hours=request.timing.max_run_hours)
     command_timeout_s = math.ceil(request.timing.command_timeout_h * 3600)
@@ -164,9 +157,12 @@ def plan_run(document: Any, run_id: str, started_at: str, services: Services) ->
         _iso(expires),
         [c.id for c in request.configs],
     )
-    concurrency = min(request.max_concurrency or limits.max_concurrency, limits.max_concurrency, len(items))
     return PlanResult(
-        run_id=run_id, suite=request.name, started_at=_iso(started), max_concurrency=concurrency, items=items
+        run_id=run_id,
+        suite=request.name,
+        started_at=_iso(started),
+        max_concurrency=preview.max_concurrency,
+        items=items,
     )
 
 
@@ -498,6 +494,7 @@ def abort_run(
         started_at=started_at,
         ended_at=_iso(services.clock.now()),
     )
+    summary = notify_run(summary, services)  # never raises: a refused notification is a note
     services.store.finish_run(summary)
     return summary
 
@@ -573,6 +570,7 @@ def finalize(
     )
     report, report_notes = record_run_report(summary, services)  # before the status: it is final
     summary = summary.model_copy(update={"report": report, "report_notes": report_notes})
+    summary = notify_run(summary, services)  # links the report; never raises (a refusal is a note)
     services.store.finish_run(summary)
     return summary
 

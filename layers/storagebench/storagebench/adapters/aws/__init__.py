@@ -19,6 +19,7 @@ from storagebench.adapters.aws.ec2 import Ec2Compute
 from storagebench.adapters.aws.filesystems import AwsFileSystems
 from storagebench.adapters.aws.s3 import S3Artifacts
 from storagebench.adapters.aws.settings import AwsSettings, SettingsError
+from storagebench.adapters.aws.sns import notifier_from_env
 from storagebench.adapters.aws.ssm import SsmAgents
 
 if TYPE_CHECKING:
@@ -64,6 +65,7 @@ def build_services(
         stack=settings.stack_name,
         region=settings.region,
         prices=partial(price_book, settings, price_source),
+        notifier=notifier_from_env(settings, env),
     )
 
 

@@ -237,6 +237,29 @@ class DynamoResultsStore:
                 raise ProvisioningError(f"run {summary.run_id} was never recorded; cannot finish it") from exc
             raise workflow_error(exc, f"finish run {summary.run_id}", ProvisioningError) from exc
 
+    def fail_stuck_run(self, run_id: str, reason: str, ended_at: str) -> bool:
+        """The janitor's verdict on a run past its deadline: FAILED with the reason, off GSI3.
+
+        Conditional on the run still being RUNNING, so a Finalize that got there first wins and
+        two sweeps at once fail it once; False when the condition did not hold."""
+        try:
+            self.db.update_item(
+                TableName=self.table,
+                Key=self._item({"PK": keys.run_pk(run_id), "SK": keys.RUN}),
+                UpdateExpression="SET #status = :failed, ended_at = :ended, failure_reason = :reason "
+                "REMOVE GSI3PK, GSI3SK",
+                ConditionExpression="#status = :running",
+                ExpressionAttributeNames={"#status": "status"},
+                ExpressionAttributeValues=self._item(
+                    {":failed": "FAILED", ":running": "RUNNING", ":ended": ended_at, ":reason": reason}
+                ),
+            )
+        except ClientError as exc:
+            if error_code(exc) == "ConditionalCheckFailedException":
+                return False
+            raise workflow_error(exc, f"fail stuck run {run_id}", ProvisioningError) from exc
+        return True
+
     # -------------------------------------------------------------- configs
 
     def put_config(self, state: ConfigState, status: str) -> None:

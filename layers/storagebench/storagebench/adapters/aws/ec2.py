@@ -55,14 +55,20 @@ def _tag_map(resource: dict[str, Any]) -> dict[str, str]:
     return {str(t["Key"]): str(t["Value"]) for t in resource.get("Tags") or []}
 
 
-def block_device(volume: LaunchVolume) -> dict[str, Any]:
-    """One RunInstances block device mapping (only the fields the volume type takes)."""
+def block_device(volume: LaunchVolume, kms_key_id: str | None = None) -> dict[str, Any]:
+    """One RunInstances block device mapping (only the fields the volume type takes).
+
+    An encrypted volume uses ``kms_key_id`` when the stack names one, else the account's EBS
+    default key; EC2 refuses a key on an unencrypted volume, so none is sent then.
+    """
     ebs: dict[str, Any] = {
         "VolumeType": volume.volume_type,
         "VolumeSize": volume.size_gib,
         "Encrypted": volume.encrypted,
         "DeleteOnTermination": True,
     }
+    if volume.encrypted and kms_key_id:
+        ebs["KmsKeyId"] = kms_key_id
     if volume.iops is not None:
         ebs["Iops"] = volume.iops
     if volume.throughput_mibps is not None:
@@ -108,7 +114,9 @@ class Ec2Compute:
             "IamInstanceProfile": {"Arn": self.settings.instance_profile_arn},
             "MetadataOptions": {"HttpTokens": "required", "HttpEndpoint": "enabled"},
             "InstanceInitiatedShutdownBehavior": "terminate",
-            "BlockDeviceMappings": [block_device(spec.root)] + [block_device(v) for v in spec.volumes],
+            "BlockDeviceMappings": [
+                block_device(v, self.settings.ebs_kms_key_arn) for v in (spec.root, *spec.volumes)
+            ],
             "TagSpecifications": [
                 {"ResourceType": "instance", "Tags": _tags(tags)},
                 {"ResourceType": "volume", "Tags": _tags(tags)},
@@ -283,7 +291,7 @@ class Ec2Compute:
                 if m.get("Ebs", {}).get("DeleteOnTermination")
             }
             going |= on_termination
-            self._terminate(instance_id)
+            self.terminate_instance(instance_id)
             deleted.append(instance_id)
             deleted.extend(sorted(on_termination))
         candidates = self._volumes_to_check(resources, {TAG_RUN: run_id, TAG_CONFIG: config_id})
@@ -293,7 +301,7 @@ class Ec2Compute:
                 continue
             attachments = [a for a in volume.get("Attachments") or [] if a.get("State") != "detached"]
             if volume["State"] == "available" and not attachments:
-                if self._delete_volume(volume_id):
+                if self.delete_volume(volume_id):
                     deleted.append(volume_id)
             elif volume["State"] in ("deleting", "deleted"):
                 continue
@@ -313,7 +321,8 @@ class Ec2Compute:
             raise workflow_error(exc, f"describe instance {instance_id}", ProvisioningError) from exc
         return next((i for r in reservations for i in r["Instances"]), None)
 
-    def _terminate(self, instance_id: str) -> None:
+    def terminate_instance(self, instance_id: str) -> None:
+        """Terminate one instance (already gone is done); the janitor uses it too."""
         try:
             self.ec2.terminate_instances(InstanceIds=[instance_id])
         except ClientError as exc:
@@ -331,7 +340,8 @@ class Ec2Compute:
                 found[str(volume["VolumeId"])] = volume
         return list(found.values())
 
-    def _delete_volume(self, volume_id: str) -> bool:
+    def delete_volume(self, volume_id: str) -> bool:
+        """Delete one volume; False when it was already gone (the janitor uses it too)."""
         try:
             self.ec2.delete_volume(VolumeId=volume_id)
         except ClientError as exc:

@@ -56,6 +56,12 @@ class AwsSettings(BaseModel):
     endpoint_url: str | None = Field(
         default=None, description="AWS_ENDPOINT_URL: a moto server or LocalStack in local mode"
     )
+    ebs_kms_key_arn: str | None = Field(
+        default=None,
+        pattern=r"^arn:aws[a-z-]*:kms:[a-z0-9-]+:[0-9]{12}:key/[a-zA-Z0-9-]+$",
+        description="EBS_KMS_KEY_ARN (stack parameter EbsKmsKeyArn): encrypted volumes use this key, "
+        "else the account's EBS default key",
+    )
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> AwsSettings:
@@ -77,6 +83,9 @@ class AwsSettings(BaseModel):
         endpoint = env.get("AWS_ENDPOINT_URL", "").strip()
         if endpoint:
             values["endpoint_url"] = endpoint
+        kms_key = env.get("EBS_KMS_KEY_ARN", "").strip()
+        if kms_key:  # empty is the template's "no key" default
+            values["ebs_kms_key_arn"] = kms_key
         return cls.model_validate(values)
 
     def client(self, service: str, region: str | None = None) -> Any:

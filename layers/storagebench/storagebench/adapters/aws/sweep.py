@@ -1,0 +1,171 @@
+"""The janitor's ``TaggedResources`` on AWS: find by the stack's tag, delete with the workflow's adapters.
+
+Discovery asks each service for what carries ``storagebench:stack`` = this stack: EC2 instances and
+volumes through DescribeInstances/DescribeVolumes tag filters (server-side), EFS and FSx through
+their Describe calls (both return tags; neither filters by tag). Deletion is the workflow's own
+code (``Ec2Compute.terminate_instance``/``delete_volume``, ``AwsFileSystems.delete``: EFS mount
+targets first), so the janitor deletes exactly as Cleanup does; the function's IAM policy allows
+those deletes only on resources tagged with the stack.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from storagebench.adapters.aws.ec2 import Ec2Compute
+from storagebench.adapters.aws.errors import aws_call
+from storagebench.adapters.aws.filesystems import AwsFileSystems
+from storagebench.janitor.models import Attachment, ResourceKind, TaggedResource
+from storagebench.janitor.service import Janitor
+from storagebench.workflow.errors import ProvisioningError
+from storagebench.workflow.models import TAG_STACK, TAG_TARGET, FileSystemRef
+from storagebench.workflow.steps import SystemClock
+
+
+def _tags(described: dict[str, Any]) -> dict[str, str]:
+    return {str(t["Key"]): str(t["Value"]) for t in described.get("Tags") or []}
+
+
+class AwsTaggedResources:
+    def __init__(self, compute: Ec2Compute, filesystems: AwsFileSystems) -> None:
+        self.compute = compute
+        self.filesystems = filesystems
+
+    def tagged(self, kind: ResourceKind, stack: str) -> list[TaggedResource]:
+        if kind == "ec2-instance":
+            return list(self._instances(stack))
+        if kind == "ebs-volume":
+            return list(self._volumes(stack))
+        if kind == "efs-file-system":
+            return list(self._efs(stack))
+        return list(self._fsx(stack))
+
+    def delete(self, resource: TaggedResource) -> str:
+        if resource.kind == "ec2-instance":
+            self.compute.terminate_instance(resource.resource_id)
+            return "terminated (its DeleteOnTermination volumes go with it)"
+        if resource.kind == "ebs-volume":
+            gone = not self.compute.delete_volume(resource.resource_id)
+            return "already gone" if gone else "deleted"
+        kind: Any = "efs" if resource.kind == "efs-file-system" else "fsx_lustre"
+        ref = FileSystemRef(
+            target_id=resource.tags.get(TAG_TARGET, "?"), kind=kind, file_system_id=resource.resource_id
+        )
+        self.filesystems.delete(ref)  # EFS: ResourceBusyError while its mount targets go
+        return "deleted" if resource.kind == "fsx-file-system" else "deleted (mount targets first)"
+
+    # -------------------------------------------------------------- discovery
+
+    @staticmethod
+    def _stack_filter(stack: str) -> list[dict[str, Any]]:
+        return [{"Name": f"tag:{TAG_STACK}", "Values": [stack]}]
+
+    def _instances(self, stack: str) -> Iterable[TaggedResource]:
+        with aws_call("list the stack's instances", ProvisioningError):
+            pages = self.compute.ec2.get_paginator("describe_instances").paginate(
+                Filters=self._stack_filter(stack)
+            )
+            described = [i for page in pages for r in page["Reservations"] for i in r["Instances"]]
+        for instance in described:
+            yield TaggedResource(
+                kind="ec2-instance",
+                resource_id=str(instance["InstanceId"]),
+                state=str(instance["State"]["Name"]),
+                tags=_tags(instance),
+            )
+
+    def _volumes(self, stack: str) -> Iterable[TaggedResource]:
+        with aws_call("list the stack's volumes", ProvisioningError):
+            pages = self.compute.ec2.get_paginator("describe_volumes").paginate(
+                Filters=self._stack_filter(stack)
+            )
+            described = [v for page in pages for v in page["Volumes"]]
+        attached = {
+            (str(a["InstanceId"]), str(v["VolumeId"])): a
+            for v in described
+            for a in v.get("Attachments") or []
+            if a.get("State") != "detached"
+        }
+        on_termination = self._delete_on_termination(
+            sorted({i for (i, _), a in attached.items() if "DeleteOnTermination" not in a})
+        )
+        for volume in described:
+            volume_id = str(volume["VolumeId"])
+            attachments = [
+                Attachment(
+                    instance_id=instance_id,
+                    delete_on_termination=bool(
+                        a.get("DeleteOnTermination", on_termination.get((instance_id, volume_id)))
+                    ),
+                )
+                for (instance_id, vid), a in attached.items()
+                if vid == volume_id
+            ]
+            yield TaggedResource(
+                kind="ebs-volume",
+                resource_id=volume_id,
+                state=str(volume["State"]),
+                tags=_tags(volume),
+                attachments=attachments,
+            )
+
+    def _delete_on_termination(self, instance_ids: list[str]) -> dict[tuple[str, str], bool]:
+        """(instance, volume) -> DeleteOnTermination from the instances' block device mappings, for
+        attachments that do not say (AWS's DescribeVolumes does; moto's, which local mode runs on,
+        does not)."""
+        if not instance_ids:
+            return {}
+        with aws_call("describe the instances volumes are attached to", ProvisioningError):
+            pages = self.compute.ec2.get_paginator("describe_instances").paginate(InstanceIds=instance_ids)
+            instances = [i for page in pages for r in page["Reservations"] for i in r["Instances"]]
+        return {
+            (str(i["InstanceId"]), str(m["Ebs"]["VolumeId"])): bool(m["Ebs"].get("DeleteOnTermination"))
+            for i in instances
+            for m in i.get("BlockDeviceMappings") or []
+            if "Ebs" in m
+        }
+
+    def _efs(self, stack: str) -> Iterable[TaggedResource]:
+        return self._file_systems(self.filesystems.efs, "EFS", "efs-file-system", "LifeCycleState", stack)
+
+    def _fsx(self, stack: str) -> Iterable[TaggedResource]:
+        return self._file_systems(self.filesystems.fsx, "FSx", "fsx-file-system", "Lifecycle", stack)
+
+    @staticmethod
+    def _file_systems(
+        client: Any, service: str, kind: ResourceKind, state_key: str, stack: str
+    ) -> list[TaggedResource]:
+        with aws_call(f"list {service} file systems", ProvisioningError):
+            pages = client.get_paginator("describe_file_systems").paginate()
+            described = [fs for page in pages for fs in page["FileSystems"]]
+        return [
+            TaggedResource(
+                kind=kind,
+                resource_id=str(fs["FileSystemId"]),
+                state=str(fs.get(state_key, "unknown")).lower(),
+                tags=tags,
+            )
+            for fs in described
+            if (tags := _tags(fs)).get(TAG_STACK) == stack
+        ]
+
+
+def build_janitor(environ: Mapping[str, str] | None = None) -> Janitor:
+    """The janitor on the stack's EC2, EFS, FSx, table and topic, from the function's environment."""
+    from storagebench.adapters.aws.dynamodb import DynamoResultsStore
+    from storagebench.adapters.aws.settings import AwsSettings
+    from storagebench.adapters.aws.sns import notifier_from_env
+
+    env = os.environ if environ is None else environ
+    settings = AwsSettings.from_env(env)
+    return Janitor(
+        resources=AwsTaggedResources(
+            Ec2Compute.from_settings(settings), AwsFileSystems.from_settings(settings)
+        ),
+        runs=DynamoResultsStore.from_settings(settings),
+        notifier=notifier_from_env(settings, env),
+        stack=settings.stack_name,
+        clock=SystemClock(),
+    )

@@ -1,0 +1,51 @@
+"""What the API needs from the outside world (implemented in ``adapters.aws`` and by local mode).
+
+The results store is the workflow's ``ResultsStore``; these three are the API's own.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, Protocol
+
+from pydantic import BaseModel, ConfigDict, Field
+
+ExecutionStatus = Literal["RUNNING", "SUCCEEDED", "FAILED", "TIMED_OUT", "ABORTED", "PENDING_REDRIVE"]
+
+
+class Execution(BaseModel):
+    """A run's Step Functions execution (the run id is the execution name)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    run_id: str
+    arn: str
+    status: ExecutionStatus
+    started_at: str
+    stopped_at: str | None = None
+    error: str | None = None
+    cause: str | None = None
+    input: Any = Field(default=None, exclude=True, description="the request document it was started with")
+
+
+class RunLauncher(Protocol):
+    def start(self, run_id: str, document: dict[str, Any]) -> str:
+        """Start the workflow on a request under this run id; returns the execution ARN."""
+
+    def describe(self, run_id: str) -> Execution | None:
+        """The run's execution, or None when there is none by that name."""
+
+    def stop(self, run_id: str, error: str, cause: str) -> None:
+        """Stop a running execution (what it launched is not touched: see RunSweeper)."""
+
+
+class RunSweeper(Protocol):
+    def sweep(
+        self, run_id: str, suite: str, started_at: str, config_ids: list[str], caught: dict[str, str]
+    ) -> None:
+        """Start releasing everything of a stopped run by its tags and recording it FAILED
+        (``workflow.steps.abort_run``, the SweepRun step); returns once that is under way."""
+
+
+class ReportLinks(Protocol):
+    def link(self, key: str, expires_s: int) -> str | None:
+        """A time-limited GET link to an artifact, or None when the artifact does not exist."""

@@ -1,0 +1,286 @@
+"""What each route does, over the ports: no HTTP here, no boto3 either.
+
+A request is validated by the shared request model and checked by the same preview the Plan step
+uses (``planning.preview``) before an execution is started, so an invalid or over-limit request
+never starts one (Plan checks again: a schedule reaches it without the API).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+from collections.abc import Callable
+from typing import Any, Literal
+
+from storagebench.api.errors import ApiError, detail
+from storagebench.api.models import (
+    ConfigProgress,
+    DryRun,
+    ReportLink,
+    ResultsPage,
+    RunCreated,
+    RunDetail,
+    RunList,
+    RunStopped,
+)
+from storagebench.api.ports import Execution, ReportLinks, RunLauncher, RunSweeper
+from storagebench.api.queries import DIRECTIONS, MAX_CURSOR, ListRunsQuery, ResultsQuery
+from storagebench.planning.preview import preview_request
+from storagebench.request import RequestError, parse_request
+from storagebench.workflow.artifact_keys import report_key
+from storagebench.workflow.ports import ResultsStore
+from storagebench.workflow.run_ids import new_run_id
+from storagebench.workflow.settings import Guardrails
+
+REPORT_LINK_S = 900
+STOPPED_ERROR = "StoppedByApi"
+_CONFIG_KEEP = ("config_id", "status", "updated_at", "errors")
+
+
+def _bad_cursor(value: str, why: str) -> ApiError:
+    return ApiError.bad_parameter(
+        "cursor", value, why, "the next_cursor of the previous page of the same query", code="bad_cursor"
+    )
+
+
+class ApiService:
+    def __init__(
+        self,
+        store: ResultsStore,
+        launcher: RunLauncher,
+        links: ReportLinks,
+        sweeper: RunSweeper,
+        guardrails: Guardrails,
+        new_id: Callable[[str], str] = new_run_id,
+    ) -> None:
+        self.store = store
+        self.launcher = launcher
+        self.links = links
+        self.sweeper = sweeper
+        self.guardrails = guardrails
+        self.new_id = new_id
+
+    # ------------------------------------------------------------------ POST /runs
+
+    def create_run(self, document: Any, dry_run: bool) -> RunCreated | DryRun:
+        try:
+            request = parse_request(document)
+        except RequestError as exc:
+            details = [
+                detail(
+                    e.path,
+                    e.value,
+                    e.message + (" (required)" if e.missing and e.message != "required" else ""),
+                )
+                for e in exc.errors
+            ]
+            raise ApiError(
+                422, "invalid_request", f"invalid benchmark request ({len(details)} problem(s))", details
+            ) from None
+        preview = preview_request(request, self.guardrails)
+        if dry_run:
+            return DryRun(preview=preview)
+        if not preview.allowed:
+            details = [detail(p.field, p.value, p.message, p.limit_value, p.limit) for p in preview.problems]
+            raise ApiError(422, "over_limit", preview.problem_text(), details)
+        run_id = self.new_id(request.name)
+        arn = self.launcher.start(run_id, document)
+        return RunCreated(
+            run_id=run_id,
+            execution_arn=arn,
+            location=f"/runs/{run_id}",
+            max_concurrency=preview.max_concurrency,
+            estimated_cost_usd=round(preview.estimate.total_usd, 2),
+        )
+
+    # ------------------------------------------------------------------ GET /runs
+
+    def list_runs(self, query: ListRunsQuery) -> RunList:
+        try:
+            if query.suite is not None:
+                runs, after = self.store.list_runs_page(query.suite, query.limit, query.cursor)
+            else:
+                runs, after = self.store.runs_in_progress_page(query.limit, query.cursor)
+        except ValueError as exc:  # the store names a cursor that is not one of this query's
+            raise _bad_cursor(query.cursor or "", str(exc)) from None
+        return RunList(
+            suite=query.suite,
+            runs=[{k: v for k, v in r.items() if k != "request"} for r in runs],
+            next_cursor=after,
+        )
+
+    # ------------------------------------------------------------------ GET /runs/{id}
+
+    def get_run(self, run_id: str) -> RunDetail:
+        from storagebench.analysis.stats import aggregate
+        from storagebench.store.stored import read_records
+
+        execution = self.launcher.describe(run_id)
+        try:
+            stored = self.store.get_run(run_id)
+        except KeyError:
+            if execution is None:
+                raise self._no_run(run_id) from None
+            return RunDetail(
+                run_id=run_id,
+                status=execution.status,
+                execution=execution,
+                run=None,
+                configs=[],
+                results=[],
+                economics=None,
+                regressions=[],
+                notes=["the run is not recorded yet: Plan records it first (or refused the request)"],
+            )
+        run = stored["run"]
+        notes: list[str] = []
+        records, _ = read_records(stored.get("results") or [], notes)
+        configs = [
+            ConfigProgress(
+                **{k: c[k] for k in _CONFIG_KEEP if c.get(k) is not None},
+                stamps={k.removeprefix("at_"): str(v) for k, v in c.items() if k.startswith("at_")},
+            )
+            for c in stored.get("configs") or []
+        ]
+        return RunDetail(
+            run_id=run_id,
+            status=str(run.get("status")),
+            execution=execution,
+            run=run,
+            configs=configs,
+            results=[a.model_dump(mode="json") for a in aggregate(records)],
+            economics=run.get("economics"),
+            regressions=self.store.get_regressions(run_id),
+            notes=notes,
+        )
+
+    @staticmethod
+    def _no_run(run_id: str) -> ApiError:
+        return ApiError(
+            404, "run_not_found", f"no run {run_id!r}", [detail("run_id", run_id, "no run with this id")]
+        )
+
+    # ------------------------------------------------------------------ GET /runs/{id}/report
+
+    def report_link(self, run_id: str, form: Literal["html", "md", "csv"]) -> ReportLink:
+        try:
+            page, _ = self.store.get_run_page(run_id, limit=1)  # the run item opens the first page
+        except KeyError:
+            raise self._no_run(run_id) from None
+        url = self.links.link(report_key(run_id, form), REPORT_LINK_S)
+        if url is None:
+            status = (page.get("run") or {}).get("status", "unknown")
+            raise ApiError(
+                404,
+                "report_not_found",
+                f"run {run_id} has no {form} report (status {status}): Finalize writes it when the run ends",
+                [detail("run_id", run_id, f"no report yet; the run is {status}")],
+            )
+        return ReportLink(run_id=run_id, format=form, url=url, expires_in_s=REPORT_LINK_S)
+
+    # ------------------------------------------------------------------ GET /results
+
+    def results(self, query: ResultsQuery) -> ResultsPage:
+        """One page of a storage option's history; without a direction the pages walk read, write,
+        mixed and trim in turn (one Query each), under one cursor."""
+        if query.until is not None and query.until < query.since:
+            raise ApiError.bad_parameter(
+                "until", query.until, f"is before since ({query.since})", "an ISO date or time after since"
+            )
+        directions = (query.direction,) if query.direction else DIRECTIONS
+        position, store_cursor = self._results_cursor(query.cursor, directions)
+        points: list[dict[str, Any]] = []
+        while position < len(directions):
+            remaining = query.limit - len(points)
+            try:
+                page, after = self.store.metric_history_page(
+                    query.storage,
+                    query.workload,
+                    query.variant,
+                    query.phase,
+                    directions[position],
+                    query.since,
+                    query.until,
+                    remaining,
+                    store_cursor,
+                    suite=query.suite,
+                )
+            except ValueError as exc:
+                if store_cursor is not None:
+                    raise _bad_cursor(query.cursor or "", str(exc)) from None
+                raise ApiError.bad_parameter("since", query.since, str(exc)) from None
+            points.extend(page)
+            if after is not None:
+                return self._results_page(query, points, self._encode(directions[position], after))
+            position, store_cursor = position + 1, None
+            if len(points) >= query.limit:
+                break
+        following = self._encode(directions[position], None) if position < len(directions) else None
+        return self._results_page(query, points, following)
+
+    @staticmethod
+    def _results_page(query: ResultsQuery, points: list[dict[str, Any]], cursor: str | None) -> ResultsPage:
+        return ResultsPage(storage=query.storage, workload=query.workload, points=points, next_cursor=cursor)
+
+    @staticmethod
+    def _encode(direction: str, store_cursor: str | None) -> str:
+        text = json.dumps({"d": direction, "c": store_cursor}, separators=(",", ":"))
+        return base64.urlsafe_b64encode(text.encode()).decode().rstrip("=")
+
+    @staticmethod
+    def _results_cursor(cursor: str | None, directions: tuple[str, ...]) -> tuple[int, str | None]:
+        if cursor is None:
+            return 0, None
+        try:
+            padded = cursor + "=" * (-len(cursor) % 4)
+            decoded = json.loads(base64.urlsafe_b64decode(padded.encode("ascii")))
+        except (ValueError, binascii.Error, UnicodeEncodeError):
+            raise _bad_cursor(cursor, "not a cursor this API returned") from None
+        if not isinstance(decoded, dict) or set(decoded) != {"d", "c"}:
+            raise _bad_cursor(cursor, "not a cursor this API returned")
+        direction, inner = decoded["d"], decoded["c"]
+        if direction not in directions:
+            raise _bad_cursor(cursor, f"it continues direction {direction!r}, not one of this query's")
+        if inner is not None and (not isinstance(inner, str) or not inner or len(inner) > MAX_CURSOR):
+            raise _bad_cursor(cursor, "not a cursor this API returned")
+        return directions.index(direction), inner
+
+    # ------------------------------------------------------------------ DELETE /runs/{id}
+
+    def stop_run(self, run_id: str) -> RunStopped:
+        execution = self.launcher.describe(run_id)
+        try:
+            page, _ = self.store.get_run_page(run_id, limit=1)
+            run: dict[str, Any] | None = page.get("run")
+        except KeyError:
+            run = None
+        if execution is None and run is None:
+            raise self._no_run(run_id)
+        status = execution.status if execution is not None else str((run or {}).get("status"))
+        if status != "RUNNING":
+            raise ApiError(
+                409,
+                "run_finished",
+                f"run {run_id} is {status}: only a running run can be stopped",
+                [detail("run_id", run_id, f"the run is {status}", "a run whose status is RUNNING")],
+            )
+        if execution is not None:
+            self.launcher.stop(run_id, STOPPED_ERROR, f"DELETE /runs/{run_id}")
+        if run is None:
+            # Plan had not recorded the run, and nothing is launched before it does
+            return RunStopped(
+                run_id=run_id, execution_arn=execution.arn if execution else None, cleanup="not_needed"
+            )
+        self.sweeper.sweep(
+            run_id,
+            str(run.get("suite")),
+            str(run.get("started_at")),
+            [str(c) for c in run.get("configs") or []],
+            {"Error": STOPPED_ERROR, "Cause": f"stopped by DELETE /runs/{run_id}"},
+        )
+        return RunStopped(run_id=run_id, execution_arn=_arn(execution), cleanup="started")
+
+
+def _arn(execution: Execution | None) -> str | None:
+    return execution.arn if execution is not None else None

@@ -1,0 +1,36 @@
+"""``storagebench run/results --stack NAME``: the same commands against a deployed stack's API.
+
+Calls are signed with the caller's AWS credentials (SigV4); the API URL is the stack's
+``ApiUrl`` output, or ``--api-url``. API errors are printed as the API names them (field, value,
+what is allowed) and exit 2 for a refused request, 1 when the API or AWS could not answer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from storagebench.cli.console import fail
+
+
+@contextmanager
+def stack_api(stack: str | None, api_url: str | None, region: str | None) -> Iterator[Any]:
+    """The signed client of a stack's API; API and connection errors become exit codes."""
+    import boto3
+
+    from storagebench.adapters.aws.api_client import (
+        ApiClientError,
+        ApiResponseError,
+        StackApi,
+        api_url_of_stack,
+    )
+
+    session = boto3.session.Session(region_name=region) if region else boto3.session.Session()
+    try:
+        url = api_url or api_url_of_stack(str(stack), session)
+        yield StackApi(url, session, region)
+    except ApiResponseError as exc:
+        raise fail(str(exc), 2 if 400 <= exc.status < 500 else 1) from None
+    except ApiClientError as exc:
+        raise fail(str(exc), 1) from None

@@ -1,0 +1,65 @@
+"""A request priced as one JSON document: ``storagebench cost --json`` and the API's dry run.
+
+Monthly cost per config with its components, the delta against the baseline and, with ``hours``,
+what keeping each config that long costs; every figure names its price source and date.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from storagebench.costs.monthly import ConfigCost, combine_sources, cost_delta_pct, oldest_date, price_request
+from storagebench.prices.models import PriceBook
+from storagebench.request.model import BenchmarkRequest
+
+
+def _money(value: float) -> float:
+    """Float noise off (927.8999999 -> 927.9), nothing a cent could notice."""
+    return round(value, 6)
+
+
+def cost_document(
+    request: BenchmarkRequest, book: PriceBook, hours: float | None = None
+) -> tuple[dict[str, Any], dict[str, ConfigCost]]:
+    """The priced request (``storagebench cost --json``, the API's dry run) and each config's cost."""
+    costs = price_request(request, book)
+    baseline = costs[request.baseline_id]
+    configs: list[dict[str, Any]] = []
+    for config in request.configs:
+        cost = costs[config.id]
+        delta = cost_delta_pct(cost, baseline)
+        entry: dict[str, Any] = {
+            "id": config.id,
+            "instance_type": config.instance_type,
+            "monthly_usd": _money(cost.monthly_usd),
+            "delta_monthly_pct": None if delta is None else round(delta, 4),
+            "price_source": cost.price_source,
+            "price_date": cost.price_date,
+            "complete": cost.complete,
+            "components": [
+                {
+                    **c.model_dump(mode="json"),
+                    "monthly_usd": _money(c.monthly_usd),
+                }
+                for c in cost.components
+            ],
+            "unpriced": cost.unpriced,
+            "missing_prices": cost.missing_prices,
+            "notes": cost.notes,
+        }
+        if hours is not None:
+            entry["hours_usd"] = _money(cost.for_hours(hours).usd)
+        configs.append(entry)
+    document: dict[str, Any] = {
+        "suite": request.name,
+        "region": book.region,
+        "currency": "USD",
+        "hours_per_month": 730,
+        "baseline": request.baseline_id,
+        "hours": hours,
+        "price_source": combine_sources(c.source for cost in costs.values() for c in cost.components),
+        "price_date": oldest_date(cost.price_date for cost in costs.values()),
+        "complete": all(cost.complete for cost in costs.values()),
+        "configs": configs,
+    }
+    return document, costs

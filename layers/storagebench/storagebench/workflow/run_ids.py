@@ -1,0 +1,26 @@
+"""Run ids: the one way a run is named, by the API, the CLI and local mode alike.
+
+A run id is the Step Functions execution name (Plan reads it from ``$$.Execution.Name``), so it
+follows the execution name rules: at most 80 characters of ``[A-Za-z0-9_-]``. The suite keeps it
+readable, the UTC time sorts it, and four random hex digits keep two runs of one second apart.
+"""
+
+from __future__ import annotations
+
+import datetime
+import re
+import secrets
+
+# Any execution name: a schedule that starts an execution without a name gets a UUID from Step Functions
+RUN_ID_PATTERN = r"^[A-Za-z0-9_-]{1,80}$"
+_RUN_ID = re.compile(RUN_ID_PATTERN)
+
+
+def new_run_id(suite: str) -> str:
+    stamp = datetime.datetime.now(datetime.UTC).strftime("%Y%m%dT%H%M%SZ")
+    return f"{suite[:40]}-{stamp}-{secrets.token_hex(2)}"
+
+
+def is_run_id(text: str) -> bool:
+    """True for an execution name (the API refuses anything else before any lookup)."""
+    return bool(_RUN_ID.fullmatch(text))

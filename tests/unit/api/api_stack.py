@@ -1,0 +1,120 @@
+"""The API on moto: the stack's table (from template.yaml), bucket and state machine (fixture ``stack``).
+
+The launcher, store and report links are the real AWS adapters; the sweeper records what it is
+asked (it invokes a Lambda function on AWS). ``api`` is the Lambda handler of functions/api.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import boto3
+import pytest
+from moto import mock_aws
+
+from storagebench.adapters.aws.dynamodb import DynamoResultsStore
+from storagebench.adapters.aws.report_links import S3ReportLinks
+from storagebench.adapters.aws.stepfunctions import StepFunctionsLauncher
+from storagebench.api import wiring
+from storagebench.api.service import ApiService
+from storagebench.local.template import Template
+from storagebench.workflow.settings import Guardrails
+
+REPO = Path(__file__).resolve().parents[3]
+REGION = "us-east-1"
+TABLE = "storagebench-results"
+BUCKET = "storagebench-artifacts"
+EVENTS = REPO / "events"
+
+
+@dataclass
+class RecordingSweeper:
+    calls: list[dict[str, Any]] = field(default_factory=list)
+
+    def sweep(
+        self, run_id: str, suite: str, started_at: str, config_ids: list[str], caught: dict[str, str]
+    ) -> None:
+        self.calls.append(
+            {
+                "run_id": run_id,
+                "suite": suite,
+                "started_at": started_at,
+                "config_ids": config_ids,
+                "caught": caught,
+            }
+        )
+
+
+class CountingLauncher(StepFunctionsLauncher):
+    """The real launcher, counting the executions it starts."""
+
+    def __init__(self, sfn: Any, arn: str) -> None:
+        super().__init__(sfn, arn)
+        self.started: list[str] = []
+
+    def start(self, run_id: str, document: dict[str, Any]) -> str:
+        arn = super().start(run_id, document)
+        self.started.append(run_id)
+        return arn
+
+
+@dataclass
+class Stack:
+    service: ApiService
+    store: DynamoResultsStore
+    launcher: CountingLauncher
+    sweeper: RecordingSweeper
+    sfn: Any
+    s3: Any
+    handler: Any
+
+
+def load_api_handler() -> Any:
+    spec = importlib.util.spec_from_file_location(
+        "storagebench_api_app", REPO / "functions" / "api" / "app.py"
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.handler
+
+
+@pytest.fixture
+def stack(monkeypatch: pytest.MonkeyPatch) -> Iterator[Stack]:
+    for name, value in {
+        "AWS_ACCESS_KEY_ID": "testing",
+        "AWS_SECRET_ACCESS_KEY": "testing",
+        "AWS_DEFAULT_REGION": REGION,
+        "POWERTOOLS_TRACE_DISABLED": "true",
+        "POWERTOOLS_METRICS_DISABLED": "true",
+        "POWERTOOLS_LOG_LEVEL": "ERROR",
+        "POWERTOOLS_SERVICE_NAME": "storagebench",
+        "POWERTOOLS_METRICS_NAMESPACE": "storagebench",
+    }.items():
+        monkeypatch.setenv(name, value)
+    for name in ("AWS_PROFILE", "AWS_REGION", "AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_LAMBDA"):
+        monkeypatch.delenv(name, raising=False)
+    with mock_aws():
+        dynamodb = boto3.client("dynamodb", region_name=REGION)
+        dynamodb.create_table(**Template(REPO / "template.yaml").table_kwargs("ResultsTable", TABLE))
+        s3 = boto3.client("s3", region_name=REGION)
+        s3.create_bucket(Bucket=BUCKET)
+        sfn = boto3.client("stepfunctions", region_name=REGION)
+        machine = sfn.create_state_machine(
+            name="storagebench-benchmark",
+            definition='{"StartAt": "Plan", "States": {"Plan": {"Type": "Pass", "End": true}}}',
+            roleArn="arn:aws:iam::123456789012:role/storagebench-states",
+        )["stateMachineArn"]
+        store = DynamoResultsStore(dynamodb, TABLE)
+        launcher = CountingLauncher(sfn, machine)
+        sweeper = RecordingSweeper()
+        service = ApiService(store, launcher, S3ReportLinks(s3, BUCKET), sweeper, Guardrails())
+        wiring.configure(service)
+        try:
+            yield Stack(service, store, launcher, sweeper, sfn, s3, load_api_handler())
+        finally:
+            wiring.configure(None)

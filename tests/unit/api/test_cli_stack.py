@@ -1,0 +1,201 @@
+"""``storagebench run/results --stack``: the SigV4 client against the API served on 127.0.0.1.
+
+The server turns each HTTP request into an HTTP API v2 event for the real handler (on moto) and
+first checks the call is signed as API Gateway's IAM authoriser expects: an AWS4-HMAC-SHA256
+Authorization header for service execute-api, whose signature it recomputes from the request.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qsl, urlsplit
+
+import boto3
+import pytest
+from api_events import Context, http_event
+from api_stack import EVENTS, REGION, Stack
+from botocore.auth import SigV4Auth
+from botocore.awsrequest import AWSRequest
+from botocore.credentials import Credentials
+from typer.testing import CliRunner
+
+from storagebench.adapters.aws.api_client import ApiClientError, api_url_of_stack
+from storagebench.cli.main import app
+from storagebench.workflow.settings import Guardrails
+
+AUTHORIZATION = re.compile(
+    r"^AWS4-HMAC-SHA256 "
+    r"Credential=(?P<key>[^/]+)/(?P<date>\d{8})/(?P<region>[a-z0-9-]+)/execute-api/aws4_request, "
+    r"SignedHeaders=(?P<signed>[a-z0-9;-]+), Signature=(?P<signature>[0-9a-f]{64})$"
+)
+
+
+@dataclass
+class Signed:
+    checked: list[str] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+
+
+def verify(method: str, url: str, headers: dict[str, str], body: bytes, signed: Signed) -> None:
+    authorization = headers.get("authorization", "")
+    match = AUTHORIZATION.match(authorization)
+    if match is None:
+        signed.problems.append(
+            f"{method} {url}: no well-formed SigV4 Authorization header: {authorization!r}"
+        )
+        return
+    names = match["signed"].split(";")
+    if "host" not in names or "x-amz-date" not in names:
+        signed.problems.append(f"{method} {url}: host and x-amz-date must be signed, got {names}")
+    request = AWSRequest(
+        method=method, url=url, data=body or None, headers={n: headers[n] for n in names if n != "host"}
+    )
+    # The caller's credentials (moto puts its own in the environment while it mocks)
+    known = boto3.session.Session().get_credentials().get_frozen_credentials()
+    if match["key"] != known.access_key:
+        signed.problems.append(f"{method} {url}: signed by {match['key']}, not the caller's key")
+    credentials = Credentials(match["key"], known.secret_key, headers.get("x-amz-security-token"))
+    auth = SigV4Auth(credentials, "execute-api", match["region"])
+    request.context["timestamp"] = headers["x-amz-date"]
+    expected = auth.signature(auth.string_to_sign(request, auth.canonical_request(request)), request)
+    if expected != match["signature"]:
+        signed.problems.append(f"{method} {url}: the signature does not match the request")
+    signed.checked.append(f"{method} {urlsplit(url).path}")
+
+
+@pytest.fixture
+def served(stack: Stack) -> Iterator[tuple[str, Signed]]:
+    signed = Signed()
+
+    class Handler(BaseHTTPRequestHandler):
+        def _serve(self) -> None:
+            length = int(self.headers.get("Content-Length") or 0)
+            body = self.rfile.read(length) if length else b""
+            headers = {k.lower(): v for k, v in self.headers.items()}
+            url = f"http://{headers['host']}{self.path}"
+            verify(self.command, url, headers, body, signed)
+            parts = urlsplit(self.path)
+            event = http_event(
+                self.command,
+                parts.path,
+                query=dict(parse_qsl(parts.query)) or None,
+                body=body.decode() if body else None,
+                headers=headers,
+            )
+            response = stack.handler(event, Context())
+            payload = (response.get("body") or "").encode()
+            self.send_response(int(response["statusCode"]))
+            for name, value in (response.get("headers") or {}).items():
+                self.send_header(name, value)
+            self.send_header("Content-Length", str(len(payload)))
+            self.end_headers()
+            self.wfile.write(payload)
+
+        do_GET = do_POST = do_DELETE = _serve  # noqa: N815 - http.server's method names
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}", signed
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()
+
+
+def cli(*args: str) -> Any:
+    return CliRunner().invoke(app, list(args))
+
+
+def test_run_on_a_stack_starts_the_run_with_a_signed_call(stack: Stack, served: tuple[str, Signed]) -> None:
+    url, signed = served
+    result = cli(
+        "run", "--suite", str(EVENTS / "local-demo.json"), "--api-url", url, "--region", REGION, "--json"
+    )
+    assert result.exit_code == 0, result.output
+    answer = json.loads(result.stdout)
+    assert answer["status"] == "STARTED" and stack.launcher.started == [answer["run_id"]]
+    assert signed.checked == ["POST /runs"] and signed.problems == []
+
+
+def test_a_dry_run_on_a_stack_starts_nothing(stack: Stack, served: tuple[str, Signed]) -> None:
+    url, signed = served
+    result = cli(
+        "run", "--suite", str(EVENTS / "local-demo.json"), "--api-url", url, "--region", REGION, "--dry-run"
+    )
+    assert result.exit_code == 0, result.output
+    assert "estimated $" in result.stdout and "snapshot" in result.stdout
+    assert stack.launcher.started == [] and signed.problems == []
+
+
+def test_a_request_over_the_stacks_limit_exits_2_naming_it(stack: Stack, served: tuple[str, Signed]) -> None:
+    url, _ = served
+    stack.service.guardrails = Guardrails(max_run_cost_usd=1)
+    result = cli("run", "--suite", str(EVENTS / "local-demo.json"), "--api-url", url, "--region", REGION)
+    assert result.exit_code == 2
+    assert "422 over_limit" in result.stderr and "MaxRunCostUsd" in result.stderr
+    assert stack.launcher.started == []
+
+
+def test_results_on_a_stack_reads_the_suite_and_the_run(stack: Stack, served: tuple[str, Signed]) -> None:
+    url, signed = served
+    stack.store.start_run("demo-1", "local-demo", {}, "2030-01-02T00:00:00Z", "2030-01-03T00:00:00Z", ["gp2"])
+    result = cli("results", "--suite", "local-demo", "--api-url", url, "--region", REGION, "--json")
+    assert result.exit_code == 0, result.output
+    assert [r["run_id"] for r in json.loads(result.stdout)["runs"]] == ["demo-1"]
+    result = cli("results", "--run", "demo-1", "--api-url", url, "--region", REGION)
+    assert result.exit_code == 0, result.output
+    assert "demo-1" in result.stdout and "RUNNING" in result.stdout
+    result = cli("results", "--run", "nope", "--api-url", url, "--region", REGION)
+    assert result.exit_code == 2 and "404 run_not_found" in result.stderr
+    assert signed.checked == ["GET /runs", "GET /runs/demo-1", "GET /runs/nope"] and signed.problems == []
+
+
+def test_the_api_url_is_the_stacks_output(stack: Stack) -> None:
+    cloudformation = boto3.client("cloudformation", region_name=REGION)
+    template = {
+        "Resources": {"Topic": {"Type": "AWS::SNS::Topic"}},
+        "Outputs": {"ApiUrl": {"Value": "https://abc123.execute-api.us-east-1.amazonaws.com"}},
+    }
+    cloudformation.create_stack(StackName="storagebench", TemplateBody=json.dumps(template))
+    cloudformation.create_stack(
+        StackName="other", TemplateBody=json.dumps({"Resources": template["Resources"]})
+    )
+    session = boto3.session.Session(region_name=REGION)
+    assert api_url_of_stack("storagebench", session) == "https://abc123.execute-api.us-east-1.amazonaws.com"
+    with pytest.raises(ApiClientError, match="has no ApiUrl output"):
+        api_url_of_stack("other", session)
+    with pytest.raises(ApiClientError, match="cannot read stack 'missing'"):
+        api_url_of_stack("missing", session)
+
+
+def test_run_needs_local_or_a_stack() -> None:
+    result = cli("run", "--suite", str(EVENTS / "local-demo.json"))
+    assert result.exit_code == 2 and "--stack" in result.stderr
+
+
+def test_the_signature_check_catches_a_changed_body(stack: Stack) -> None:
+    request = AWSRequest(
+        method="POST",
+        url="http://127.0.0.1:1/runs",
+        data=b'{"a": 1}',
+        headers={"Content-Type": "application/json"},
+    )
+    credentials = boto3.session.Session().get_credentials().get_frozen_credentials()
+    SigV4Auth(credentials, "execute-api", REGION).add_auth(request)
+    headers = {k.lower(): v for k, v in request.headers.items()}
+    headers["host"] = "127.0.0.1:1"
+    good, bad = Signed(), Signed()
+    verify("POST", "http://127.0.0.1:1/runs", headers, b'{"a": 1}', good)
+    verify("POST", "http://127.0.0.1:1/runs", headers, b'{"a": 2}', bad)
+    assert good.problems == [] and len(bad.problems) == 1 and "does not match" in bad.problems[0]

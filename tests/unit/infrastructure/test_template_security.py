@@ -1,0 +1,253 @@
+"""template.yaml's security promises, read from the template itself (no AWS).
+
+Least privilege: whatever the stack's roles may delete or stop must carry the stack's tag
+(``aws:ResourceTag``), whatever they create must be created with it (``aws:RequestTag``), no
+statement grants a whole service; every function logs to a group with a retention; the bucket,
+table and security groups keep their defaults; the nightly schedule starts this state machine
+with events/nightly.json and can do nothing else.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from storagebench.local.cfn import load_template
+from storagebench.request import parse_request
+
+ROOT = Path(__file__).resolve().parents[3]
+TEMPLATE = load_template(ROOT / "template.yaml")
+RESOURCES: dict[str, Any] = TEMPLATE["Resources"]
+STACK_TAG = "storagebench:stack"
+STACK_NAME = {"Ref": "AWS::StackName"}
+# Deleting, stopping or changing something: only on what carries the stack's tag.
+DESTRUCTIVE = re.compile(
+    r"^(ec2:(Terminate|Delete|Detach|Modify|Stop|Reboot)|elasticfilesystem:(Delete|Update|Put)"
+    r"|fsx:(Delete|Update))"
+)
+# EFS deletes a mount target's network interface with the caller's rights; it carries no tag,
+# so the stack's subnet bounds it instead.
+SUBNET_BOUND = {"ec2:DeleteNetworkInterface"}
+CREATES_TAGGED = {
+    "ec2:RunInstances",
+    "ec2:CreateVolume",
+    "elasticfilesystem:CreateFileSystem",
+    "fsx:CreateFileSystem",
+}
+# RunInstances also names what it uses but does not create: those take no request tag.
+UNTAGGED_LAUNCH_INPUTS = (
+    "image/",
+    "snapshot/",
+    "subnet/",
+    "security-group/",
+    "network-interface/",
+    "key-pair/",
+)
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else [value]
+
+
+def _statements() -> Iterator[tuple[str, dict[str, Any]]]:
+    """(resource, statement) for every inline statement of every role and function."""
+    for name, resource in RESOURCES.items():
+        properties = resource.get("Properties") or {}
+        if resource["Type"] == "AWS::IAM::Role":
+            for policy in properties.get("Policies") or []:
+                for statement in policy["PolicyDocument"]["Statement"]:
+                    yield name, statement
+        elif resource["Type"] in ("AWS::Serverless::Function", "AWS::Serverless::StateMachine"):
+            for declared in properties.get("Policies") or []:
+                # a conditional policy is [condition, policy, AWS::NoValue]: check the policy
+                policy = (
+                    declared["Fn::If"][1] if isinstance(declared, dict) and "Fn::If" in declared else declared
+                )
+                for statement in (policy.get("Statement") or []) if isinstance(policy, dict) else []:
+                    yield name, statement
+
+
+def _allows(statement: dict[str, Any]) -> list[str]:
+    return [str(a) for a in _list(statement.get("Action"))] if statement.get("Effect") == "Allow" else []
+
+
+def _condition(statement: dict[str, Any], operator: str, key: str) -> Any:
+    return ((statement.get("Condition") or {}).get(operator) or {}).get(key)
+
+
+def _resource_texts(statement: dict[str, Any]) -> list[str]:
+    texts = []
+    for resource in _list(statement.get("Resource")):
+        texts.append(
+            resource["Fn::Sub"]
+            if isinstance(resource, dict) and "Fn::Sub" in resource
+            else json.dumps(resource)
+        )
+    return texts
+
+
+def test_the_template_has_statements_to_check() -> None:
+    assert len(list(_statements())) > 20
+
+
+def test_no_statement_grants_a_whole_service() -> None:
+    for name, statement in _statements():
+        for action in _allows(statement):
+            assert action != "*" and not action.endswith(":*"), f"{name}: {action} grants a whole service"
+            assert not action.startswith("iam:") or action in (
+                "iam:PassRole",
+                "iam:CreateServiceLinkedRole",
+            ), f"{name}: {action}"
+
+
+def test_destructive_actions_need_the_stack_tag() -> None:
+    seen = set()
+    for name, statement in _statements():
+        for action in _allows(statement):
+            if action in SUBNET_BOUND:
+                assert _condition(statement, "ArnEquals", "ec2:Subnet"), (
+                    f"{name}: {action} outside the subnet"
+                )
+            elif DESTRUCTIVE.match(action):
+                seen.add(action)
+                tag = _condition(statement, "StringEquals", f"aws:ResourceTag/{STACK_TAG}")
+                assert tag == STACK_NAME, f"{name}: {action} without aws:ResourceTag/{STACK_TAG}"
+                assert all(r.strip('"') != "*" for r in _resource_texts(statement)), name
+    assert {"ec2:TerminateInstances", "ec2:DeleteVolume", "fsx:DeleteFileSystem"} <= seen
+
+
+def test_creates_need_the_stack_tag_in_the_request() -> None:
+    seen = set()
+    for name, statement in _statements():
+        for action in _allows(statement):
+            if action not in CREATES_TAGGED:
+                continue
+            seen.add(action)
+            inputs = [
+                r for r in _resource_texts(statement) if r.split(":")[-1].startswith(UNTAGGED_LAUNCH_INPUTS)
+            ]
+            if action == "ec2:RunInstances" and inputs:
+                assert inputs == _resource_texts(statement), (
+                    f"{name}: launch inputs mixed with created resources"
+                )
+                continue
+            tag = _condition(statement, "StringEquals", f"aws:RequestTag/{STACK_TAG}")
+            assert tag == STACK_NAME, f"{name}: {action} without aws:RequestTag/{STACK_TAG}"
+    assert {"ec2:RunInstances", "elasticfilesystem:CreateFileSystem", "fsx:CreateFileSystem"} <= seen
+
+
+def test_tags_are_only_written_while_creating() -> None:
+    for name, statement in _statements():
+        actions = _allows(statement)
+        if "ec2:CreateTags" in actions:
+            assert _condition(statement, "StringEquals", "ec2:CreateAction"), (
+                f"{name}: ec2:CreateTags at any time"
+            )
+        if "elasticfilesystem:TagResource" in actions:
+            assert _condition(statement, "StringEquals", "elasticfilesystem:CreateAction"), name
+        if "fsx:TagResource" in actions:
+            assert _condition(statement, "StringEquals", f"aws:RequestTag/{STACK_TAG}") == STACK_NAME, name
+
+
+def test_commands_run_only_on_the_stacks_instances() -> None:
+    for name, statement in _statements():
+        if "ssm:SendCommand" in _allows(statement) and any(
+            ":instance/" in r for r in _resource_texts(statement)
+        ):
+            assert _condition(statement, "StringEquals", f"ssm:resourceTag/{STACK_TAG}") == STACK_NAME, name
+
+
+def test_every_function_logs_to_a_group_with_the_retention() -> None:
+    functions = [n for n, r in RESOURCES.items() if r["Type"] == "AWS::Serverless::Function"]
+    assert len(functions) >= 9
+    for name in functions:
+        logging = RESOURCES[name]["Properties"].get("LoggingConfig") or {}
+        group = (logging.get("LogGroup") or {}).get("Ref")
+        assert group in RESOURCES, f"{name}: LoggingConfig.LogGroup must !Ref an AWS::Logs::LogGroup"
+        assert RESOURCES[group]["Type"] == "AWS::Logs::LogGroup"
+        assert RESOURCES[group]["Properties"]["RetentionInDays"] == {"Ref": "LogRetentionDays"}, group
+
+
+def test_the_instance_role_writes_only_under_runs() -> None:
+    statements = [s for n, s in _statements() if n == "InstanceRole"]
+    writes = [s for s in statements if any(a in ("s3:PutObject", "s3:DeleteObject") for a in _allows(s))]
+    assert [r for s in writes for r in _resource_texts(s)] == ["${ArtifactsBucket.Arn}/runs/*"]
+    assert not any(a.startswith("s3:Delete") for s in statements for a in _allows(s))
+    managed = RESOURCES["InstanceRole"]["Properties"]["ManagedPolicyArns"]
+    assert managed == [{"Fn::Sub": "arn:${AWS::Partition}:iam::aws:policy/AmazonSSMManagedInstanceCore"}]
+
+
+def test_bucket_table_and_groups_keep_their_defaults() -> None:
+    bucket = RESOURCES["ArtifactsBucket"]["Properties"]
+    assert set(bucket["PublicAccessBlockConfiguration"].values()) == {True}
+    assert bucket["BucketEncryption"]["ServerSideEncryptionConfiguration"]
+    assert any(
+        rule["Status"] == "Enabled" and rule["ExpirationInDays"]
+        for rule in bucket["LifecycleConfiguration"]["Rules"]
+    )
+    (deny,) = RESOURCES["ArtifactsBucketPolicy"]["Properties"]["PolicyDocument"]["Statement"][:1]
+    assert deny["Effect"] == "Deny" and deny["Condition"] == {"Bool": {"aws:SecureTransport": "false"}}
+    table = RESOURCES["ResultsTable"]["Properties"]
+    assert table["PointInTimeRecoverySpecification"]["PointInTimeRecoveryEnabled"] is True
+    assert table["SSESpecification"]["SSEEnabled"] is True
+    assert (
+        "SecurityGroupIngress" not in RESOURCES["InstanceSecurityGroup"]["Properties"]
+    )  # no SSH, nothing in
+    for name, resource in RESOURCES.items():
+        if resource["Type"] == "AWS::EC2::SecurityGroupIngress":
+            assert resource["Properties"]["GroupId"] != {"Ref": "InstanceSecurityGroup"}, name
+
+
+def test_every_checkov_skip_says_why() -> None:
+    for name, resource in RESOURCES.items():
+        for skip in ((resource.get("Metadata") or {}).get("checkov") or {}).get("skip") or []:
+            assert re.match(r"^CKV2?_AWS_\d+$", skip["id"]), (name, skip)
+            assert len(str(skip.get("comment", ""))) >= 20, f"{name}: skip {skip['id']} needs its reason"
+
+
+# ------------------------------------------------------------------------ the nightly schedule
+
+
+def test_the_scheduler_role_may_only_start_this_state_machine() -> None:
+    statements = [s for n, s in _statements() if n == "SchedulerRole"]
+    assert statements == [
+        {"Effect": "Allow", "Action": "states:StartExecution", "Resource": {"Ref": "BenchmarkStateMachine"}}
+    ]
+    trust = RESOURCES["SchedulerRole"]["Properties"]["AssumeRolePolicyDocument"]["Statement"][0]
+    assert trust["Principal"] == {"Service": "scheduler.amazonaws.com"}
+    assert trust["Condition"]["StringEquals"] == {"aws:SourceAccount": {"Ref": "AWS::AccountId"}}
+
+
+def test_the_nightly_schedule_starts_the_state_machine_with_the_nightly_suite() -> None:
+    schedule = RESOURCES["NightlySchedule"]["Properties"]
+    assert schedule["Target"]["Arn"] == {"Ref": "BenchmarkStateMachine"}
+    assert schedule["Target"]["RoleArn"] == {"Fn::GetAtt": ["SchedulerRole", "Arn"]}
+    assert schedule["Target"]["Input"] == {"Ref": "NightlySuite"}
+    assert schedule["ScheduleExpression"] == {"Ref": "NightlyCron"}
+    assert schedule["ScheduleExpressionTimezone"] == {"Ref": "NightlyTimezone"}
+    assert schedule["State"] == {"Ref": "NightlyEnabled"}
+    off, flexible = schedule["FlexibleTimeWindow"]["Fn::If"][1:]
+    assert off == {"Mode": "OFF"}
+    assert flexible == {"Mode": "FLEXIBLE", "MaximumWindowInMinutes": {"Ref": "NightlyWindowMinutes"}}
+
+
+@pytest.mark.parametrize("name", ["NightlyCron", "NightlyTimezone", "NightlyWindowMinutes", "NightlyEnabled"])
+def test_nightly_parameters_have_defaults(name: str) -> None:
+    assert "Default" in TEMPLATE["Parameters"][name]
+
+
+def test_the_nightly_suite_default_is_events_nightly_json() -> None:
+    declared = TEMPLATE["Parameters"]["NightlySuite"]
+    default = declared["Default"]
+    assert len(default.encode()) <= declared["MaxLength"] <= 4096  # CloudFormation's parameter limit
+    on_disk = json.loads((ROOT / "events" / "nightly.json").read_text(encoding="utf-8"))
+    assert json.loads(default) == on_disk, (
+        "regenerate NightlySuite's Default from events/nightly.json (compact JSON)"
+    )
+    request = parse_request(on_disk)
+    assert [c.id for c in request.configs] == ["gp2", "gp3", "io2"]
