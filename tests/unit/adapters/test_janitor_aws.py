@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import sys
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -33,6 +34,7 @@ from storagebench.janitor import wiring as janitor_wiring
 from storagebench.workflow.models import TAG_CONFIG, TAG_EXPIRES, TAG_RUN, TAG_STACK
 
 REGION = "us-east-1"
+ACCOUNT = "123456789012"  # moto's default account
 STACK = "storagebench-test"  # the adapters conftest's STACK_NAME
 NOW = datetime(2030, 1, 2, 12, 0, 0, tzinfo=UTC)
 PAST = "2030-01-02T09:00:00Z"  # three hours before NOW
@@ -310,9 +312,30 @@ class Context:
 
 
 @pytest.fixture
-def handler_env(monkeypatch: pytest.MonkeyPatch, topic: tuple[str, str]) -> None:
+def state_machine(world: World) -> str:
+    """A state machine with one execution per run of ``stuck_runs`` (moto leaves them RUNNING)."""
+    sfn = boto3.client("stepfunctions", region_name=REGION)
+    arn = sfn.create_state_machine(
+        name="storagebench-benchmark",
+        definition=json.dumps({"StartAt": "Done", "States": {"Done": {"Type": "Succeed"}}}),
+        roleArn=f"arn:aws:iam::{ACCOUNT}:role/states",
+    )["stateMachineArn"]
+    for run_id in ("run-old", "run-live"):
+        sfn.start_execution(stateMachineArn=arn, name=run_id, input="{}")
+    return str(arn)
+
+
+def execution_status(state_machine: str, run_id: str) -> str:
+    sfn = boto3.client("stepfunctions", region_name=REGION)
+    arn = state_machine.replace(":stateMachine:", ":execution:", 1) + f":{run_id}"
+    return str(sfn.describe_execution(executionArn=arn)["status"])
+
+
+@pytest.fixture
+def handler_env(monkeypatch: pytest.MonkeyPatch, topic: tuple[str, str], state_machine: str) -> None:
     monkeypatch.setenv("POWERTOOLS_TRACE_DISABLED", "true")
     monkeypatch.setenv("NOTIFICATION_TOPIC_ARN", topic[0])
+    monkeypatch.setenv("STATE_MACHINE_ARN", state_machine)
 
 
 def test_the_handler_sweeps_from_the_environment_and_emits_its_metrics(
@@ -327,7 +350,12 @@ def test_the_handler_sweeps_from_the_environment_and_emits_its_metrics(
     finally:
         janitor_wiring.configure(None)
     assert sorted(leak["resource_id"] for leak in answer["leaks"]) == sorted(world.sweep)
-    assert [run["run_id"] for run in answer["stuck_runs"]] == ["run-old"]
+    assert [(run["run_id"], run["execution"]) for run in answer["stuck_runs"]] == [("run-old", "stopped")]
+    state_machine = os.environ["STATE_MACHINE_ARN"]
+    assert (execution_status(state_machine, "run-old"), execution_status(state_machine, "run-live")) == (
+        "ABORTED",
+        "RUNNING",
+    )
     blobs = [json.loads(line) for line in capsys.readouterr().out.splitlines() if '"_aws"' in line]
     per_type = {
         blob["ResourceType"]: blob["LeaksSwept"]

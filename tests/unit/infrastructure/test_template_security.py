@@ -18,7 +18,9 @@ from typing import Any
 import pytest
 
 from storagebench.local.cfn import load_template
+from storagebench.planning.preview import preview_request
 from storagebench.request import parse_request
+from storagebench.workflow.settings import Guardrails
 
 ROOT = Path(__file__).resolve().parents[3]
 TEMPLATE = load_template(ROOT / "template.yaml")
@@ -251,3 +253,26 @@ def test_the_nightly_suite_default_is_events_nightly_json() -> None:
     )
     request = parse_request(on_disk)
     assert [c.id for c in request.configs] == ["gp2", "gp3", "io2"]
+
+
+def _default_stack_environment() -> dict[str, str]:
+    """The functions' environment as a default deployment sets it: each parameter at its Default."""
+    parameters = TEMPLATE["Parameters"]
+    environment: dict[str, str] = {}
+    for name, value in TEMPLATE["Globals"]["Function"]["Environment"]["Variables"].items():
+        if isinstance(value, dict) and "Ref" in value and value["Ref"] in parameters:
+            environment[name] = str(parameters[value["Ref"]].get("Default", ""))
+        elif isinstance(value, dict) and "Fn::Join" in value:  # AllowedInstanceTypes, a list parameter
+            separator, ref = value["Fn::Join"]
+            environment[name] = separator.join(str(parameters[ref["Ref"]]["Default"]).split(","))
+    return environment
+
+
+def test_the_nightly_suite_passes_the_default_guardrails() -> None:
+    """A default deployment must not refuse its own nightly run at Plan (every night, silently)."""
+    environment = _default_stack_environment()
+    assert {"MAX_RUN_COST_USD", "MAX_RUN_HOURS", "MAX_CONFIGS_PER_RUN"} <= environment.keys()
+    nightly = parse_request(json.loads(TEMPLATE["Parameters"]["NightlySuite"]["Default"]))
+    preview = preview_request(nightly, Guardrails.from_env(environment))
+    assert preview.allowed, preview.problem_text()
+    assert 0 < preview.estimate.total_usd <= Guardrails.from_env(environment).max_run_cost_usd

@@ -11,7 +11,7 @@ from storagebench.janitor import Janitor, SweepIncompleteError
 from storagebench.janitor.models import Attachment, ResourceKind, TaggedResource
 from storagebench.janitor.plan import plan_sweep
 from storagebench.notify import LogNotifier
-from storagebench.workflow.errors import ProvisioningError, ResourceBusyError, ThrottledError
+from storagebench.workflow.errors import ProvisioningError, ResourceBusyError, ThrottledError, WorkflowError
 from storagebench.workflow.models import TAG_CONFIG, TAG_EXPIRES, TAG_RUN, TAG_STACK
 
 STACK = "sb"
@@ -200,3 +200,29 @@ def test_busy_is_pending_refused_is_failed_and_the_rest_still_goes() -> None:
     with pytest.raises(SweepIncompleteError, match="UnauthorizedOperation") as raised:
         report.raise_if_incomplete()
     assert "list ec2-instance" in str(raised.value)
+
+
+class FakeExecutions:
+    def __init__(self, refuse: set[str] | None = None) -> None:
+        self.stopped: list[str] = []
+        self.refuse = refuse or set()
+
+    def stop(self, run_id: str, error: str, cause: str) -> None:
+        if run_id in self.refuse:
+            raise WorkflowError(f"stop run {run_id}: AccessDeniedException")
+        assert error == "StuckRun" and "stopped by the janitor" in cause
+        self.stopped.append(run_id)
+
+
+def test_a_stuck_run_is_stopped_before_it_is_failed_even_when_the_stop_is_refused() -> None:
+    runs = FakeRuns([run("old-1", PAST), run("old-2", PAST), run("live", FUTURE)])
+    sweeper, _ = janitor(FakeResources([]), runs)
+    sweeper.executions = FakeExecutions(refuse={"old-2"})
+    report = sweeper.sweep()
+    assert sweeper.executions.stopped == ["old-1"]
+    assert {r.run_id: r.execution for r in report.stuck_runs} == {
+        "old-1": "stopped",
+        "old-2": "not stopped: WorkflowError: stop run old-2: AccessDeniedException",
+    }
+    assert runs.runs["old-2"]["status"] == "FAILED" and runs.runs["live"]["status"] == "RUNNING"
+    assert report.errors == ["stop execution of old-2: WorkflowError: stop run old-2: AccessDeniedException"]

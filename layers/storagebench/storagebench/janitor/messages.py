@@ -41,7 +41,7 @@ def stuck_run_notification(run: StuckRun, stack: str) -> Notification:
     return Notification(
         kind="stuck-run",
         subject=subject_line(f"storagebench {stack}: run {run.run_id}{suite} marked FAILED (stuck)"),
-        text=f"run {run.run_id}{suite}: FAILED by the janitor: {run.reason}",
+        text=f"run {run.run_id}{suite}: FAILED by the janitor: {run.reason}\nits execution: {run.execution}",
         stack=stack,
         run_id=run.run_id,
     )

@@ -68,6 +68,9 @@ class StuckRun(_Model):
     expires_at: str
     overdue_s: int = Field(ge=0)
     reason: str
+    execution: str = Field(
+        default="not asked", description="what became of its workflow execution: stopped, or why not"
+    )
 
 
 class SweepReport(_Model):

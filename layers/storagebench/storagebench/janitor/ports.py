@@ -28,3 +28,10 @@ class RunRecords(Protocol):
 
     def fail_stuck_run(self, run_id: str, reason: str, ended_at: str) -> bool:
         """Record a RUNNING run as FAILED with the reason; False when it is no longer RUNNING."""
+
+
+class RunExecutions(Protocol):
+    def stop(self, run_id: str, error: str, cause: str) -> None:
+        """Stop the run's workflow execution (a no-op when it already ended).
+
+        Raises a WorkflowError when the provider refuses or the execution cannot be found."""

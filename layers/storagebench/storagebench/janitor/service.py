@@ -18,7 +18,7 @@ from typing import Any
 from storagebench.janitor.messages import leak_notification, stuck_run_notification
 from storagebench.janitor.models import RESOURCE_KINDS, Leak, StuckRun, SweepReport, TaggedResource
 from storagebench.janitor.plan import parse_time, plan_sweep
-from storagebench.janitor.ports import RunRecords, TaggedResources
+from storagebench.janitor.ports import RunExecutions, RunRecords, TaggedResources
 from storagebench.notify import Notifier, deliver
 from storagebench.workflow.errors import ResourceBusyError, WorkflowError
 from storagebench.workflow.ports import Clock
@@ -38,6 +38,9 @@ class Janitor:
     notifier: Notifier
     stack: str
     clock: Clock
+    # Stops a stuck run's execution, which may still be polling or about to launch more; None where
+    # runs have no execution to stop (tests of the sweep alone).
+    executions: RunExecutions | None = None
 
     def sweep(self) -> SweepReport:
         now = self.clock.now()
@@ -92,7 +95,8 @@ class Janitor:
             if cursor is None:
                 break
         failed: list[StuckRun] = []
-        for stuck in candidates:
+        for candidate in candidates:
+            stuck = candidate.model_copy(update={"execution": self._stop_execution(candidate, report)})
             try:
                 if self.runs.fail_stuck_run(stuck.run_id, stuck.reason, _iso(now)):
                     failed.append(stuck)
@@ -100,6 +104,19 @@ class Janitor:
                 log.error("janitor could not fail run %s", stuck.run_id, exc_info=True)
                 report.errors.append(f"fail run {stuck.run_id}: {type(exc).__name__}: {exc}")
         return failed
+
+    def _stop_execution(self, stuck: StuckRun, report: SweepReport) -> str:
+        """Stopped first, so the execution cannot launch anything after its run is recorded FAILED;
+        what it launched is expired and swept with the leaks (this sweep or the next)."""
+        if self.executions is None:
+            return "not asked"
+        try:
+            self.executions.stop(stuck.run_id, "StuckRun", f"stopped by the janitor: {stuck.reason}"[:32768])
+        except WorkflowError as exc:
+            log.error("janitor could not stop the execution of run %s", stuck.run_id, exc_info=True)
+            report.errors.append(f"stop execution of {stuck.run_id}: {type(exc).__name__}: {exc}")
+            return f"not stopped: {type(exc).__name__}: {exc}"
+        return "stopped"
 
     @staticmethod
     def _stuck(run: dict[str, Any], now: datetime, report: SweepReport) -> StuckRun | None:

@@ -155,11 +155,15 @@ class AwsTaggedResources:
 def build_janitor(environ: Mapping[str, str] | None = None) -> Janitor:
     """The janitor on the stack's EC2, EFS, FSx, table and topic, from the function's environment."""
     from storagebench.adapters.aws.dynamodb import DynamoResultsStore
-    from storagebench.adapters.aws.settings import AwsSettings
+    from storagebench.adapters.aws.settings import AwsSettings, SettingsError
     from storagebench.adapters.aws.sns import notifier_from_env
+    from storagebench.adapters.aws.stepfunctions import StepFunctionsLauncher
 
     env = os.environ if environ is None else environ
     settings = AwsSettings.from_env(env)
+    state_machine_arn = env.get("STATE_MACHINE_ARN", "").strip()
+    if not state_machine_arn:
+        raise SettingsError(["STATE_MACHINE_ARN"])
     return Janitor(
         resources=AwsTaggedResources(
             Ec2Compute.from_settings(settings), AwsFileSystems.from_settings(settings)
@@ -168,4 +172,5 @@ def build_janitor(environ: Mapping[str, str] | None = None) -> Janitor:
         notifier=notifier_from_env(settings, env),
         stack=settings.stack_name,
         clock=SystemClock(),
+        executions=StepFunctionsLauncher(settings.client("stepfunctions"), state_machine_arn),
     )
