@@ -34,7 +34,7 @@ EXAMPLES = 1200
 KNOWN_RUNS = ("demo-1", "demo-2")
 VALID = [json.loads(p.read_text(encoding="utf-8")) for p in sorted(EVENTS.glob("*.json"))]
 # Between the shipped events' estimates, so both allowed and over-limit requests are generated
-GUARDRAILS = Guardrails(max_run_cost_usd=100, max_configs_per_run=4)
+GUARDRAILS = Guardrails(max_run_cost_usd=10, max_configs_per_run=4)
 
 OPERATIONS = [
     (path, method.upper(), op) for path, item in DOCUMENT["paths"].items() for method, op in item.items()

@@ -66,8 +66,9 @@ def test_dry_run_previews_the_plan_and_cost_and_starts_nothing(stack: Stack) -> 
     assert all(c["steps"] and c["run_usd"] > 0 for c in preview["configs"])
     estimate = preview["estimate"]
     assert estimate["price_source"] == "snapshot" and estimate["price_date"]
-    assert estimate["hours"] == 24 and "upper bound" in estimate["duration_basis"]
+    assert estimate["upper_bound_hours"] == 24 and "planning.duration" in estimate["duration_basis"]
     assert estimate["total_usd"] == pytest.approx(sum(c["run_usd"] for c in preview["configs"]))
+    assert 0 < estimate["wall_hours"] < 24 and estimate["total_usd"] < estimate["upper_bound_usd"]
     assert preview["problems"] == []
     assert executions(stack) == [] and stack.launcher.started == []
 
@@ -88,17 +89,17 @@ def test_an_invalid_request_is_422_with_every_field_and_starts_nothing(stack: St
 
 def test_a_request_over_the_stack_limits_is_refused_naming_each_limit(stack: Stack) -> None:
     stack.service.guardrails = Guardrails(
-        max_run_cost_usd=5, max_run_hours=12, allowed_instance_types=("m7g.large",), max_configs_per_run=2
+        max_run_cost_usd=0.5, max_run_hours=12, allowed_instance_types=("m7g.large",), max_configs_per_run=2
     )
     status, body, _ = call(stack.handler, "POST", "/runs", json_body=demo())
     assert status == 422
     error = assert_error(body, 422, "over_limit")
     limits = {d["limit"]: d for d in error["details"]}
     assert set(limits) == {"MaxRunCostUsd", "MaxRunHours", "AllowedInstanceTypes", "MaxConfigsPerRun"}
-    assert limits["MaxRunCostUsd"]["allowed"] == 5 and limits["MaxRunCostUsd"]["value"] > 5
+    assert limits["MaxRunCostUsd"]["allowed"] == 0.5 and limits["MaxRunCostUsd"]["value"] > 0.5
     assert limits["MaxRunHours"]["allowed"] == 12 and limits["MaxRunHours"]["value"] == 24
     assert limits["MaxConfigsPerRun"]["value"] == 3
-    assert "MaxRunCostUsd" in error["message"] and "$5.00" in error["message"]
+    assert "MaxRunCostUsd" in error["message"] and "$0.50" in error["message"]
     assert executions(stack) == []
     # the dry run shows the same problems, with the plan
     status, body, _ = call(stack.handler, "POST", "/runs", query={"dry_run": "true"}, json_body=demo())

@@ -134,7 +134,8 @@ def test_a_dry_run_on_a_stack_starts_nothing(stack: Stack, served: tuple[str, Si
         "run", "--suite", str(EVENTS / "local-demo.json"), "--api-url", url, "--region", REGION, "--dry-run"
     )
     assert result.exit_code == 0, result.output
-    assert "estimated $" in result.stdout and "snapshot" in result.stdout
+    assert "expected " in result.stdout and "at most $" in result.stdout and "snapshot" in result.stdout
+    assert "h expected" in result.stdout  # one line per config
     assert stack.launcher.started == [] and signed.problems == []
 
 

@@ -155,3 +155,23 @@ def test_default_book_is_the_bundled_snapshot() -> None:
     configs = {c["id"]: c for c in json.loads(result.stdout)["configs"]}
     assert configs["beta-gp2"]["monthly_usd"] == pytest.approx(555.60)
     assert configs["beta-gp2"]["price_source"] == "snapshot"
+
+
+def test_expected_prices_each_config_for_its_expected_duration(books: list[str]) -> None:
+    from storagebench.planning.duration import estimate_duration
+    from storagebench.request import load_request
+
+    result = run("--suite", STUDY1, "--json", "--expected", "--hours", "24")
+    assert result.exit_code == 0, result.output
+    document = json.loads(result.stdout)
+    expected = document["expected"]
+    duration = estimate_duration(load_request(STUDY1), 2)  # no max_concurrency: both at once
+    assert expected["wall_hours"] == pytest.approx(duration.wall_hours, abs=1e-6)
+    assert expected["concurrency"] == 2 and expected["complete"] is True
+    for entry in document["configs"]:
+        run_ = expected["configs"][entry["id"]]
+        assert run_["usd"] == pytest.approx(entry["monthly_usd"] * run_["hours"] / 730, rel=1e-6)
+        assert 0 < run_["usd"] < entry["hours_usd"]
+    table = run("--suite", STUDY1, "--expected")
+    assert table.exit_code == 0, table.output
+    assert "expected h" in table.stdout and "expected run: 2.5 h wall time" in table.stdout

@@ -21,25 +21,48 @@ def request(**changes: Any) -> Any:
     return parse_request(document)
 
 
-def test_the_estimate_prices_every_config_for_max_run_hours_with_the_snapshot() -> None:
+def test_the_estimate_prices_each_config_for_its_expected_hours_and_bounds_it_by_max_run_hours() -> None:
     preview = preview_request(request(timing={"max_run_hours": 2, "command_timeout_h": 1}), Guardrails())
     estimate = preview.estimate
-    assert estimate.hours == 2 and "timing.max_run_hours" in estimate.duration_basis
+    assert estimate.upper_bound_hours == 2 and "planning.duration" in estimate.duration_basis
     assert estimate.price_source == "snapshot" and estimate.price_date and estimate.complete
     assert estimate.total_usd == pytest.approx(sum(c.run_usd for c in preview.configs))
-    config = preview.configs[0]
-    assert config.run_usd == pytest.approx(config.monthly_usd * 2 / 730)
+    assert estimate.upper_bound_usd == pytest.approx(sum(c.upper_bound_usd for c in preview.configs))
+    expected = {c.config_id: c.hours for c in estimate.duration.configs}
+    for config in preview.configs:
+        assert config.expected_hours == pytest.approx(expected[config.id], abs=1e-6)
+        assert config.run_usd == pytest.approx(config.monthly_usd * config.expected_hours / 730)
+        assert config.upper_bound_usd == pytest.approx(config.monthly_usd * 2 / 730)
+    assert estimate.wall_hours == pytest.approx(max(expected.values()))  # all three at once
     assert all(c.steps for c in preview.configs) and preview.problems == []
 
 
-def test_twice_the_hours_is_twice_the_estimate() -> None:
-    one = preview_request(
-        request(timing={"max_run_hours": 3, "command_timeout_h": 1}), Guardrails()
-    ).estimate.total_usd
-    two = preview_request(
-        request(timing={"max_run_hours": 6, "command_timeout_h": 1}), Guardrails()
-    ).estimate.total_usd
-    assert two == pytest.approx(2 * one)
+def test_the_expected_cost_follows_the_workloads_and_the_upper_bound_the_deadline() -> None:
+    short, long = (
+        preview_request(
+            request(repetitions=n, timing={"max_run_hours": h, "command_timeout_h": 1}), Guardrails()
+        )
+        for n, h in ((1, 3), (4, 6))
+    )
+    assert long.estimate.upper_bound_usd == pytest.approx(2 * short.estimate.upper_bound_usd)
+    assert long.estimate.total_usd > short.estimate.total_usd
+    assert long.estimate.wall_hours > short.estimate.wall_hours
+
+
+def test_workloads_that_cannot_finish_before_the_deadline_are_refused_naming_the_fields() -> None:
+    # The standard suite at scale 30: six workloads of 5,400 s, 2 repetitions: 18 h per config.
+    slow = request(
+        workloads=[{"suite": "standard", "scale": 30}],
+        timing={"max_run_hours": 6, "command_timeout_h": 6},
+        max_concurrency=1,
+    )
+    preview = preview_request(slow, Guardrails())
+    (problem,) = [p for p in preview.problems if p.field == "timing.max_run_hours"]
+    assert problem.limit == "MaxRunHours" and problem.limit_value == 6
+    assert problem.value == pytest.approx(preview.estimate.wall_hours, abs=0.01) and problem.value > 6
+    assert "timing.max_run_hours 6 h" in problem.message and "1 at once" in problem.message
+    assert "MaxRunHours" in problem.message and "scale" in problem.message
+    assert any("timing.command_timeout_h" in note for note in preview.notes)
 
 
 def test_each_limit_names_its_parameter_its_value_and_the_requests() -> None:
@@ -56,6 +79,7 @@ def test_each_limit_names_its_parameter_its_value_and_the_requests() -> None:
     )
     cost = problems["MaxRunCostUsd"]
     assert cost.value == pytest.approx(preview.estimate.total_usd, abs=0.01) and "$1.00" in cost.message
+    assert "expected cost" in cost.message and "timing.max_run_hours 24 h" in cost.message
     fields = [p.field for p in preview.problems if p.limit == "AllowedInstanceTypes"]
     assert fields == ["configs[0].instance_type", "configs[1].instance_type", "configs[2].instance_type"]
     assert not preview.allowed and "MaxRunCostUsd" in preview.problem_text()
@@ -120,3 +144,21 @@ def test_the_template_parameters_match_the_guardrails() -> None:
         low = bounds.get("Ge")
         assert parameters[parameter]["MinValue"] == (low.ge if low else parameters[parameter]["MinValue"])
         assert parameters[parameter]["MinValue"] > 0
+
+
+def _event(name: str) -> Any:
+    return parse_request(json.loads((REPO / "events" / name).read_text(encoding="utf-8")))
+
+
+def test_an_untimed_run_is_held_to_what_it_costs_until_its_deadline() -> None:
+    # virtual-san's NVMe-oF directories have no catalog rate: its expected cost is only a floor,
+    # so the cost limit is checked against the three r5b/i3en instances kept until max_run_hours.
+    preview = preview_request(_event("virtual-san.json"), Guardrails(max_run_cost_usd=500))
+    assert not preview.estimate.duration.complete and preview.estimate.total_usd < 500
+    (problem,) = preview.problems
+    assert problem.limit == "MaxRunCostUsd" and problem.value == round(preview.estimate.upper_bound_usd, 2)
+    assert "cannot be estimated" in problem.message and "only a floor" in problem.message
+    # a timed run is held to its expected cost, well below its upper bound
+    nightly = preview_request(_event("nightly.json"), Guardrails(max_run_cost_usd=5))
+    assert nightly.estimate.duration.complete and nightly.estimate.upper_bound_usd > 5
+    assert nightly.allowed, nightly.problem_text()

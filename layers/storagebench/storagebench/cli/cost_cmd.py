@@ -22,6 +22,7 @@ from storagebench.cli.console import err, fail, out, print_json
 if TYPE_CHECKING:
     from storagebench.costs.monthly import ConfigCost
     from storagebench.prices.models import PriceBook
+    from storagebench.request.model import BenchmarkRequest
 
 EXIT_MISSING_PRICES = 1
 
@@ -45,9 +46,33 @@ def _usd(value: float) -> str:
     return f"${value:,.2f}"
 
 
+def expected_section(request: BenchmarkRequest, costs: dict[str, ConfigCost]) -> dict[str, Any]:
+    """Each config priced for its expected duration (``planning.duration``) and the run's wall time,
+    with the request's max_concurrency (all configs at once without one; a stack may cap it)."""
+    from storagebench.planning.duration import estimate_duration
+
+    duration = estimate_duration(request, request.max_concurrency or len(request.configs))
+    return {
+        "wall_hours": round(duration.wall_hours, 6),
+        "concurrency": duration.concurrency,
+        "complete": duration.complete,
+        "notes": duration.notes,
+        "configs": {
+            c.config_id: {
+                "hours": round(c.hours, 6),
+                "usd": round(costs[c.config_id].for_hours(c.hours).usd, 6),
+            }
+            for c in duration.configs
+        },
+    }
+
+
 def _render(document: dict[str, Any], costs: dict[str, ConfigCost]) -> None:
     hours = document["hours"]
+    expected = document.get("expected")
     columns = ["config", "instance", "monthly", "vs baseline"]
+    if expected is not None:
+        columns += ["expected h", "expected"]
     if hours is not None:
         columns.append(f"{hours:g} h")
     columns.append("prices")
@@ -63,11 +88,26 @@ def _render(document: dict[str, Any], costs: dict[str, ConfigCost]) -> None:
         monthly = _usd(entry["monthly_usd"]) + ("" if entry["complete"] else " (incomplete)")
         delta = "baseline" if entry["id"] == document["baseline"] else _pct(entry["delta_monthly_pct"])
         row = [entry["id"], entry["instance_type"], monthly, delta]
+        if expected is not None:
+            run = expected["configs"][entry["id"]]
+            row += [f"{run['hours']:.2f}", _usd(run["usd"])]
         if hours is not None:
             row.append(_usd(entry["hours_usd"]))
         row.append(f"{entry['price_source']} {entry['price_date'] or '-'}")
         table.add_row(*(Text(str(v)) for v in row))
     out.print(table)
+    if expected is not None:
+        floor = "" if expected["complete"] else "at least "
+        total = sum(run["usd"] for run in expected["configs"].values())
+        out.print(
+            Text(
+                f"expected run: {floor}{expected['wall_hours']:.1f} h wall time with "
+                f"{expected['concurrency']} config(s) at once, {floor}{_usd(total)}"
+            ),
+            highlight=False,
+        )
+        for line in expected["notes"]:
+            out.print(Text.assemble(("duration: ", "yellow"), line), highlight=False)
     parts = Table("config", "component", "monthly", title="components", title_justify="left")
     for config_id, cost in costs.items():
         for c in cost.components:
@@ -91,6 +131,13 @@ def cost(
     hours: Annotated[
         float | None, typer.Option("--hours", min=0, help="also price keeping each config this many hours")
     ] = None,
+    expected: Annotated[
+        bool,
+        typer.Option(
+            "--expected",
+            help="also price each config for its expected duration and show the run's wall time",
+        ),
+    ] = False,
     region: Annotated[
         str | None, typer.Option("--region", help="price in this region (default: the request's)")
     ] = None,
@@ -110,6 +157,8 @@ def cost(
         raise fail(f"--hours {hours!r} is not a number of hours")
     book = price_book(region or request.region)
     document, costs = cost_document(request, book, hours)
+    if expected:
+        document["expected"] = expected_section(request, costs)
     if as_json:
         print_json(document)
     else:

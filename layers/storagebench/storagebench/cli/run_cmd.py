@@ -157,16 +157,26 @@ def _run_on_stack(
     if dry_run:
         preview = answer["preview"]
         estimate = preview["estimate"]
+        floor = "" if estimate["complete"] else "at least "
         out.print(
             Text(
                 f"{preview['suite']}: {len(preview['configs'])} config(s), "
-                f"{preview['max_concurrency']} at once; "
-                f"estimated ${estimate['total_usd']:,.2f} for {estimate['hours']:g} h "
-                f"({estimate['price_source']} prices of {estimate['price_date']})"
+                f"{preview['max_concurrency']} at once; expected {floor}{estimate['wall_hours']:.1f} h "
+                f"and {floor}${estimate['total_usd']:,.2f}, at most ${estimate['upper_bound_usd']:,.2f} "
+                f"if every resource lived until it expires ({estimate['upper_bound_hours']:g} h; "
+                f"{estimate['price_source']} prices of {estimate['price_date']})"
             ),
             highlight=False,
         )
-        for note in preview["notes"] + estimate["notes"]:
+        for config in preview["configs"]:
+            out.print(
+                Text(
+                    f"  {config['id']}: {config['instance_type']}, {len(config['steps'])} step(s), "
+                    f"{config['expected_hours']:.2f} h expected, ${config['run_usd']:,.2f}"
+                ),
+                highlight=False,
+            )
+        for note in preview["notes"] + estimate["notes"] + estimate["duration"]["notes"]:
             err.print(Text.assemble(("note: ", "yellow"), note), highlight=False)
         for problem in preview["problems"]:
             err.print(Text.assemble(("over a limit: ", "bold red"), problem["message"]), highlight=False)

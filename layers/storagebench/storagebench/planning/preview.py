@@ -5,17 +5,21 @@
 two can never disagree. Guardrails (stack parameters, ``workflow.settings.Guardrails``):
 
 * ``MaxConfigsPerRun`` and ``AllowedInstanceTypes``: refused;
-* ``MaxRunHours``: a request whose ``timing.max_run_hours`` is longer is refused;
-* ``MaxRunCostUsd``: the estimated cost (below) over it is refused;
+* ``MaxRunHours``: a request whose ``timing.max_run_hours`` is longer is refused, and so is one
+  whose expected wall time (below) does not fit in its own ``timing.max_run_hours``: its resources
+  would expire before its workloads finish;
+* ``MaxRunCostUsd``: the expected cost (below) over it is refused;
 * ``MaxConcurrentInstances``: instances launched at once are the Map's concurrency times one
   instance per config; a concurrency above the limit is *capped* (with a note), not refused,
   because it changes how long the run takes and nothing it measures.
 
 The estimate prices every config's instance, volumes and file systems (``costs.monthly``) with the
 bundled, dated price snapshot (deterministic, no network; the same figure in the dry run and at
-Plan) for the run's duration. The workload profiles give no duration estimate (dd and fio
-size-based phases last as long as the storage takes), so the duration is ``timing.max_run_hours``,
-the hour the run's resources expire: an upper bound, and the estimate says so.
+Plan) for the hours it is expected to keep them (``planning.duration``: boot, setup, pre-warm, every
+step of its plan, cleanup). The wall time is the Map's schedule of those durations at the capped
+concurrency. The upper bound prices every config until ``timing.max_run_hours``, when the run's
+resources expire whatever happens; an estimate that could not cover some part (a custom command,
+a target without catalog rates) says so and its figures are lower bounds.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from storagebench.costs.document import cost_document
+from storagebench.planning.duration import RunDuration, estimate_duration
 from storagebench.planning.steps import plan_steps
 from storagebench.prices.models import PriceBook
 from storagebench.request.model import BenchmarkRequest, EbsTarget, Target
@@ -57,22 +62,34 @@ class ConfigPreview(_Frozen):
     instance_type: str
     targets: list[str] = Field(description="target id and kind, e.g. data (ebs gp3)")
     steps: list[str] = Field(description="the agent's steps in run order (workload.target[.variant].rN)")
-    run_usd: float = Field(description="this config's resources kept for the estimate's hours")
+    expected_hours: float = Field(description="launch to cleanup, expected (estimate.duration)")
+    run_usd: float = Field(description="this config's resources kept for expected_hours")
+    upper_bound_usd: float = Field(description="this config's resources kept until timing.max_run_hours")
     monthly_usd: float
 
 
 class CostEstimate(_Frozen):
     currency: Literal["USD"] = "USD"
-    total_usd: float = Field(description="every config's resources kept for `hours`")
-    hours: float
-    duration_basis: str = Field(description="where `hours` comes from")
+    total_usd: float = Field(description="every config's resources kept for its expected hours")
+    wall_hours: float = Field(description="the run's expected wall time: the Map's schedule of configs")
+    duration: RunDuration = Field(description="each config's expected hours, by stage")
+    duration_basis: str = Field(description="how the expected hours are estimated")
+    upper_bound_usd: float = Field(
+        description="every config's resources kept until they expire (upper_bound_hours)"
+    )
+    upper_bound_hours: float = Field(description="timing.max_run_hours: when the resources expire")
     region: str
     priced_region: str = Field(description="the region whose prices were used")
     price_source: str
     price_date: str | None
-    complete: bool = Field(description="false when some price was missing: the total is a lower bound")
+    complete: bool = Field(
+        description="false when some price was missing or some duration could not be estimated: "
+        "the totals are lower bounds"
+    )
     notes: list[str] = Field(default_factory=list)
-    configs: dict[str, Any] = Field(description="the priced request: `storagebench cost --json`")
+    configs: dict[str, Any] = Field(
+        description="the priced request: `storagebench cost --json --hours <upper_bound_hours>`"
+    )
 
 
 class RunPreview(_Frozen):
@@ -114,6 +131,69 @@ def _describe_target(target: Target) -> str:
 
 def _usd(value: float) -> str:
     return f"${value:,.2f}"
+
+
+DURATION_BASIS = (
+    "planning.duration: instance boot and status checks (file systems created meanwhile), agent "
+    "setup, pre-warm of every EBS target at its sustained catalog rate, every plan step (fio "
+    "ramp_time + runtime, size-bound dd/fio phases and fio file layout at the target's rate), "
+    "collect and cleanup"
+)
+
+
+def _deadline_problem(request: BenchmarkRequest, duration: RunDuration, limit_h: float) -> GuardrailProblem:
+    deadline = request.timing.max_run_hours
+    longest = max(duration.configs, key=lambda c: c.hours)
+    floor = "" if duration.complete else "at least "
+    return GuardrailProblem(
+        field="timing.max_run_hours",
+        limit="MaxRunHours",
+        limit_value=deadline,
+        value=round(duration.wall_hours, 2),
+        message=f"the workloads need an expected wall time of {floor}{duration.wall_hours:.1f} h "
+        f"({len(duration.configs)} config(s), {duration.concurrency} at once; the longest, "
+        f"{longest.config_id}, {longest.hours:.1f} h), longer than timing.max_run_hours "
+        f"{deadline:g} h: the resources would expire first. Lower workloads[].scale or repetitions, "
+        f"run more configs at once (max_concurrency), or raise timing.max_run_hours (the stack "
+        f"allows up to {limit_h:g} h, MaxRunHours)",
+    )
+
+
+def _cost_problem(
+    limit: float,
+    n_configs: int,
+    expected: float,
+    upper: float,
+    hours: float,
+    expected_hours: dict[str, float],
+    priced: bool,
+    timed: bool,
+) -> GuardrailProblem | None:
+    """MaxRunCostUsd against the expected cost, or, when some duration cannot be estimated (it could
+    be anything up to the deadline), against what the run costs if it lasts until the deadline."""
+    checked = expected if timed else upper
+    if checked <= limit:
+        return None
+    bound = "" if priced else "at least "
+    if timed:
+        what = (
+            f"expected cost {bound}{_usd(expected)} ({n_configs} config(s) for "
+            f"{math.fsum(expected_hours.values()):.1f} config-hours in all; {_usd(upper)} if they "
+            f"ran until timing.max_run_hours {hours:g} h)"
+        )
+    else:
+        what = (
+            f"cost {bound}{_usd(upper)} if its {n_configs} config(s) ran until timing.max_run_hours "
+            f"{hours:g} h (some durations cannot be estimated, see duration.notes; the expected "
+            f"{_usd(expected)} is only a floor)"
+        )
+    return GuardrailProblem(
+        field="configs",
+        limit="MaxRunCostUsd",
+        limit_value=limit,
+        value=round(checked, 2),
+        message=f"{what}, the stack allows at most {_usd(limit)} per run (MaxRunCostUsd)",
+    )
 
 
 def preview_request(
@@ -179,36 +259,47 @@ def preview_request(
         estimate_notes.append(
             f"the price snapshot has no {request.region} prices: estimated with {priced_region}'s"
         )
+    duration = estimate_duration(request, concurrency)
+    if duration.wall_hours > hours:
+        problems.append(_deadline_problem(request, duration, limits.max_run_hours))
+    for position, expected in enumerate(duration.configs):
+        agent_h = (expected.setup_s + expected.prewarm_s + expected.workloads_s) / 3600
+        if agent_h > request.timing.command_timeout_h:
+            notes.append(
+                f"configs[{position}] ({expected.config_id}): the agent needs an expected {agent_h:.1f} h, "
+                f"more than timing.command_timeout_h {request.timing.command_timeout_h:g} h: SSM stops "
+                "it then and the config fails"
+            )
+    expected_hours = duration.config_hours
     document, costs = cost_document(request, book, hours)
-    run_usd = {c.id: costs[c.id].for_hours(hours).usd for c in configs}
+    run_usd = {c.id: costs[c.id].for_hours(expected_hours[c.id]).usd for c in configs}
+    bound_usd = {c.id: costs[c.id].for_hours(hours).usd for c in configs}
     total = math.fsum(run_usd.values())
-    complete = bool(document["complete"])
-    if not complete:
+    upper = math.fsum(bound_usd.values())
+    priced = bool(document["complete"])
+    if not priced:
         missing = sorted({m for cost in costs.values() for m in cost.missing_prices})
         estimate_notes.append(
-            "some prices are missing, so the total is a lower bound: " + "; ".join(missing[:5])
+            "some prices are missing, so the totals are lower bounds: " + "; ".join(missing[:5])
         )
-    basis = (
-        "timing.max_run_hours: an upper bound (the run's resources expire then; the workload "
-        "profiles give no duration estimate)"
+    if not duration.complete:
+        estimate_notes.append(
+            "some durations could not be estimated, so the expected figures are lower bounds (see "
+            "duration.notes); the upper bound still holds"
+        )
+    complete = priced and duration.complete
+    cost_problem = _cost_problem(
+        limits.max_run_cost_usd, len(configs), total, upper, hours, expected_hours, priced, duration.complete
     )
-    if total > limits.max_run_cost_usd:
-        bound = "at least " if not complete else ""
-        problems.append(
-            GuardrailProblem(
-                field="configs",
-                limit="MaxRunCostUsd",
-                limit_value=limits.max_run_cost_usd,
-                value=round(total, 2),
-                message=f"estimated cost {bound}{_usd(total)} ({len(configs)} config(s) for {hours:g} h, "
-                f"timing.max_run_hours), the stack allows at most {_usd(limits.max_run_cost_usd)} "
-                "per run (MaxRunCostUsd)",
-            )
-        )
+    if cost_problem is not None:
+        problems.append(cost_problem)
     estimate = CostEstimate(
         total_usd=round(total, 6),
-        hours=hours,
-        duration_basis=basis,
+        wall_hours=round(duration.wall_hours, 6),
+        duration=duration,
+        duration_basis=DURATION_BASIS,
+        upper_bound_usd=round(upper, 6),
+        upper_bound_hours=hours,
         region=request.region,
         priced_region=priced_region,
         price_source=str(document["price_source"]),
@@ -227,7 +318,9 @@ def preview_request(
                 instance_type=c.instance_type,
                 targets=[_describe_target(t) for t in c.targets],
                 steps=[str(step["id"]) for step in plan_steps(request, c)],
+                expected_hours=round(expected_hours[c.id], 6),
                 run_usd=round(run_usd[c.id], 6),
+                upper_bound_usd=round(bound_usd[c.id], 6),
                 monthly_usd=round(costs[c.id].monthly_usd, 6),
             )
             for c in configs

@@ -1,0 +1,379 @@
+"""How long a run keeps its resources: per config, and the run's wall time under the Map's concurrency.
+
+A config's resources live from launch to cleanup, in this order (``statemachines/benchmark.asl.json``):
+
+1. **ready**: the instance boots, passes its status checks and comes online in SSM while its file
+   systems are created (Provision starts both at once, so the longer one counts), plus one
+   ``timing.ready_poll_s`` of the CheckReady loop;
+2. **setup**: the agent is installed (fio from dnf, the zipapp from S3), targets are formatted
+   and mounted; a config's own ``setup``/``teardown`` hooks are scripts of unknown length;
+3. **prewarm**: every EBS target read end to end (``agent/prewarm.py``: a target's volumes at once,
+   targets one after another) at the target's sustained envelope, or the volume's Provisioned
+   Rate for Volume Initialization when it is lower;
+4. **workloads**: the agent plan's steps (``planning.steps.plan_steps``: every sweep point, every
+   repetition, after ``scale`` and the request's overrides): time-based fio phases last
+   ``ramp_time + runtime``; size-bound phases (dd, fio without ``time_based``) move their bytes at
+   the target's rate for their block size; fio lays its files out (writes them) before reading on
+   a file system, and every step removes what it wrote, so each read step lays out again;
+5. **collect and cleanup**: results parsed and stored, instance and volumes deleted.
+
+Rates come from the catalog: EBS from ``catalog.envelope.target_envelope`` (the *sustained*
+figures: volume baseline and instance baseline, because a run long enough to matter drains gp2
+and st1/sc1 credits and a burstable instance's 30 minutes of EBS burst; the estimate errs long,
+the safe side of a cost guardrail), EFS and FSx for Lustre from their published per-TiB and
+per-client figures. Instance store, NFS exports and local directories have no figure in the
+catalog: a size-bound phase on them cannot be estimated and the estimate says it is incomplete,
+as it does for a custom command with no duration (its own program decides how long it runs).
+Everything is a pure function of the request: the dry run and the Plan step agree.
+"""
+
+from __future__ import annotations
+
+import configparser
+import math
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from storagebench.agent.plan import Phase
+from storagebench.catalog.envelope import mb_to_mib, target_envelope
+from storagebench.catalog.loader import load_catalog
+from storagebench.planning.steps import plan_steps
+from storagebench.request.model import (
+    BenchmarkRequest,
+    Config,
+    EbsTarget,
+    EfsTarget,
+    FsxLustreTarget,
+    Target,
+    target_mode,
+)
+from storagebench.workloads.params import parse_duration, parse_size
+
+MIB = 1 << 20
+GIB_PER_TIB = 1024
+
+# Launch to "ready": the instance is running within about a minute, EC2 runs its status checks
+# every minute once it is (docs.aws.amazon.com/AWSEC2/latest/UserGuide/monitoring-system-instance-
+# status-check.html) and they typically pass 2-4 minutes after launch; SSM Agent registers within
+# a minute of boot. 5 minutes covers the usual case.
+INSTANCE_READY_S = 300.0
+# CreateFileSystem makes an EFS file system available within seconds; the mount target in the
+# instance's subnet takes about 90 s more (its network interface). Rounded up.
+EFS_READY_S = 120.0
+# FSx for Lustre documents only "within minutes" (aws.amazon.com/fsx/lustre/faqs); creations of
+# scratch and persistent file systems are commonly observed to take 5 to 15 minutes: the upper end.
+FSX_LUSTRE_READY_S = 900.0
+# fio from dnf (tens of seconds with a warm mirror), the agent zipapp from S3, mkfs and mount.
+AGENT_SETUP_S = 120.0
+# Per step: fio/dd start, the page cache dropped, the step's files removed, its records written.
+STEP_OVERHEAD_S = 5.0
+# Collect (parse, store records) and Cleanup (terminate, delete volumes and file systems, verify).
+COLLECT_CLEANUP_S = 300.0
+# A shell loop over files starts one process per file (fork + exec, about a millisecond) and, on
+# an NFS-family file system, pays create/open/close round trips (EFS: low single-digit ms each).
+PROCESS_START_S = 0.001
+NETWORK_FILE_OPS_S = 0.005
+
+_READS = {"read", "randread", "rw", "readwrite", "randrw"}
+_WRITES = {"write", "randwrite", "rw", "readwrite", "randrw", "trimwrite"}
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class ConfigDuration(_Frozen):
+    """How long one config keeps its resources, by stage (seconds) and in all (hours)."""
+
+    config_id: str
+    hours: float = Field(description="launch to cleanup: the hours its resources are paid for")
+    ready_s: float = Field(description="boot, status checks, SSM online; file systems created")
+    setup_s: float = Field(description="agent installed, targets formatted and mounted")
+    prewarm_s: float = Field(description="every EBS target read end to end")
+    workloads_s: float = Field(description="every step of the agent plan")
+    collect_cleanup_s: float
+    steps: int
+    complete: bool = Field(description="false: some part could not be estimated (see notes)")
+    notes: list[str] = Field(default_factory=list)
+
+
+class RunDuration(_Frozen):
+    """Every config's duration and the run's wall time with ``concurrency`` configs at once."""
+
+    configs: list[ConfigDuration]
+    concurrency: int
+    wall_hours: float = Field(description="the Map's schedule: configs start in order as slots free up")
+    complete: bool
+    notes: list[str] = Field(default_factory=list)
+
+    @property
+    def config_hours(self) -> dict[str, float]:
+        return {c.config_id: c.hours for c in self.configs}
+
+
+@dataclass(frozen=True)
+class Rates:
+    """What a target moves per second: MiB/s each way and, for EBS, IOPS of at most ``io_kib`` each."""
+
+    read_mibps: float
+    write_mibps: float
+    iops: float | None = None  # None: no operation limit in the catalog (file systems)
+    io_kib: int = 256
+
+    def mibps(self, direction: Literal["read", "write"], block_bytes: int) -> float:
+        """MiB/s for I/O of ``block_bytes``: the throughput ceiling, or the IOPS ceiling times the
+        bytes one operation counts for (a larger I/O counts as several ``io_kib`` operations)."""
+        ceiling = self.read_mibps if direction == "read" else self.write_mibps
+        if self.iops is None:
+            return ceiling
+        per_operation = min(block_bytes, self.io_kib * 1024)
+        return min(ceiling, self.iops * per_operation / MIB)
+
+    def seconds(self, read_bytes: float, write_bytes: float, block_bytes: int) -> float:
+        return read_bytes / MIB / self.mibps("read", block_bytes) + write_bytes / MIB / self.mibps(
+            "write", block_bytes
+        )
+
+
+def target_rates(config: Config, target: Target) -> Rates | None:
+    """The catalog's sustained rates of a target on its config's instance; None when it has none."""
+    if isinstance(target, EbsTarget):
+        envelope = target_envelope(
+            config.instance_type,
+            target.type,
+            target.size_gib,
+            target.iops,
+            target.throughput_mibps,
+            target.count,
+        )
+        return Rates(
+            envelope.sustained_mibps,
+            envelope.sustained_mibps,
+            envelope.sustained_iops,
+            envelope.volume.io_size_kib,
+        )
+    if isinstance(target, EfsTarget):
+        rules = load_catalog().efs
+        if target.throughput_mode == "elastic":
+            client = rules.elastic_per_client_max_mibps or math.inf
+            return Rates(
+                min(client, rules.elastic_max_read_mibps), min(client, rules.elastic_max_write_mibps)
+            )
+        client = rules.per_client_max_mibps or math.inf
+        if target.throughput_mode == "provisioned":
+            assert target.provisioned_throughput_mibps is not None  # the request model requires it
+            rate = min(client, target.provisioned_throughput_mibps)
+        else:  # bursting: the burst rate while credits last (every file system bursts to >= 100 MiB/s)
+            stored_tib = (target.storage_gib_hint or 0) / GIB_PER_TIB
+            rate = min(client, max(rules.burst_floor_mibps, rules.burst_mibps_per_tib * stored_tib))
+        return Rates(rate, rate)
+    if isinstance(target, FsxLustreTarget):
+        deployment = load_catalog().fsx_lustre[target.deployment_type]
+        per_tib = (
+            mb_to_mib(target.per_unit_storage_throughput)
+            if target.per_unit_storage_throughput
+            else deployment.baseline_mibps_per_tib
+        )
+        rate = per_tib * target.storage_capacity_gib / GIB_PER_TIB
+        return Rates(rate, rate)
+    return None
+
+
+@dataclass
+class _Tally:
+    """Seconds a config's steps are known to take, and what could not be estimated (and why)."""
+
+    seconds: float = 0.0
+    gaps: dict[str, str] = field(default_factory=dict)
+    where: str = ""
+
+    def gap(self, why: str) -> float:
+        self.gaps.setdefault(self.where, why)
+        return 0.0
+
+
+def _int(value: Any, default: int) -> int:
+    return int(value) if value is not None else default
+
+
+def _fio_job_seconds(
+    options: dict[str, Any], filesystem: bool, rates: Rates | None, tally: _Tally
+) -> tuple[float, float]:
+    """(layout, run) seconds of one fio job section with its numjobs copies."""
+    rw = str(options.get("rw", "read"))
+    jobs = _int(options.get("numjobs"), 1)
+    size = parse_size(options["size"]) if "size" in options else None
+    block = parse_size(options.get("bs", "4k"))
+    layout = 0.0
+    if filesystem and rw in _READS and size is not None:
+        if rates is None:
+            layout = tally.gap("fio lays out its files before reading, at a rate the catalog does not give")
+        else:
+            layout = rates.seconds(0, jobs * size, MIB)
+    if options.get("time_based") and "runtime" in options:
+        return layout, parse_duration(options["runtime"]) + parse_duration(options.get("ramp_time", 0))
+    if size is None:
+        return layout, tally.gap("a fio job with neither time_based runtime nor size")
+    if rates is None:
+        return layout, tally.gap("a size-bound fio job on a target whose rate the catalog does not give")
+    mixed = rw in _READS and rw in _WRITES
+    share = _int(options.get("rwmixread"), 50) / 100 if mixed else float(rw in _READS)
+    total = jobs * size
+    run = rates.seconds(total * share, total * (1 - share), block)
+    if "runtime" in options:  # runtime without time_based caps a size-bound job
+        run = min(run, parse_duration(options["runtime"]))
+    return layout, run
+
+
+def _job_file_seconds(text: str, tally: _Tally) -> float:
+    """A custom job file's longest ramp + runtime, when every job is time based."""
+    parser = configparser.ConfigParser(
+        allow_no_value=True, strict=False, interpolation=None, delimiters=("=",)
+    )
+    parser.read_string(text)
+    defaults = dict(parser["global"]) if parser.has_section("global") else {}
+    longest = 0.0
+    for section in (s for s in parser.sections() if s != "global"):
+        options = {**defaults, **dict(parser[section])}
+        if "time_based" not in options or not options.get("runtime"):
+            return tally.gap("a custom fio job file without time_based and runtime on every job")
+        window = parse_duration(options["runtime"]) + parse_duration(options.get("ramp_time") or "0")
+        longest = max(longest, window)
+    return longest
+
+
+def _phase_seconds(phase: Phase, target: Target, rates: Rates | None, tally: _Tally) -> float:
+    engine = phase["engine"]
+    if engine == "fio":
+        fio = phase["fio"]
+        if fio.get("job_file"):
+            return _job_file_seconds(fio["job_file"], tally)
+        filesystem = target_mode(target) == "filesystem"
+        shared = fio.get("global_options", {})
+        parts = [
+            _fio_job_seconds({**shared, **job["options"]}, filesystem, rates, tally) for job in fio["jobs"]
+        ]
+        # fio lays out every job's files first, then runs the jobs at once (no stonewall is used).
+        return sum(layout for layout, _ in parts) + max(run for _, run in parts)
+    if "timeout_s" in phase:  # a bounded phase: at most this long
+        return float(phase["timeout_s"])
+    if engine == "dd":
+        dd = phase["dd"]
+        if rates is None:
+            return tally.gap("dd moves a fixed amount at a rate the catalog does not give for this target")
+        block = parse_size(dd["bs"])
+        moved = block * dd["count"] * dd.get("parallel", 1)
+        reading = dd["direction"] == "read"
+        return rates.seconds(moved if reading else 0, 0 if reading else moved, block)
+    command = phase["command"]
+    accounting = command.get("accounting", {})
+    if "files" not in accounting:
+        return tally.gap("a custom command runs as long as its program does (no duration, no timeout)")
+    if rates is None:
+        return tally.gap("a file loop on a target whose rate the catalog does not give")
+    network = target.kind in ("efs", "fsx_lustre", "nfs")
+    per_file = PROCESS_START_S + (NETWORK_FILE_OPS_S if network else 0.0)
+    # The slower direction: a loop's script may write or read (create, then read back).
+    slower = min(rates.mibps("read", MIB), rates.mibps("write", MIB))
+    files = accounting["files"] * per_file / command.get("parallel", 1)
+    return accounting.get("bytes", 0) / MIB / slower + files
+
+
+def _ready_seconds(request: BenchmarkRequest, config: Config) -> float:
+    waits = [INSTANCE_READY_S]
+    waits += [EFS_READY_S for t in config.targets if isinstance(t, EfsTarget)]
+    waits += [FSX_LUSTRE_READY_S for t in config.targets if isinstance(t, FsxLustreTarget)]
+    return max(waits) + request.timing.ready_poll_s
+
+
+def _prewarm_seconds(request: BenchmarkRequest, config: Config, notes: list[str]) -> float:
+    method = request.prewarm.method
+    if method == "none":
+        return 0.0
+    block = parse_size(request.prewarm.block_size or {"dd": "1M", "fio": "128k"}[method])
+    total = 0.0
+    for target in config.targets:
+        if not isinstance(target, EbsTarget):
+            continue
+        rates = target_rates(config, target)
+        assert rates is not None
+        rate = rates.mibps("read", block)
+        if target.snapshot_id is not None:
+            if target.initialization_rate_mibps is not None:
+                rate = min(rate, target.initialization_rate_mibps * target.count)
+            else:
+                notes.append(
+                    f"prewarm of {target.id}: restored from {target.snapshot_id} without a provisioned "
+                    "initialization rate; its blocks come from S3 lazily and may read slower than estimated"
+                )
+        total += target.size_gib * target.count * GIB_PER_TIB / rate
+    return total
+
+
+def config_duration(request: BenchmarkRequest, config: Config) -> ConfigDuration:
+    """One config from launch to cleanup, by stage."""
+    notes: list[str] = []
+    complete = True
+    targets = {t.id: t for t in config.targets}
+    rates = {t.id: target_rates(config, t) for t in config.targets}
+    steps = plan_steps(request, config)
+    tally = _Tally()
+    for step in steps:
+        target = targets[step["target"]]
+        tally.where = f"{step['workload']} on {target.id} ({target.kind})"
+        tally.seconds += STEP_OVERHEAD_S
+        tally.seconds += sum(_phase_seconds(p, target, rates[target.id], tally) for p in step["phases"])
+    workloads = tally.seconds
+    for where, why in tally.gaps.items():
+        complete = False
+        notes.append(f"{where}: not estimated: {why}")
+    hooks = [name for name in ("setup", "teardown") if getattr(config, name)]
+    if hooks:
+        complete = False
+        notes.append(f"the {' and '.join(hooks)} hook(s) are scripts of unknown length: not estimated")
+    if any(isinstance(t, EfsTarget) and t.throughput_mode == "bursting" for t in config.targets):
+        notes.append(
+            "EFS bursting is estimated at its burst rate; once its credits run out it falls to its "
+            "baseline (half the burst rate per TiB stored) and the run takes longer"
+        )
+    ready = _ready_seconds(request, config)
+    prewarm = _prewarm_seconds(request, config, notes)
+    total = ready + AGENT_SETUP_S + prewarm + workloads + COLLECT_CLEANUP_S
+    return ConfigDuration(
+        config_id=config.id,
+        hours=total / 3600,
+        ready_s=ready,
+        setup_s=AGENT_SETUP_S,
+        prewarm_s=prewarm,
+        workloads_s=workloads,
+        collect_cleanup_s=COLLECT_CLEANUP_S,
+        steps=len(steps),
+        complete=complete,
+        notes=notes,
+    )
+
+
+def wall_hours(hours: list[float], concurrency: int) -> float:
+    """The Map's makespan: each config starts, in order, when one of ``concurrency`` slots frees."""
+    if concurrency < 1:
+        raise ValueError(f"concurrency must be at least 1, got {concurrency}")
+    slots = [0.0] * min(concurrency, max(1, len(hours)))
+    for duration in hours:
+        earliest = slots.index(min(slots))
+        slots[earliest] += duration
+    return max(slots)
+
+
+def estimate_duration(request: BenchmarkRequest, concurrency: int) -> RunDuration:
+    """Every config's expected duration and the run's wall time with ``concurrency`` at once."""
+    configs = [config_duration(request, c) for c in request.configs]
+    notes = [f"{c.config_id}: {note}" for c in configs for note in c.notes]
+    return RunDuration(
+        configs=configs,
+        concurrency=concurrency,
+        wall_hours=wall_hours([c.hours for c in configs], concurrency),
+        complete=all(c.complete for c in configs),
+        notes=notes,
+    )

@@ -1,0 +1,156 @@
+"""The expected duration of a run (planning.duration), checked against figures computed by hand."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from storagebench.planning.duration import (
+    AGENT_SETUP_S,
+    COLLECT_CLEANUP_S,
+    EFS_READY_S,
+    FSX_LUSTRE_READY_S,
+    INSTANCE_READY_S,
+    STEP_OVERHEAD_S,
+    config_duration,
+    estimate_duration,
+    wall_hours,
+)
+from storagebench.planning.preview import preview_request
+from storagebench.request import load_request, parse_request
+from storagebench.workflow.settings import Guardrails
+
+EVENTS = Path(__file__).resolve().parents[3] / "events"
+GP3_100: dict[str, Any] = {"id": "data", "kind": "ebs", "type": "gp3", "size_gib": 100}
+
+
+def one_config(
+    workloads: list[dict[str, Any]],
+    targets: list[dict[str, Any]] | None = None,
+    prewarm: str = "none",
+    repetitions: int = 1,
+    **extra: Any,
+) -> Any:
+    document = {
+        "name": "duration",
+        "configs": [{"id": "c", "instance_type": "c5.4xlarge", "targets": targets or [GP3_100], **extra}],
+        "workloads": workloads,
+        "prewarm": {"method": prewarm},
+        "repetitions": repetitions,
+    }
+    request = parse_request(document)
+    return config_duration(request, request.configs[0])
+
+
+def test_a_timed_fio_profile_at_half_scale_three_times_is_ramp_plus_runtime_each() -> None:
+    # std-randread-4k: runtime 180 s, ramp 10 s; scale 0.5 -> 90 + 5 s; raw device: no file layout.
+    raw = one_config(
+        [{"profile": "std-randread-4k", "scale": 0.5}], [{**GP3_100, "filesystem": "raw"}], repetitions=3
+    )
+    assert raw.steps == 3 and raw.complete
+    assert raw.workloads_s == pytest.approx(3 * (90 + 5 + STEP_OVERHEAD_S))
+    # On xfs fio first writes its 4 jobs x 512 MiB files, at gp3's 125 MiB/s: 16.384 s per step.
+    xfs = one_config([{"profile": "std-randread-4k", "scale": 0.5}], repetitions=3)
+    assert xfs.workloads_s == pytest.approx(3 * (90 + 5 + STEP_OVERHEAD_S + 2048 / 125))
+    total = INSTANCE_READY_S + 15 + AGENT_SETUP_S + xfs.workloads_s + COLLECT_CLEANUP_S  # 15: ready_poll_s
+    assert xfs.hours == pytest.approx(total / 3600) and xfs.prewarm_s == 0
+
+
+def test_a_sweep_runs_every_point() -> None:
+    # sweep-qd-randread-4k: 8 queue depths x (30 s + 2 s ramp), each its own step.
+    swept = one_config([{"profile": "sweep-qd-randread-4k"}], [{**GP3_100, "filesystem": "raw"}])
+    assert swept.steps == 8
+    assert swept.workloads_s == pytest.approx(8 * (30 + 2 + STEP_OVERHEAD_S))
+    two = one_config(
+        [{"profile": "sweep-qd-randread-4k", "params": {"iodepth": [1, 32]}}],
+        [{**GP3_100, "filesystem": "raw"}],
+    )
+    assert two.workloads_s == pytest.approx(2 * (32 + STEP_OVERHEAD_S))
+
+
+@pytest.mark.parametrize(
+    ("target", "mibps"),
+    [
+        (GP3_100, 125),  # gp3's included throughput
+        ({**GP3_100, "type": "io1", "iops": 4000}, 500),  # 0.25 MiB/s per IOPS, capped at 500
+        ({**GP3_100, "type": "io1", "iops": 1000}, 250),  # 1,000 IOPS x 256 KiB
+    ],
+)
+def test_a_size_bound_dd_write_moves_its_bytes_at_the_envelopes_rate(
+    target: dict[str, Any], mibps: float
+) -> None:
+    # dd-seq-write-4g-dsync: 4,096 x 1 MiB.
+    run = one_config([{"profile": "dd-seq-write-4g-dsync"}], [target])
+    assert run.workloads_s == pytest.approx(4096 / mibps + STEP_OVERHEAD_S)
+
+
+def test_small_random_io_is_bound_by_iops() -> None:
+    # fio-randrw-4k-25read at scale 1/8: 4 jobs x 1 GiB of 4 KiB I/O = 1,048,576 I/O at gp3's 3,000 IOPS,
+    # after laying out the 4 GiB at 125 MiB/s.
+    run = one_config([{"profile": "fio-randrw-4k-25read", "scale": 0.125}])
+    assert run.workloads_s == pytest.approx(1_048_576 / 3000 + 4096 / 125 + STEP_OVERHEAD_S)
+
+
+def test_prewarm_reads_the_whole_volume_at_its_rate() -> None:
+    run = one_config([{"profile": "std-latency-4k-qd1", "scale": 0.1}], [{**GP3_100, "size_gib": 1024}], "dd")
+    assert run.prewarm_s == pytest.approx(1024 * 1024 / 125)  # 8,388.6 s
+    assert run.prewarm_s / 3600 == pytest.approx(2.33, abs=0.01)
+    # A stripe of three is read at once: three times the bytes at three times the rate.
+    striped = one_config(
+        [{"profile": "std-latency-4k-qd1"}], [{**GP3_100, "size_gib": 1024, "count": 3}], "fio"
+    )
+    assert striped.prewarm_s == pytest.approx(run.prewarm_s)
+    # A snapshot volume with a provisioned initialization rate below the volume's is read at that rate.
+    restored = {**GP3_100, "throughput_mibps": 500, "snapshot_id": "snap-0123456789abcdef0"}
+    slow = one_config(
+        [{"profile": "std-latency-4k-qd1"}], [{**restored, "initialization_rate_mibps": 100}], "dd"
+    )
+    assert slow.prewarm_s == pytest.approx(100 * 1024 / 100)
+    lazy = one_config([{"profile": "std-latency-4k-qd1"}], [restored], "dd")
+    assert lazy.prewarm_s == pytest.approx(100 * 1024 / 500) and any("lazily" in n for n in lazy.notes)
+
+
+def test_file_systems_are_created_while_the_instance_boots() -> None:
+    efs = one_config([{"profile": "std-latency-4k-qd1"}], [{"id": "fs", "kind": "efs"}])
+    fsx = one_config(
+        [{"profile": "std-latency-4k-qd1"}],
+        [{"id": "fs", "kind": "fsx_lustre", "storage_capacity_gib": 1200}],
+    )
+    assert efs.ready_s == max(INSTANCE_READY_S, EFS_READY_S) + 15
+    assert fsx.ready_s == FSX_LUSTRE_READY_S + 15 > efs.ready_s
+
+
+def test_a_custom_command_without_a_duration_is_flagged() -> None:
+    run = one_config([{"id": "pipeline", "profile": "command", "params": {"command": "make all"}}])
+    assert not run.complete and run.workloads_s == pytest.approx(STEP_OVERHEAD_S)
+    assert any("pipeline on data (ebs)" in n and "custom command" in n for n in run.notes)
+
+
+def test_a_size_bound_phase_on_a_target_without_catalog_rates_is_flagged() -> None:
+    run = one_config(
+        [{"profile": "dd-seq-write-1g-dsync"}], [{"id": "here", "kind": "local", "path": "/mnt/x"}]
+    )
+    assert not run.complete and any("rate the catalog does not give" in n for n in run.notes)
+
+
+def test_the_wall_time_is_the_maps_schedule() -> None:
+    assert wall_hours([3, 1, 1, 1], 2) == 3  # the three short ones share the second slot
+    assert wall_hours([1, 2, 3], 1) == 6
+    assert wall_hours([1, 2, 3], 8) == 3
+    with pytest.raises(ValueError, match="concurrency must be at least 1"):
+        wall_hours([1.0], 0)
+
+
+@pytest.mark.parametrize("path", sorted(EVENTS.glob("*.json")), ids=lambda p: p.name)
+def test_every_shipped_request_fits_in_its_own_deadline(path: Path) -> None:
+    request = load_request(path)
+    preview = preview_request(request, Guardrails())
+    duration = preview.estimate.duration
+    assert duration == estimate_duration(request, preview.max_concurrency)
+    assert all(math.isfinite(c.hours) and c.hours > 0 for c in duration.configs)
+    assert 0 < duration.wall_hours < request.timing.max_run_hours
+    assert 0 < preview.estimate.total_usd < preview.estimate.upper_bound_usd
+    assert not [p for p in preview.problems if p.limit == "MaxRunHours"]
