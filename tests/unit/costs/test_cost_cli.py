@@ -76,20 +76,28 @@ def test_json_study1_with_hours(books: list[str]) -> None:
     configs = {c["id"]: c for c in document["configs"]}
     assert [c["id"] for c in document["configs"]] == ["alpha-io1", "beta-gp2"]
     alpha, beta = configs["alpha-io1"], configs["beta-gp2"]
-    assert alpha["monthly_usd"] == pytest.approx(927.90)
-    assert beta["monthly_usd"] == pytest.approx(555.60)
+    # Each config: the c5.large client ($62.05 + 8 GiB gp3 root $0.64) and its gateway.
+    client = 0.085 * 730 + 8 * 0.08
+    assert alpha["monthly_usd"] == pytest.approx(client + 927.90)
+    assert beta["monthly_usd"] == pytest.approx(client + 555.60)
     assert alpha["delta_monthly_pct"] == 0
-    assert beta["delta_monthly_pct"] == pytest.approx(-40.12, abs=0.01)
-    assert alpha["hours_usd"] == pytest.approx(927.90 * 24 / 730)
-    assert beta["hours_usd"] == pytest.approx(555.60 * 24 / 730)
+    assert beta["delta_monthly_pct"] == pytest.approx((555.60 - 927.90) / (client + 927.90) * 100, abs=1e-4)
+    # The gateways alone, as the study compared them: "nearly 40 %".
+    assert (alpha["gateway_monthly_usd"], beta["gateway_monthly_usd"]) == pytest.approx((927.90, 555.60))
+    assert alpha["delta_gateway_monthly_pct"] == 0
+    assert beta["delta_gateway_monthly_pct"] == pytest.approx(-40.12, abs=0.01)
+    assert alpha["hours_usd"] == pytest.approx((client + 927.90) * 24 / 730)
+    assert beta["hours_usd"] == pytest.approx((client + 555.60) * 24 / 730)
     assert (alpha["price_source"], alpha["price_date"], alpha["complete"]) == ("snapshot", "2026-11-21", True)
     names = [(c["name"], c["target_id"]) for c in alpha["components"]]
     assert names == [
         ("instance", None),
         ("ebs-storage", "root"),
-        ("ebs-iops", "root"),
-        ("ebs-storage", "cache"),
-        ("ebs-iops", "cache"),
+        ("gateway-instance", "share"),
+        ("ebs-storage", "share/gateway-root"),
+        ("ebs-iops", "share/gateway-root"),
+        ("ebs-storage", "share/gateway-cache"),
+        ("ebs-iops", "share/gateway-cache"),
     ]
     assert sum(c["monthly_usd"] for c in alpha["components"]) == pytest.approx(alpha["monthly_usd"])
     assert {"source", "as_of", "unit", "unit_usd", "quantity", "detail"} <= set(alpha["components"][0])
@@ -107,7 +115,8 @@ def test_table(books: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("COLUMNS", "200")
     result = run("--suite", STUDY1, "--hours", "24")
     assert result.exit_code == 0, result.output
-    for text in ("alpha-io1", "beta-gp2", "$927.90", "$555.60", "-40.1 %", "baseline", "$30.51", "24 h"):
+    texts = ("alpha-io1", "beta-gp2", "$990.59", "$618.29", "-37.6 %", "baseline", "$32.57", "24 h")
+    for text in (*texts, "gateway monthly", "$927.90", "$555.60", "-40.1 %"):
         assert text in result.stdout
     assert "io1 IOPS: 4,000 of 4,000 x $0.065/IOPS-Mo" in result.stdout
 
@@ -153,25 +162,56 @@ def test_default_book_is_the_bundled_snapshot() -> None:
     result = run("--suite", STUDY1, "--json")
     assert result.exit_code == 0, result.output
     configs = {c["id"]: c for c in json.loads(result.stdout)["configs"]}
-    assert configs["beta-gp2"]["monthly_usd"] == pytest.approx(555.60)
+    assert configs["beta-gp2"]["gateway_monthly_usd"] == pytest.approx(555.60)
+    assert configs["beta-gp2"]["monthly_usd"] == pytest.approx(555.60 + 62.05 + 0.64)
     assert configs["beta-gp2"]["price_source"] == "snapshot"
 
 
-def test_expected_prices_each_config_for_its_expected_duration(books: list[str]) -> None:
+def test_expected_prices_each_config_for_its_expected_duration(books: list[str], tmp_path: Path) -> None:
     from storagebench.planning.duration import estimate_duration
     from storagebench.request import load_request
 
-    result = run("--suite", STUDY1, "--json", "--expected", "--hours", "24")
+    # Study 1's disks benchmarked directly as EBS targets: every step has a catalog rate.
+    disks = {
+        "name": "gateway-disks",
+        "configs": [
+            {
+                "id": cid,
+                "instance_type": "c5.4xlarge",
+                "root_volume": {"type": kind, "size_gib": 80, **({"iops": 4000} if kind == "io1" else {})},
+                "targets": [{"id": "cache", "kind": "ebs", "type": kind, "size_gib": 512, **extra}],
+            }
+            for cid, kind, extra in (("alpha-io1", "io1", {"iops": 1500}), ("beta-gp2", "gp2", {}))
+        ],
+        "workloads": [{"profile": "dd-seq-write-1g-dsync"}, {"profile": "fio-randrw-4k-25read"}],
+    }
+    path = tmp_path / "disks.json"
+    path.write_text(json.dumps(disks), encoding="utf-8")
+    suite = str(path)
+    result = run("--suite", suite, "--json", "--expected", "--hours", "24")
     assert result.exit_code == 0, result.output
     document = json.loads(result.stdout)
     expected = document["expected"]
-    duration = estimate_duration(load_request(STUDY1), 2)  # no max_concurrency: both at once
+    request = load_request(suite)
+    concurrency = request.max_concurrency or len(request.configs)
+    duration = estimate_duration(request, concurrency)
     assert expected["wall_hours"] == pytest.approx(duration.wall_hours, abs=1e-6)
-    assert expected["concurrency"] == 2 and expected["complete"] is True
+    assert expected["concurrency"] == concurrency and expected["complete"] is True
     for entry in document["configs"]:
         run_ = expected["configs"][entry["id"]]
         assert run_["usd"] == pytest.approx(entry["monthly_usd"] * run_["hours"] / 730, rel=1e-6)
         assert 0 < run_["usd"] < entry["hours_usd"]
-    table = run("--suite", STUDY1, "--expected")
+    table = run("--suite", suite, "--expected")
     assert table.exit_code == 0, table.output
-    assert "expected h" in table.stdout and "expected run: 2.5 h wall time" in table.stdout
+    assert "expected h" in table.stdout
+    assert f"expected run: {duration.wall_hours:.1f} h wall time" in table.stdout
+
+
+def test_expected_of_the_file_gateway_study_is_a_floor(books: list[str]) -> None:
+    """The NFS share's rate is the gateway's (cache, upload): not in the catalog, so dd and fio steps
+    are not estimated and the figures say they are lower bounds."""
+    document = json.loads(run("--suite", STUDY1, "--json", "--expected").stdout)
+    expected = document["expected"]
+    assert expected["complete"] is False
+    assert any("on share (file_gateway): not estimated" in note for note in expected["notes"])
+    assert all(run_["hours"] > 0 for run_ in expected["configs"].values())

@@ -179,35 +179,42 @@ def test_study1_file_gateway_io1_vs_gp2_saving_is_nearly_40_percent() -> None:
     costs = price_request(request, ReferenceBook())
     alpha, beta = costs["alpha-io1"], costs["beta-gp2"]
 
-    # By hand: c5.4xlarge $0.68 x 730 h = $496.40 in both.
+    # By hand: c5.4xlarge $0.68 x 730 h = $496.40 in both gateways.
     instance = 0.68 * 730
+    client = 0.085 * 730 + 8 * 0.08  # the c5.large NFS client and its 8 GiB gp3 root, in both configs
     # alpha: io1 80 GiB root at 4,000 IOPS + io1 512 GiB cache at 1,500 IOPS ($0.125/GB, $0.065/IOPS)
     alpha_hand = instance + 80 * 0.125 + 4_000 * 0.065 + 512 * 0.125 + 1_500 * 0.065
     # beta: the same sizes on gp2 ($0.10/GB), no IOPS charge
     beta_hand = instance + 80 * 0.10 + 512 * 0.10
     assert alpha_hand == pytest.approx(927.90)
     assert beta_hand == pytest.approx(555.60)
-    assert alpha.monthly_usd == pytest.approx(alpha_hand)
-    assert beta.monthly_usd == pytest.approx(beta_hand)
+    assert alpha.gateway_usd == pytest.approx(alpha_hand)
+    assert beta.gateway_usd == pytest.approx(beta_hand)
+    assert alpha.monthly_usd == pytest.approx(alpha_hand + client)
+    assert beta.monthly_usd == pytest.approx(beta_hand + client)
 
-    saving = -cost_delta_pct(beta, alpha)  # type: ignore[operator]
+    saving = -cost_delta_pct(beta.gateway_usd, alpha.gateway_usd)  # type: ignore[operator]
     # Published: "nearly 40 %". Computed: 40.1 % (372.30 of 927.90) at today's reference prices.
     assert saving == pytest.approx(40.12, abs=0.01)
     assert 38 <= saving <= 41
 
     # The breakdown a reader checks the figure with.
-    assert component_usd(alpha, "instance") == pytest.approx(496.40)
-    assert component_usd(alpha, "ebs-iops", "root") == pytest.approx(260.00)
-    assert component_usd(alpha, "ebs-iops", "cache") == pytest.approx(97.50)
-    assert component_usd(alpha, "ebs-storage", "cache") == pytest.approx(64.00)
+    assert component_usd(alpha, "gateway-instance") == pytest.approx(496.40)
+    assert component_usd(alpha, "instance") == pytest.approx(62.05)
+    assert component_usd(alpha, "ebs-iops", "share/gateway-root") == pytest.approx(260.00)
+    assert component_usd(alpha, "ebs-iops", "share/gateway-cache") == pytest.approx(97.50)
+    assert component_usd(alpha, "ebs-storage", "share/gateway-cache") == pytest.approx(64.00)
     assert component_usd(beta, "ebs-iops") == 0
-    assert alpha.compute_usd == pytest.approx(496.40)
-    assert alpha.storage_usd == pytest.approx(431.50)
-    assert alpha.by_target() == pytest.approx({"root": 270.0, "cache": 161.5})
+    assert alpha.compute_usd == pytest.approx(496.40 + 62.05)
+    assert alpha.storage_usd == pytest.approx(431.50 + 0.64)
+    assert alpha.by_target() == pytest.approx(
+        {"root": 0.64, "share": 496.40, "share/gateway-root": 270.0, "share/gateway-cache": 161.5}
+    )
     assert alpha.price_source == "snapshot" and alpha.price_date == AS_OF
     assert alpha.complete and not alpha.unpriced
+    assert any("usage-priced" in note for note in alpha.notes)
     assert all(c.source == "snapshot" and c.as_of == AS_OF for c in alpha.components)
-    iops = next(c for c in alpha.components if c.name == "ebs-iops" and c.target_id == "root")
+    iops = next(c for c in alpha.components if c.name == "ebs-iops" and c.target_id == "share/gateway-root")
     assert (iops.quantity, iops.unit, iops.unit_usd) == (4_000, "IOPS-Mo", 0.065)
     assert "io1 IOPS: 4,000 of 4,000 x $0.065/IOPS-Mo" in iops.detail
 
@@ -510,7 +517,7 @@ def test_cost_for_hours_prorates_the_month() -> None:
     book = ReferenceBook()
     monthly = monthly_cost(alpha, book)
     assert cost_for(alpha, book, HOURS_PER_MONTH).usd == pytest.approx(monthly.monthly_usd)
-    assert cost_for(alpha, book, 24).usd == pytest.approx(927.90 * 24 / 730)
+    assert cost_for(alpha, book, 24).usd == pytest.approx((927.90 + 62.05 + 0.64) * 24 / 730)
     assert cost_for(alpha, book, 0).usd == 0
     with pytest.raises(ValueError, match="non-negative"):
         monthly.for_hours(-1)
@@ -527,8 +534,8 @@ def test_the_bundled_snapshot_prices_study1_like_the_reference() -> None:
     snapshot = pytest.importorskip("storagebench.prices.snapshot")
     request = load_request(EVENTS / "file-gateway-io1-vs-gp2.json")
     costs = price_request(request, snapshot.SnapshotPriceBook("us-east-1"))
-    assert costs["alpha-io1"].monthly_usd == pytest.approx(927.90)
-    assert costs["beta-gp2"].monthly_usd == pytest.approx(555.60)
+    assert costs["alpha-io1"].gateway_usd == pytest.approx(927.90)
+    assert costs["beta-gp2"].gateway_usd == pytest.approx(555.60)
     assert costs["alpha-io1"].price_source == "snapshot"
 
 

@@ -65,14 +65,20 @@ def by_name(cost: Any, name: str, config_id: str | None = None) -> float:
 def test_study1_alpha_for_two_hours() -> None:
     alpha = load_request(EVENTS / "file-gateway-io1-vs-gp2.json").config("alpha-io1")
     cost = run_cost([usage_for_config(alpha, 7200)], book())
-    assert by_name(cost, "instance") == pytest.approx(2 * 0.68)
+    assert by_name(cost, "gateway-instance") == pytest.approx(2 * 0.68)  # the c5.4xlarge appliance
+    assert by_name(cost, "instance") == pytest.approx(2 * 0.085)  # the c5.large client
     volumes = 80 * 0.125 + 4_000 * 0.065 + 512 * 0.125 + 1_500 * 0.065  # $431.50 a month
+    volumes += 8 * 0.08  # the client's gp3 root
     ebs = by_name(cost, "ebs-storage") + by_name(cost, "ebs-iops")
     assert ebs == pytest.approx(volumes * 7200 / SECONDS_PER_MONTH)
-    assert cost.total_usd == pytest.approx(1.36 + 431.50 * 2 / 730)
+    assert cost.total_usd == pytest.approx(1.36 + 0.17 + 432.14 * 2 / 730)
     assert cost.by_config == pytest.approx({"alpha-io1": cost.total_usd})
     assert cost.orchestration_usd == 0
-    storage = next(c for c in cost.components if c.name == "ebs-storage" and c.target_id == "cache")
+    appliance = next(c for c in cost.components if c.name == "gateway-instance")
+    assert (appliance.target_id, appliance.quantity, appliance.unit) == ("share", 7200, "s")
+    storage = next(
+        c for c in cost.components if c.name == "ebs-storage" and c.target_id == "share/gateway-cache"
+    )
     assert (storage.quantity, storage.unit) == (512 * 7200, "GB-s")  # volume GB-seconds
     assert (storage.price_usd, storage.price_unit) == (0.125, "GB-Mo")
     assert cost.price_source == "snapshot" and cost.price_date == "2026-11-21"

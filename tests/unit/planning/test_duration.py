@@ -154,3 +154,16 @@ def test_every_shipped_request_fits_in_its_own_deadline(path: Path) -> None:
     assert 0 < duration.wall_hours < request.timing.max_run_hours
     assert 0 < preview.estimate.total_usd < preview.estimate.upper_bound_usd
     assert not [p for p in preview.problems if p.limit == "MaxRunHours"]
+
+
+def test_a_file_gateway_waits_for_its_appliance_and_share_and_its_steps_have_no_rate() -> None:
+    from storagebench.planning.duration import FILE_GATEWAY_READY_S, config_duration
+    from storagebench.request import load_request
+
+    events = Path(__file__).resolve().parents[3] / "events"
+    request = load_request(events / "file-gateway-io1-vs-gp2.json")
+    expected = config_duration(request, request.configs[0])
+    assert expected.ready_s == FILE_GATEWAY_READY_S + request.timing.ready_poll_s
+    assert expected.prewarm_s == 0  # the gateway's disks are the appliance's, blank, and not pre-warmed
+    assert not expected.complete
+    assert any("on share (file_gateway): not estimated" in note for note in expected.notes)

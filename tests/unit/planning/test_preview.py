@@ -162,3 +162,33 @@ def test_an_untimed_run_is_held_to_what_it_costs_until_its_deadline() -> None:
     nightly = preview_request(_event("nightly.json"), Guardrails(max_run_cost_usd=5))
     assert nightly.estimate.duration.complete and nightly.estimate.upper_bound_usd > 5
     assert nightly.allowed, nightly.problem_text()
+
+
+def test_the_file_gateway_study_is_previewed_priced_and_refused_until_provisioning_exists() -> None:
+    limits = Guardrails(
+        max_run_cost_usd=10_000,
+        max_run_hours=168,
+        allowed_instance_types=("c5.large",),
+        max_concurrent_instances=4,
+    )
+    preview = preview_request(_event("file-gateway-io1-vs-gp2.json"), limits)
+    problems = {(p.field, p.limit): p for p in preview.problems}
+    # The appliance is an instance: the stack's allow-list applies to it as to the client.
+    appliance = problems["configs[0].targets[0].gateway_instance_type", "AllowedInstanceTypes"]
+    assert appliance.value == "c5.4xlarge" and "not allowed by this stack" in appliance.message
+    refused = problems["configs[1].targets[0].kind", "ProvisionableKinds"]
+    assert refused.value == "file_gateway" and "cannot provision file_gateway targets yet" in refused.message
+    assert len(preview.problems) == 4  # two configs, each: appliance type and kind
+    # Two instances per config (client and appliance): 4 allowed at once runs both configs together.
+    assert (preview.max_concurrency, preview.concurrent_instances) == (2, 4)
+    assert preview.configs[0].targets == ["share (file_gateway c5.4xlarge, cache io1 512 GiB)"]
+    assert preview.configs[1].monthly_usd == pytest.approx(555.60 + 62.05 + 0.64)
+    gateway = preview.estimate.configs["configs"][1]
+    assert gateway["delta_gateway_monthly_pct"] == pytest.approx(-40.12, abs=0.01)
+    assert not preview.estimate.duration.complete  # the share's rate is not in the catalog
+
+
+def test_gateway_appliances_count_against_concurrent_instances() -> None:
+    preview = preview_request(_event("file-gateway-io1-vs-gp2.json"), Guardrails(max_concurrent_instances=3))
+    assert (preview.max_concurrency, preview.concurrent_instances) == (1, 2)
+    assert any("would run 4 instances; capped to 1" in note for note in preview.notes)

@@ -96,6 +96,12 @@ def errors_of(document: Any) -> list[FieldError]:
 
 EBS = {"kind": "ebs"}
 PREFIX = "configs[0].targets[0]"
+GATEWAY: dict[str, Any] = {
+    "kind": "file_gateway",
+    "gateway_instance_type": "c5.4xlarge",
+    "root_volume": {"type": "gp3", "size_gib": 80},
+    "cache_volumes": [{"type": "gp3", "size_gib": 150}],
+}
 JOB_NO_SECTION = "[global]\nrw=read\n"
 JOB_OUTPUT = "[job]\nrw=read\noutput=/tmp/x\n"
 TWENTY_TWO = [
@@ -554,6 +560,77 @@ CASES = [
         ["an absolute path"],
         id="local-relative-path",
     ),
+    # ---- File Gateway: AWS's appliance rules, and the EBS rules on its disks
+    pytest.param(
+        tgt(**dict(GATEWAY, root_volume={"type": "gp3", "size_gib": 40})),
+        f"{PREFIX}.root_volume.size_gib",
+        40,
+        ["at least 80 GiB"],
+        id="gateway-root-40gib",
+    ),
+    pytest.param(
+        tgt(**dict(GATEWAY, cache_volumes=[{"type": "gp2", "size_gib": 100}])),
+        f"{PREFIX}.cache_volumes[0].size_gib",
+        100,
+        ["at least 150 GiB"],
+        id="gateway-cache-100gib",
+    ),
+    pytest.param(
+        tgt(**dict(GATEWAY, cache_volumes=[{"type": "io1", "size_gib": 512, "iops": 30_000}])),
+        f"{PREFIX}.cache_volumes[0].iops",
+        30_000,
+        ["io1 allows 100..25,600 IOPS for 512 GiB"],
+        id="gateway-cache-io1-over-50-per-gib",
+    ),
+    pytest.param(
+        tgt(**dict(GATEWAY, cache_volumes=[{"type": "io1", "size_gib": 512}])),
+        f"{PREFIX}.cache_volumes[0].iops",
+        MISSING,
+        ["required for io1"],
+        id="gateway-cache-io1-without-iops",
+    ),
+    pytest.param(
+        tgt(**dict(GATEWAY, cache_volumes=[])),
+        f"{PREFIX}.cache_volumes",
+        [],
+        ["at least 1"],
+        id="gateway-without-cache",
+    ),
+    pytest.param(
+        tgt(**dict(GATEWAY, gateway_instance_type="c5.large")),
+        f"{PREFIX}.gateway_instance_type",
+        "c5.large",
+        ["has 2 vCPUs (at least 4)", "GiB RAM (at least 16)", "m5.xlarge"],
+        id="gateway-too-small",
+    ),
+    pytest.param(
+        tgt(**dict(GATEWAY, gateway_instance_type="m7g.xlarge")),
+        f"{PREFIX}.gateway_instance_type",
+        "m7g.xlarge",
+        ["arm64", "x86_64 only"],
+        id="gateway-graviton",
+    ),
+    pytest.param(
+        tgt(**dict(GATEWAY, root_volume={"type": "st1", "size_gib": 125})),
+        f"{PREFIX}.root_volume.type",
+        "st1",
+        ["cannot be boot volumes"],
+        id="gateway-root-st1",
+    ),
+    pytest.param(
+        tgt(**dict(GATEWAY, nfs_version="4.0")),
+        f"{PREFIX}.nfs_version",
+        "4.0",
+        ["3", "4.1"],
+        id="gateway-nfs-4.0",
+    ),
+    pytest.param(
+        tgt(**dict(GATEWAY, mount_options="nolock hard")),
+        f"{PREFIX}.mount_options",
+        "nolock hard",
+        [],
+        id="gateway-mount-options-with-space",
+    ),
     # ---- unknown fields and kinds
     pytest.param(
         tgt(**EBS, type="gp3", size_gib=100, sizee=4),
@@ -587,7 +664,7 @@ CASES = [
         tgt(kind="s3", bucket="b"),
         f"{PREFIX}.kind",
         "s3",
-        ["ebs", "instance_store", "efs", "fsx_lustre", "nfs", "local"],
+        ["ebs", "instance_store", "efs", "fsx_lustre", "nfs", "file_gateway", "local"],
         id="unknown-kind",
     ),
     pytest.param(
@@ -991,6 +1068,21 @@ def test_top_level_and_nested_problems_are_both_reported(minimal: dict[str, Any]
         "region",
         "workloads[0].scale",
     ]
+
+
+def test_one_file_gateway_per_config(minimal: dict[str, Any]) -> None:
+    minimal["configs"][0]["targets"] = [{**GATEWAY, "id": "a"}, {**GATEWAY, "id": "b"}]
+    errors = errors_of(minimal)
+    assert [e.path for e in errors] == ["configs[0].targets[1].kind"]
+    assert "one file gateway per config (targets[0] is one)" in errors[0].message
+
+
+def test_gateway_cache_total_is_at_most_64_tib(minimal: dict[str, Any]) -> None:
+    disks = [{"type": "sc1", "size_gib": 16_384}] * 5
+    minimal["configs"][0]["targets"] = [{**GATEWAY, "cache_volumes": disks}]
+    errors = errors_of(minimal)
+    assert [(e.path, e.value) for e in errors] == [("configs[0].targets[0].cache_volumes", 81_920)]
+    assert "at most 65,536 GiB in all" in errors[0].message
 
 
 def test_field_problem_and_baseline_are_both_reported(minimal: dict[str, Any]) -> None:

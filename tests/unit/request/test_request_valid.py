@@ -13,6 +13,7 @@ import pytest
 from storagebench.request import (
     BenchmarkRequest,
     EbsTarget,
+    FileGatewayTarget,
     RequestError,
     load_request,
     parse_request,
@@ -221,6 +222,41 @@ def test_efs_and_fsx_defaults(minimal: dict[str, Any]) -> None:
     assert (fsx.deployment_type, fsx.per_unit_storage_throughput, fsx.stripe_count) == ("SCRATCH_2", None, -1)
     assert nfs.kind == "nfs"
     assert nfs.mount_options == "nolock,hard"
+
+
+def test_file_gateway_study_event_validates() -> None:
+    events = Path(__file__).resolve().parents[3] / "events"
+    request = load_request(events / "file-gateway-io1-vs-gp2.json")
+    assert [c.instance_type for c in request.configs] == ["c5.large", "c5.large"]  # the NFS clients
+    alpha, beta = (c.targets[0] for c in request.configs)
+    assert isinstance(alpha, FileGatewayTarget) and isinstance(beta, FileGatewayTarget)
+    assert (alpha.gateway_instance_type, alpha.root_volume.type, alpha.root_volume.iops) == (
+        "c5.4xlarge",
+        "io1",
+        4000,
+    )
+    assert [(c.type, c.size_gib, c.iops) for c in alpha.cache_volumes] == [("io1", 512, 1500)]
+    assert [(c.type, c.size_gib, c.iops) for c in beta.cache_volumes] == [("gp2", 512, None)]
+    assert alpha.mount_options_for_client() == "nolock,hard"
+    assert request.repetitions == 12
+
+
+def test_file_gateway_defaults_and_nfs_version(minimal: dict[str, Any]) -> None:
+    minimal["configs"][0]["targets"] = [
+        {
+            "kind": "file_gateway",
+            "gateway_instance_type": "m5.xlarge",
+            "root_volume": {"type": "gp3", "size_gib": 80},
+            "cache_volumes": [{"type": "gp3", "size_gib": 150}, {"type": "gp3", "size_gib": 150}],
+            "nfs_version": "4.1",
+        }
+    ]
+    gateway = parse_request(minimal).configs[0].targets[0]
+    assert isinstance(gateway, FileGatewayTarget)
+    assert gateway.id == "file-gateway0"
+    assert (gateway.mount_options, gateway.bucket, gateway.prefix) == ("nolock,hard", None, None)
+    assert gateway.mount_options_for_client() == "nolock,hard,nfsvers=4.1"
+    assert gateway.root_volume.encrypted and all(c.encrypted for c in gateway.cache_volumes)
 
 
 def test_whitespace_is_stripped(minimal: dict[str, Any]) -> None:
@@ -489,6 +525,7 @@ def test_schema_defines_every_target_kind(schema: dict[str, Any]) -> None:
         "EfsTarget",
         "FsxLustreTarget",
         "NfsTarget",
+        "FileGatewayTarget",
         "LocalTarget",
         "InstanceStoreTarget",
     ):

@@ -460,3 +460,38 @@ def test_agent_targets_keep_the_config_order_and_make_a_valid_plan() -> None:
     assert [t["id"] for t in targets] == ["dir", "data", "shared", "share"]
     plan = {"plan_version": 1, "run_id": "r", "config_id": "cfg", "targets": targets, "steps": []}
     check_plan(plan)  # the agent accepts every binding
+
+
+FILE_GATEWAY = {
+    "id": "share",
+    "kind": "file_gateway",
+    "gateway_instance_type": "c5.4xlarge",
+    "root_volume": {"type": "io1", "size_gib": 80, "iops": 4000},
+    "cache_volumes": [{"type": "io1", "size_gib": 512, "iops": 1500}],
+}
+
+
+def test_a_file_gateway_is_never_left_out_of_the_plan_silently() -> None:
+    from storagebench.workflow.errors import ProvisioningError
+
+    cfg = config([FILE_GATEWAY], instance_type="c5.large")
+    with pytest.raises(ProvisioningError, match="target share: no file gateway was provisioned"):
+        agent_targets(cfg, Resources(), REGION)
+
+
+def test_storage_option_of_a_file_gateway_names_its_disks_and_mount() -> None:
+    cfg = config([FILE_GATEWAY], instance_type="c5.large")
+    assert storage_option(cfg, "share") == (
+        "c5.large/file_gateway:c5.4xlarge:io1:80GiB:4000iops+io1:512GiB:1500iops:nolock,hard"
+    )
+    gp2 = config(
+        [
+            {
+                **FILE_GATEWAY,
+                "root_volume": {"type": "gp2", "size_gib": 80},
+                "cache_volumes": [{"type": "gp2", "size_gib": 512}],
+            }
+        ],
+        instance_type="c5.large",
+    )
+    assert storage_option(gp2, "share") != storage_option(cfg, "share")

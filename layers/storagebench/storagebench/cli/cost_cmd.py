@@ -71,6 +71,9 @@ def _render(document: dict[str, Any], costs: dict[str, ConfigCost]) -> None:
     hours = document["hours"]
     expected = document.get("expected")
     columns = ["config", "instance", "monthly", "vs baseline"]
+    gateways = any("gateway_monthly_usd" in entry for entry in document["configs"])
+    if gateways:
+        columns += ["gateway monthly", "gateway vs baseline"]
     if expected is not None:
         columns += ["expected h", "expected"]
     if hours is not None:
@@ -88,6 +91,11 @@ def _render(document: dict[str, Any], costs: dict[str, ConfigCost]) -> None:
         monthly = _usd(entry["monthly_usd"]) + ("" if entry["complete"] else " (incomplete)")
         delta = "baseline" if entry["id"] == document["baseline"] else _pct(entry["delta_monthly_pct"])
         row = [entry["id"], entry["instance_type"], monthly, delta]
+        if gateways:
+            gateway = entry.get("gateway_monthly_usd")
+            is_baseline = entry["id"] == document["baseline"]
+            gateway_delta = "baseline" if is_baseline else _pct(entry.get("delta_gateway_monthly_pct"))
+            row += ["-", "-"] if gateway is None else [_usd(gateway), gateway_delta]
         if expected is not None:
             run = expected["configs"][entry["id"]]
             row += [f"{run['hours']:.2f}", _usd(run["usd"])]

@@ -1,6 +1,7 @@
 """A request priced as one JSON document: ``storagebench cost --json`` and the API's dry run.
 
-Monthly cost per config with its components, the delta against the baseline and, with ``hours``,
+Monthly cost per config with its components, the delta against the baseline (and, for File
+Gateway configs, the gateway's own monthly cost and delta against the baseline gateway) and, with ``hours``,
 what keeping each config that long costs; every figure names its price source and date.
 """
 
@@ -47,6 +48,11 @@ def cost_document(
             "missing_prices": cost.missing_prices,
             "notes": cost.notes,
         }
+        if cost.has_gateway and baseline.has_gateway:
+            # Gateways compared as the study did: appliance instance and its disks, client left out.
+            gateway_delta = cost_delta_pct(cost.gateway_usd, baseline.gateway_usd)
+            entry["gateway_monthly_usd"] = _money(cost.gateway_usd)
+            entry["delta_gateway_monthly_pct"] = None if gateway_delta is None else round(gateway_delta, 4)
         if hours is not None:
             entry["hours_usd"] = _money(cost.for_hours(hours).usd)
         configs.append(entry)

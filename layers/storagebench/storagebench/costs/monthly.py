@@ -14,7 +14,10 @@ What is priced, per config (a month is 730 hours, as AWS's calculator converts):
 - EFS: storage from ``storage_gib_hint`` (said when missing: EFS bills what is stored); in
   provisioned mode the throughput above what the stored data includes (the catalog's 50 MiB/s per
   TiB); Elastic throughput is usage-priced per GB transferred and noted, not guessed;
-- FSx for Lustre: capacity x the deployment type's (and throughput tier's) GB-month price.
+- FSx for Lustre: capacity x the deployment type's (and throughput tier's) GB-month price;
+- a File Gateway: its appliance instance's hours and its root and cache volumes, priced like any
+  instance and EBS volume (as field study 1 priced its gateways); ``gateway_usd`` is that part alone,
+  the figure gateways are compared by (the config's instance is then the NFS client).
 
 Instance-store targets are included in the instance price. NFS and local targets are outside the
 config's bill (a File Gateway, a filer, a directory): they are listed in ``unpriced``. A price the
@@ -44,6 +47,7 @@ from storagebench.request.model import (
     Config,
     EbsTarget,
     EfsTarget,
+    FileGatewayTarget,
     FsxLustreTarget,
     InstanceStoreTarget,
     LocalTarget,
@@ -64,9 +68,11 @@ __all__ = [
     "costs_by_id",
     "ebs_volume_components",
     "efs_components",
+    "file_gateway_components",
     "fmt_rate",
     "fmt_usd",
     "fsx_lustre_components",
+    "gateway_volume_id",
     "monthly_cost",
     "oldest_date",
     "price_request",
@@ -74,6 +80,8 @@ __all__ = [
 
 ROOT_TARGET_ID = "root"
 """``target_id`` of the root volume's components."""
+GATEWAY_ROOT = "gateway-root"
+GATEWAY_CACHE = "gateway-cache"
 _GIB_PER_TIB = 1024
 
 Category = Literal["compute", "storage"]
@@ -107,6 +115,7 @@ class CostComponent(_Frozen):
 
     name: Literal[
         "instance",
+        "gateway-instance",
         "ebs-storage",
         "ebs-iops",
         "ebs-throughput",
@@ -204,6 +213,15 @@ class ConfigCost(_Frozen):
     @property
     def storage_usd(self) -> float:
         return math.fsum(c.monthly_usd for c in self.components if c.category == "storage")
+
+    @property
+    def gateway_usd(self) -> float:
+        """The File Gateway part: appliance instance, root and cache volumes (0 without a gateway)."""
+        return math.fsum(c.monthly_usd for c in self.components if is_gateway_component(c))
+
+    @property
+    def has_gateway(self) -> bool:
+        return any(c.name == "gateway-instance" for c in self.components)
 
     def by_target(self) -> dict[str, float]:
         """Monthly USD per target id ('root' for the root volume); the instance is left out."""
@@ -517,6 +535,74 @@ def fsx_lustre_components(
     ]
 
 
+def gateway_volume_id(target_id: str, disk: str, position: int | None = None) -> str:
+    """``target_id`` of a gateway disk's components: ``share/gateway-root``, ``share/gateway-cache``."""
+    return f"{target_id}/{disk}" if position is None else f"{target_id}/{disk}{position}"
+
+
+def is_gateway_component(component: CostComponent) -> bool:
+    if component.name == "gateway-instance":
+        return True
+    tid = component.target_id or ""
+    return "/" in tid and tid.split("/", 1)[1].startswith((GATEWAY_ROOT, GATEWAY_CACHE))
+
+
+def gateway_disks(target: FileGatewayTarget) -> list[tuple[str, str, int | None]]:
+    """(component target id, disk kind, cache position) of every disk of the appliance."""
+    tid = str(target.id)
+    disks: list[tuple[str, str, int | None]] = [(gateway_volume_id(tid, GATEWAY_ROOT), GATEWAY_ROOT, None)]
+    many = len(target.cache_volumes) > 1
+    for position in range(len(target.cache_volumes)):
+        label = gateway_volume_id(tid, GATEWAY_CACHE, position if many else None)
+        disks.append((label, GATEWAY_CACHE, position))
+    return disks
+
+
+def file_gateway_components(
+    book: PriceBook, target: FileGatewayTarget, *, ask: PriceLookup | None = None
+) -> tuple[list[CostComponent], list[str]]:
+    """The gateway appliance's instance hours and its root and cache volumes, monthly, and notes."""
+    asker = ask or PriceLookup()
+    tid = str(target.id)
+    kind = target.gateway_instance_type
+    components: list[CostComponent] = []
+    notes: list[str] = []
+    hourly = asker(f"EC2 {kind} on-demand", lambda: book.instance_hour(kind))
+    if hourly is not None:
+        components.append(
+            _component(
+                "gateway-instance",
+                hourly,
+                HOURS_PER_MONTH,
+                target_id=tid,
+                member=None,
+                category="compute",
+                detail=(
+                    f"{tid}: gateway appliance {kind}: {HOURS_PER_MONTH} h "
+                    f"x {fmt_rate(hourly.usd)}/{hourly.unit} (on-demand Linux)"
+                ),
+            )
+        )
+    for label, _disk, position in gateway_disks(target):
+        volume = target.root_volume if position is None else target.cache_volumes[position]
+        parts, extra = ebs_volume_components(
+            book,
+            volume.type,
+            volume.size_gib,
+            volume.iops,
+            volume.throughput_mibps,
+            target_id=label,
+            ask=asker,
+        )
+        components += parts
+        notes += extra
+    notes.append(
+        f"{tid}: Storage Gateway's own charges (S3 requests and storage of the share's data, data written "
+        "to AWS by the gateway) are usage-priced and not in the monthly figure"
+    )
+    return components, notes
+
+
 # ----------------------------------------------------------------------------------- configs
 
 
@@ -580,6 +666,10 @@ def monthly_cost(config: Config, book: PriceBook) -> ConfigCost:
             unpriced += left_out
         elif isinstance(target, FsxLustreTarget):
             components += fsx_lustre_components(book, target, ask=asker)
+        elif isinstance(target, FileGatewayTarget):
+            parts, extra = file_gateway_components(book, target, ask=asker)
+            components += parts
+            notes += extra
         elif isinstance(target, InstanceStoreTarget):
             notes.append(f"{tid}: instance store is included in the {config.instance_type} price")
         elif isinstance(target, NfsTarget):

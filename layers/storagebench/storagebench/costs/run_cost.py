@@ -4,7 +4,8 @@ Inputs are plain numbers (dataclasses), so the workflow can feed them from its s
 later and tests can write them by hand:
 
 - per config (:class:`ConfigUsage`): instance seconds and each volume's seconds, from launch to
-  cleanup; each file system's seconds and size (EFS: data stored; FSx: capacity), and EFS Elastic
+  cleanup (a File Gateway's appliance: :class:`GatewayUsage`, its disks as volumes); each file
+  system's seconds and size (EFS: data stored; FSx: capacity), and EFS Elastic
   bytes moved;
 - the run's Step Functions state transitions (:func:`count_transitions`, or
   :func:`transitions_from_states` from the stored config states' ``ready.polls``);
@@ -36,6 +37,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, computed_field
 
 from storagebench.costs.monthly import (
+    GATEWAY_ROOT,
     ROOT_TARGET_ID,
     CostComponent,
     PriceLookup,
@@ -44,9 +46,10 @@ from storagebench.costs.monthly import (
     efs_components,
     fmt_rate,
     fsx_lustre_components,
+    gateway_disks,
 )
 from storagebench.prices.models import HOURS_PER_MONTH, Price, PriceBook, PriceSource
-from storagebench.request.model import Config, EbsTarget, EfsTarget, FsxLustreTarget
+from storagebench.request.model import Config, EbsTarget, EfsTarget, FileGatewayTarget, FsxLustreTarget
 from storagebench.workflow.models import ConfigState
 
 __all__ = [
@@ -58,6 +61,7 @@ __all__ = [
     "ConfigTransitions",
     "ConfigUsage",
     "FileSystemUsage",
+    "GatewayUsage",
     "LambdaUsage",
     "RunComponent",
     "RunCost",
@@ -85,6 +89,7 @@ MAP_OVERHEAD_PER_CONFIG = 0
 
 RunComponentName = Literal[
     "instance",
+    "gateway-instance",
     "ebs-storage",
     "ebs-iops",
     "ebs-throughput",
@@ -130,12 +135,22 @@ class FileSystemUsage:
 
 
 @dataclass(frozen=True)
+class GatewayUsage:
+    """A File Gateway appliance instance and how long it ran (its disks are :class:`VolumeUsage`)."""
+
+    target_id: str
+    instance_type: str
+    seconds: float
+
+
+@dataclass(frozen=True)
 class ConfigUsage:
     config_id: str
     instance_type: str
     instance_seconds: float
     volumes: Sequence[VolumeUsage] = ()
     file_systems: Sequence[FileSystemUsage] = ()
+    gateways: Sequence[GatewayUsage] = ()
 
 
 @dataclass(frozen=True)
@@ -272,9 +287,24 @@ def usage_for_config(
         )
     ]
     file_systems: list[FileSystemUsage] = []
+    gateways: list[GatewayUsage] = []
     fs_seconds = seconds if file_system_seconds is None else file_system_seconds
     for target in config.targets:
-        if isinstance(target, EbsTarget):
+        if isinstance(target, FileGatewayTarget):
+            gateways.append(GatewayUsage(str(target.id), target.gateway_instance_type, seconds))
+            for label, disk, position in gateway_disks(target):
+                volume = target.root_volume if disk == GATEWAY_ROOT else target.cache_volumes[position or 0]
+                volumes.append(
+                    VolumeUsage(
+                        volume_type=volume.type,
+                        size_gib=volume.size_gib,
+                        seconds=seconds,
+                        iops=volume.iops,
+                        throughput_mibps=volume.throughput_mibps,
+                        target_id=label,
+                    )
+                )
+        elif isinstance(target, EbsTarget):
             volumes += [
                 VolumeUsage(
                     volume_type=target.type,
@@ -304,6 +334,7 @@ def usage_for_config(
         instance_seconds=seconds,
         volumes=volumes,
         file_systems=file_systems,
+        gateways=gateways,
     )
 
 
@@ -437,6 +468,28 @@ def _check(value: float, what: str) -> None:
         raise ValueError(f"{what} must be a non-negative number, got {value!r}")
 
 
+def _gateway_line(cid: str, gateway: GatewayUsage, book: PriceBook, ask: PriceLookup) -> RunComponent | None:
+    """A File Gateway appliance's instance time, billed like any Linux instance."""
+    _check(gateway.seconds, f"{cid}: gateway {gateway.target_id} seconds")
+    rate = ask(f"EC2 {gateway.instance_type} on-demand", partial(book.instance_hour, gateway.instance_type))
+    if rate is None:
+        return None
+    billed = max(float(EC2_MINIMUM_S), gateway.seconds) if gateway.seconds > 0 else 0.0
+    return _line(
+        "gateway-instance",
+        rate,
+        billed,
+        "s",
+        rate.usd * billed / 3600,
+        config_id=cid,
+        target_id=gateway.target_id,
+        detail=(
+            f"{gateway.target_id}: gateway appliance {gateway.instance_type}: {_duration(billed)} "
+            f"x {fmt_rate(rate.usd)}/{rate.unit} (per second, {EC2_MINIMUM_S} s minimum)"
+        ),
+    )
+
+
 def run_cost(
     configs: Sequence[ConfigUsage],
     book: PriceBook,
@@ -468,6 +521,7 @@ def run_cost(
                     ),
                 )
             )
+        lines += [line for g in usage.gateways if (line := _gateway_line(cid, g, book, ask)) is not None]
         for volume in usage.volumes:
             _check(volume.seconds, f"{cid}: volume seconds")
             billed = max(float(EBS_MINIMUM_S), volume.seconds) if volume.seconds > 0 else 0.0

@@ -21,7 +21,8 @@ Rates come from the catalog: EBS from ``catalog.envelope.target_envelope`` (the 
 figures: volume baseline and instance baseline, because a run long enough to matter drains gp2
 and st1/sc1 credits and a burstable instance's 30 minutes of EBS burst; the estimate errs long,
 the safe side of a cost guardrail), EFS and FSx for Lustre from their published per-TiB and
-per-client figures. Instance store, NFS exports and local directories have no figure in the
+per-client figures. Instance store, NFS exports (a File Gateway's share too: its speed is the
+gateway's cache and upload, which the catalog does not model) and local directories have no figure in the
 catalog: a size-bound phase on them cannot be estimated and the estimate says it is incomplete,
 as it does for a custom command with no duration (its own program decides how long it runs).
 Everything is a pure function of the request: the dry run and the Plan step agree.
@@ -45,6 +46,7 @@ from storagebench.request.model import (
     Config,
     EbsTarget,
     EfsTarget,
+    FileGatewayTarget,
     FsxLustreTarget,
     Target,
     target_mode,
@@ -65,6 +67,10 @@ EFS_READY_S = 120.0
 # FSx for Lustre documents only "within minutes" (aws.amazon.com/fsx/lustre/faqs); creations of
 # scratch and persistent file systems are commonly observed to take 5 to 15 minutes: the upper end.
 FSX_LUSTRE_READY_S = 900.0
+# A File Gateway: the appliance boots like any instance (INSTANCE_READY_S), then activation,
+# AddCache and CreateNFSFileShare, whose share AWS reports as CREATING for a minute or two before
+# AVAILABLE. No published figure; twice an instance's readiness, the safe side of a guardrail.
+FILE_GATEWAY_READY_S = 2 * INSTANCE_READY_S
 # fio from dnf (tens of seconds with a warm mirror), the agent zipapp from S3, mkfs and mount.
 AGENT_SETUP_S = 120.0
 # Per step: fio/dd start, the page cache dropped, the step's files removed, its records written.
@@ -273,7 +279,7 @@ def _phase_seconds(phase: Phase, target: Target, rates: Rates | None, tally: _Ta
         return tally.gap("a custom command runs as long as its program does (no duration, no timeout)")
     if rates is None:
         return tally.gap("a file loop on a target whose rate the catalog does not give")
-    network = target.kind in ("efs", "fsx_lustre", "nfs")
+    network = target.kind in ("efs", "fsx_lustre", "nfs", "file_gateway")
     per_file = PROCESS_START_S + (NETWORK_FILE_OPS_S if network else 0.0)
     # The slower direction: a loop's script may write or read (create, then read back).
     slower = min(rates.mibps("read", MIB), rates.mibps("write", MIB))
@@ -285,6 +291,7 @@ def _ready_seconds(request: BenchmarkRequest, config: Config) -> float:
     waits = [INSTANCE_READY_S]
     waits += [EFS_READY_S for t in config.targets if isinstance(t, EfsTarget)]
     waits += [FSX_LUSTRE_READY_S for t in config.targets if isinstance(t, FsxLustreTarget)]
+    waits += [FILE_GATEWAY_READY_S for t in config.targets if isinstance(t, FileGatewayTarget)]
     return max(waits) + request.timing.ready_poll_s
 
 

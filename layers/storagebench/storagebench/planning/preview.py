@@ -33,10 +33,19 @@ from storagebench.costs.document import cost_document
 from storagebench.planning.duration import RunDuration, estimate_duration
 from storagebench.planning.steps import plan_steps
 from storagebench.prices.models import PriceBook
-from storagebench.request.model import BenchmarkRequest, EbsTarget, Target
+from storagebench.request.model import BenchmarkRequest, Config, EbsTarget, FileGatewayTarget, Target
 from storagebench.workflow.settings import Guardrails
 
 INSTANCES_PER_CONFIG = 1  # launch_spec starts one instance per config; file systems are not instances
+# Kinds the workflow's Provision step cannot create yet: validated, priced and previewed, refused to run.
+NOT_PROVISIONABLE_KINDS = ("file_gateway",)
+
+
+def instances_per_config(config: Config) -> int:
+    """The config's instance plus each File Gateway appliance it launches."""
+    return INSTANCES_PER_CONFIG + sum(isinstance(t, FileGatewayTarget) for t in config.targets)
+
+
 PROXY_REGION = "us-east-1"  # priced with these when the snapshot lacks the request's region
 
 
@@ -126,6 +135,9 @@ def guardrail_prices(region: str) -> tuple[PriceBook, str]:
 
 def _describe_target(target: Target) -> str:
     kind = f"{target.kind} {target.type}" if isinstance(target, EbsTarget) else target.kind
+    if isinstance(target, FileGatewayTarget):
+        caches = "+".join(f"{c.type} {c.size_gib} GiB" for c in target.cache_volumes)
+        kind = f"{target.kind} {target.gateway_instance_type}, cache {caches}"
     return f"{target.id} ({kind})"
 
 
@@ -196,6 +208,37 @@ def _cost_problem(
     )
 
 
+def _target_problems(configs: list[Config], limits: Guardrails) -> list[GuardrailProblem]:
+    """Gateway appliances obey AllowedInstanceTypes too; kinds the workflow cannot provision are refused."""
+    problems: list[GuardrailProblem] = []
+    for position, config in enumerate(configs):
+        for index, target in enumerate(config.targets):
+            where = f"configs[{position}].targets[{index}]"
+            if isinstance(target, FileGatewayTarget) and not limits.allows(target.gateway_instance_type):
+                problems.append(
+                    GuardrailProblem(
+                        field=f"{where}.gateway_instance_type",
+                        limit="AllowedInstanceTypes",
+                        limit_value=list(limits.allowed_instance_types),
+                        value=target.gateway_instance_type,
+                        message=f"{target.gateway_instance_type} is not allowed by this stack "
+                        f"(AllowedInstanceTypes: {', '.join(limits.allowed_instance_types)})",
+                    )
+                )
+            if target.kind in NOT_PROVISIONABLE_KINDS:
+                problems.append(
+                    GuardrailProblem(
+                        field=f"{where}.kind",
+                        limit="ProvisionableKinds",
+                        limit_value=list(NOT_PROVISIONABLE_KINDS),
+                        value=target.kind,
+                        message=f"this stack's workflow cannot provision {target.kind} targets yet: the "
+                        "request validates and is priced (storagebench cost), but is not run",
+                    )
+                )
+    return problems
+
+
 def preview_request(
     request: BenchmarkRequest, limits: Guardrails, book: PriceBook | None = None
 ) -> RunPreview:
@@ -227,6 +270,7 @@ def preview_request(
                     f"{allowed})",
                 )
             )
+    problems += _target_problems(configs, limits)
     hours = request.timing.max_run_hours
     if hours > limits.max_run_hours:
         problems.append(
@@ -241,11 +285,12 @@ def preview_request(
         )
 
     wanted = min(request.max_concurrency or limits.max_concurrency, limits.max_concurrency, len(configs))
-    by_instances = max(1, limits.max_concurrent_instances // INSTANCES_PER_CONFIG)
+    per_config = max(instances_per_config(c) for c in configs)
+    by_instances = max(1, limits.max_concurrent_instances // per_config)
     concurrency = min(wanted, by_instances)
     if concurrency < wanted:
         notes.append(
-            f"max_concurrency: {wanted} configs at once would run {wanted * INSTANCES_PER_CONFIG} "
+            f"max_concurrency: {wanted} configs at once would run {wanted * per_config} "
             f"instances; capped to {concurrency} (MaxConcurrentInstances "
             f"{limits.max_concurrent_instances}): the run takes longer, it measures the same"
         )
@@ -327,7 +372,7 @@ def preview_request(
         ],
         workloads=[w.model_dump(mode="json") for w in request.resolved_workloads()],
         max_concurrency=concurrency,
-        concurrent_instances=concurrency * INSTANCES_PER_CONFIG,
+        concurrent_instances=concurrency * per_config,
         max_run_hours=hours,
         estimate=estimate,
         problems=problems,

@@ -45,7 +45,7 @@ def target_context(config: Config, target: Target) -> TargetContext:
         return TargetContext(
             mode=mode, media=media, expected_iops=envelope.expected_iops, devices=target.count
         )
-    if target.kind in ("efs", "fsx_lustre", "nfs"):
+    if target.kind in ("efs", "fsx_lustre", "nfs", "file_gateway"):
         return TargetContext(mode=mode, media="network")
     if target.kind == "instance_store":
         return TargetContext(mode=mode, media="ssd")  # NVMe; its IOPS are not in the catalog

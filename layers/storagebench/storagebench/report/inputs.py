@@ -19,6 +19,7 @@ from storagebench.request.model import (
     Config,
     EbsTarget,
     EfsTarget,
+    FileGatewayTarget,
     FsxLustreTarget,
     InstanceStoreTarget,
     NfsTarget,
@@ -177,6 +178,13 @@ def target_text(target: Any) -> tuple[str, str]:
     if isinstance(target, NfsTarget):
         text = f"NFS {target.server}:{target.export}"
         return text, text
+    if isinstance(target, FileGatewayTarget):
+        root = target.root_volume
+        caches = " + ".join(f"{c.type} {c.size_gib:,} GiB" for c in target.cache_volumes)
+        text = f"File Gateway {target.gateway_instance_type} · cache {caches}"
+        options = target.mount_options_for_client()
+        detail = f"{text} · root {root.type} {root.size_gib:,} GiB · NFS -o {options}"
+        return text, detail
     text = f"directory {getattr(target, 'path', '?')}"
     return text, text
 

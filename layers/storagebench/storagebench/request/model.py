@@ -335,6 +335,111 @@ class NfsTarget(_Target):
     mount_options: str = "nolock,hard"
 
 
+# File Gateway rules (docs.aws.amazon.com/filegateway/latest/files3/Requirements.html and
+# ec2-gateway-file.html): the appliance AMI is x86_64 only; hosted on EC2 it needs at least 4 vCPUs
+# and 16 GiB of RAM, an 80 GiB root disk and at least one cache disk of 150 GiB; a gateway's cache
+# is at most 64 TiB.
+GATEWAY_MIN_VCPUS = 4
+GATEWAY_MIN_MEMORY_GIB = 16
+GATEWAY_ROOT_MIN_GIB = 80
+GATEWAY_CACHE_MIN_GIB = 150
+GATEWAY_CACHE_MAX_TOTAL_GIB = 64 * 1024
+S3_BUCKET_PATTERN = r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$"
+
+
+class GatewayVolume(_Model):
+    """One EBS disk of the gateway appliance (its root or a cache disk): the EBS rules apply."""
+
+    type: EbsType
+    size_gib: int = Field(ge=1)
+    iops: int | None = Field(default=None, ge=1, description="gp3, io1, io2")
+    throughput_mibps: int | None = Field(default=None, ge=1, description="gp3")
+    encrypted: bool = True
+
+    @model_validator(mode="after")
+    def _aws_rules(self) -> GatewayVolume:
+        problems = Problems("GatewayVolume")
+        check_ebs(problems, self.type, self.size_gib, self.iops, self.throughput_mibps)
+        problems.raise_if_any()
+        return self
+
+
+class FileGatewayTarget(_Target):
+    """An S3 File Gateway the run provisions (an EC2 appliance with its root and cache disks), whose
+    NFS share the config's instance (the client) mounts and benchmarks."""
+
+    kind: Literal["file_gateway"]
+    gateway_instance_type: Annotated[str, StringConstraints(pattern=INSTANCE_TYPE_PATTERN)] = Field(
+        description="the appliance's EC2 instance type (the config's instance_type is the NFS client)"
+    )
+    root_volume: GatewayVolume = Field(description=f"at least {GATEWAY_ROOT_MIN_GIB} GiB")
+    cache_volumes: list[GatewayVolume] = Field(
+        min_length=1, max_length=MAX_DATA_VOLUMES, description=f"each at least {GATEWAY_CACHE_MIN_GIB} GiB"
+    )
+    bucket: Annotated[str, StringConstraints(pattern=S3_BUCKET_PATTERN)] | None = Field(
+        default=None, description="the share's S3 bucket; default: the stack's share bucket"
+    )
+    prefix: Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9!_.*'()/-]{0,512}$")] | None = Field(
+        default=None, description="key prefix in the bucket; default: the run's own prefix"
+    )
+    mount_options: Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_.=,:-]+$")] = "nolock,hard"
+    nfs_version: Literal["3", "4.1"] | None = Field(
+        default=None, description="File Gateway exports NFSv3 and NFSv4.1"
+    )
+
+    @model_validator(mode="after")
+    def _aws_rules(self) -> FileGatewayTarget:
+        problems = Problems("FileGatewayTarget")
+        spec = instance_type(self.gateway_instance_type)
+        if spec is not None:
+            short = []
+            if spec.arch != "x86_64":
+                short.append(f"is {spec.arch} (the File Gateway AMI is x86_64 only)")
+            if spec.vcpus < GATEWAY_MIN_VCPUS:
+                short.append(f"has {spec.vcpus} vCPUs (at least {GATEWAY_MIN_VCPUS})")
+            if spec.memory_gib < GATEWAY_MIN_MEMORY_GIB:
+                short.append(f"has {fmt_int(spec.memory_gib)} GiB RAM (at least {GATEWAY_MIN_MEMORY_GIB})")
+            if short:
+                problems.add(
+                    ("gateway_instance_type",),
+                    self.gateway_instance_type,
+                    f"{self.gateway_instance_type} {' and '.join(short)}: File Gateway on EC2 needs an "
+                    f"x86_64 type with >= {GATEWAY_MIN_VCPUS} vCPUs and >= {GATEWAY_MIN_MEMORY_GIB} GiB, "
+                    "e.g. m5.xlarge",
+                )
+        root = self.root_volume
+        if root.type in ("st1", "sc1"):
+            problems.add(("root_volume", "type"), root.type, "st1 and sc1 cannot be boot volumes")
+        if root.size_gib < GATEWAY_ROOT_MIN_GIB:
+            problems.add(
+                ("root_volume", "size_gib"),
+                root.size_gib,
+                f"the File Gateway root disk needs at least {GATEWAY_ROOT_MIN_GIB} GiB",
+            )
+        for position, cache in enumerate(self.cache_volumes):
+            if cache.size_gib < GATEWAY_CACHE_MIN_GIB:
+                problems.add(
+                    ("cache_volumes", position, "size_gib"),
+                    cache.size_gib,
+                    f"a File Gateway cache disk needs at least {GATEWAY_CACHE_MIN_GIB} GiB",
+                )
+        total = sum(c.size_gib for c in self.cache_volumes)
+        if total > GATEWAY_CACHE_MAX_TOTAL_GIB:
+            problems.add(
+                ("cache_volumes",),
+                total,
+                f"a gateway's cache is at most {fmt_int(GATEWAY_CACHE_MAX_TOTAL_GIB)} GiB in all",
+            )
+        problems.raise_if_any()
+        return self
+
+    def mount_options_for_client(self) -> str:
+        """The client's mount options: the request's, with nfsvers when one is chosen."""
+        if self.nfs_version is None:
+            return self.mount_options
+        return f"{self.mount_options},nfsvers={self.nfs_version}"
+
+
 class LocalTarget(_Target):
     """A directory on the machine running the agent (local runs): benchmarked in place."""
 
@@ -343,10 +448,16 @@ class LocalTarget(_Target):
 
 
 Target = Annotated[
-    EbsTarget | InstanceStoreTarget | EfsTarget | FsxLustreTarget | NfsTarget | LocalTarget,
+    EbsTarget
+    | InstanceStoreTarget
+    | EfsTarget
+    | FsxLustreTarget
+    | NfsTarget
+    | FileGatewayTarget
+    | LocalTarget,
     Field(discriminator="kind"),
 ]
-FILESYSTEM_KINDS = ("efs", "fsx_lustre", "nfs", "local")
+FILESYSTEM_KINDS = ("efs", "fsx_lustre", "nfs", "file_gateway", "local")
 
 
 def target_mode(target: Target) -> Literal["raw", "filesystem"]:
@@ -392,6 +503,13 @@ class Config(_Model):
                 ("targets",),
                 volumes,
                 f"at most {MAX_DATA_VOLUMES} data volumes per instance (device names /dev/sdf to /dev/sdz)",
+            )
+        gateways = [p for p, t in enumerate(self.targets) if isinstance(t, FileGatewayTarget)]
+        for position in gateways[1:]:
+            problems.add(
+                ("targets", position, "kind"),
+                "file_gateway",
+                f"one file gateway per config (targets[{gateways[0]}] is one); compare gateways as configs",
             )
         for position, target in enumerate(self.targets):
             if not isinstance(target, InstanceStoreTarget) or spec is None:

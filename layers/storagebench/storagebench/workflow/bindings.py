@@ -18,12 +18,13 @@ from storagebench.request.model import (
     Config,
     EbsTarget,
     EfsTarget,
+    FileGatewayTarget,
     FsxLustreTarget,
     InstanceStoreTarget,
     LocalTarget,
     NfsTarget,
 )
-from storagebench.workflow.errors import NotYetConsistentError
+from storagebench.workflow.errors import NotYetConsistentError, ProvisioningError
 from storagebench.workflow.models import LaunchSpec, LaunchVolume, Resources
 
 ROOT_DEVICE = "/dev/xvda"  # Amazon Linux 2023's root device name
@@ -74,6 +75,10 @@ def storage_option(config: Config, target_id: str) -> str:
         described = f"instance_store:{target.count or 'all'}:{target.filesystem}"
     elif isinstance(target, NfsTarget):
         described = f"nfs:{target.server}:{target.export}"
+    elif isinstance(target, FileGatewayTarget):
+        disks = [target.root_volume, *target.cache_volumes]
+        sizes = "+".join(f"{d.type}:{d.size_gib}GiB" + (f":{d.iops}iops" if d.iops else "") for d in disks)
+        described = f"file_gateway:{target.gateway_instance_type}:{sizes}:{target.mount_options_for_client()}"
     else:
         described = f"local:{target.path}"
     return f"{config.instance_type}/{described}"
@@ -118,6 +123,19 @@ def launch_spec(config: Config, run_id: str, tags: dict[str, str]) -> LaunchSpec
         volumes=volumes,
         tags=tags,
     )
+
+
+def file_gateway_mount(target: FileGatewayTarget, gateway_ip: str, share_path: str) -> TargetSpec:
+    """The client's NFS mount of a gateway's share: ``mount -t nfs -o <options> <ip>:<path> <dir>``."""
+    if not share_path.startswith("/"):
+        raise ValueError(f"share_path {share_path!r} must be absolute, e.g. /bucket-name")
+    return {
+        "id": str(target.id),
+        "kind": "nfs",
+        "source": f"{gateway_ip}:{share_path}",
+        "fstype": "nfs",
+        "mount_options": target.mount_options_for_client(),
+    }
 
 
 def agent_targets(config: Config, resources: Resources, region: str) -> list[TargetSpec]:
@@ -208,4 +226,8 @@ def agent_targets(config: Config, resources: Resources, region: str) -> list[Tar
             )
         elif isinstance(target, LocalTarget):
             specs.append({"id": target_id, "kind": "directory", "path": target.path})
+        elif isinstance(target, FileGatewayTarget):
+            # The Plan step refuses the kind (planning.preview.NOT_PROVISIONABLE_KINDS) until Provision
+            # records a gateway; never leave a target out of the plan silently.
+            raise ProvisioningError(f"target {target_id}: no file gateway was provisioned for it")
     return specs
