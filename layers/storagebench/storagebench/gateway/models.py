@@ -1,0 +1,79 @@
+"""What a config's File Gateway is made of, as recorded between readiness polls."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+GatewayStage = Literal[
+    "launching", "activating", "adding-cache", "creating-share", "share-pending", "available"
+]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ApplianceStatus(_Model):
+    """The appliance's EC2 instance as the provider reports it."""
+
+    instance_id: str
+    state: str = Field(description="pending, running, shutting-down, terminated, ...")
+    private_ip: str | None = None
+    volume_ids: list[str] = Field(default_factory=list)
+
+
+class LocalDisk(_Model):
+    """One disk the gateway sees (ListLocalDisks)."""
+
+    disk_id: str
+    size_bytes: int
+    allocation: str = Field(description="AVAILABLE, CACHE STORAGE, UPLOAD BUFFER, ... as the gateway says")
+    status: str | None = None
+
+
+class ShareSpec(_Model):
+    """The NFS share: its S3 location, the role the gateway writes with, who may mount it."""
+
+    location_arn: str = Field(description="arn:aws:s3:::bucket/prefix/ (S3 File Gateway: bucket and prefix)")
+    role_arn: str
+    client_cidrs: list[str] = Field(min_length=1, description="the client's address(es), /32 each")
+    client_token: str = Field(min_length=5, max_length=100)
+    file_share_name: str
+    tags: dict[str, str]
+
+
+class GatewayRef(_Model):
+    """Everything created for the gateway so far: what readiness continues from and cleanup deletes."""
+
+    target_id: str
+    appliance_id: str | None = None
+    appliance_ip: str | None = None
+    appliance_volume_ids: list[str] = Field(default_factory=list)
+    gateway_arn: str | None = None
+    cache_disk_ids: list[str] = Field(default_factory=list)
+    file_share_arn: str | None = None
+    share_status: str | None = None
+    share_path: str | None = None
+    bucket: str
+    prefix: str = Field(description="the run's key prefix in the bucket (its objects are deleted at the end)")
+
+    @property
+    def stage(self) -> GatewayStage:
+        if self.appliance_id is None or self.appliance_ip is None:
+            return "launching"
+        if self.gateway_arn is None:
+            return "activating"
+        if not self.cache_disk_ids:
+            return "adding-cache"
+        if self.file_share_arn is None:
+            return "creating-share"
+        if self.share_status != "AVAILABLE":
+            return "share-pending"
+        return "available"
+
+
+class GatewayRelease(_Model):
+    deleted: list[str] = Field(default_factory=list)
+    leftovers: list[str] = Field(default_factory=list)

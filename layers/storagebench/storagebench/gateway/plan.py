@@ -1,0 +1,102 @@
+"""A config's File Gateway target resolved for one run: appliance launch spec, names, S3 location."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+
+from storagebench.request.model import Config, FileGatewayTarget, GatewayVolume
+from storagebench.workflow.bindings import DATA_DEVICE_LETTERS, ROOT_DEVICE, client_token
+from storagebench.workflow.models import TAG_TARGET, LaunchSpec, LaunchVolume
+
+TAG_ROLE = "storagebench:role"
+APPLIANCE_ROLE = "gateway-appliance"
+GIB = 1 << 30
+
+
+@dataclass(frozen=True)
+class GatewayPlan:
+    target: FileGatewayTarget
+    run_id: str
+    config_id: str
+    region: str
+    launch: LaunchSpec
+    gateway_name: str
+    bucket: str
+    prefix: str
+    role_arn: str
+    tags: dict[str, str]
+
+    @property
+    def location_arn(self) -> str:
+        return f"arn:{partition(self.region)}:s3:::{self.bucket}/{self.prefix}"
+
+    @property
+    def share_token(self) -> str:
+        """CreateNFSFileShare's ClientToken: a retried create returns the first share."""
+        return hashlib.sha256(f"{self.gateway_name}\nshare".encode()).hexdigest()[:64]
+
+    @property
+    def share_name(self) -> str:
+        """FileShareName, hence the export path /<name> the client mounts."""
+        return f"sb-{hashlib.sha256(self.gateway_name.encode()).hexdigest()[:20]}"
+
+
+def partition(region: str) -> str:
+    if region.startswith("cn-"):
+        return "aws-cn"
+    return "aws-us-gov" if region.startswith("us-gov-") else "aws"
+
+
+def _volume(target_id: str, member: int, device: str, volume: GatewayVolume) -> LaunchVolume:
+    return LaunchVolume(
+        target_id=target_id,
+        member=member,
+        device_name=device,
+        volume_type=volume.type,
+        size_gib=volume.size_gib,
+        iops=volume.iops,
+        throughput_mibps=volume.throughput_mibps,
+        encrypted=volume.encrypted,
+    )
+
+
+def gateway_plan(
+    config: Config,
+    target: FileGatewayTarget,
+    *,
+    run_id: str,
+    region: str,
+    tags: dict[str, str],
+    default_bucket: str,
+    role_arn: str,
+) -> GatewayPlan:
+    """The appliance (File Gateway AMI, its root and cache disks), the gateway's name and the share's
+    S3 location: the request's bucket or the stack's, under a prefix of this run's own."""
+    tid = str(target.id)
+    labels = {**tags, TAG_TARGET: tid, TAG_ROLE: APPLIANCE_ROLE}
+    launch = LaunchSpec(
+        client_token=client_token(run_id, f"{config.id}/{tid}/gateway"),
+        instance_type=target.gateway_instance_type,
+        architecture="x86_64",  # the File Gateway AMI exists for x86_64 only
+        root=_volume(f"{tid}/gateway-root", 0, ROOT_DEVICE, target.root_volume),
+        volumes=[
+            _volume(f"{tid}/gateway-cache", member, f"/dev/sd{DATA_DEVICE_LETTERS[member]}", volume)
+            for member, volume in enumerate(target.cache_volumes)
+        ],
+        tags=labels,
+    )
+    run_part = f"{run_id}/{config.id}/{tid}/"
+    prefix = f"{target.prefix.strip('/')}/{run_part}" if target.prefix else f"storagebench-share/{run_part}"
+    return GatewayPlan(
+        target=target,
+        run_id=run_id,
+        config_id=config.id,
+        region=region,
+        launch=launch,
+        gateway_name=f"storagebench-{run_id}-{config.id}-{tid}"[:255],
+        bucket=target.bucket or default_bucket,
+        prefix=prefix,
+        role_arn=role_arn,
+        tags=labels,
+    )
