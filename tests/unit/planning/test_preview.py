@@ -10,7 +10,7 @@ import pytest
 
 from storagebench.planning.preview import preview_request
 from storagebench.request import parse_request
-from storagebench.workflow.settings import Guardrails
+from storagebench.workflow.settings import GATEWAY_VARIABLES, Guardrails
 
 REPO = Path(__file__).resolve().parents[3]
 
@@ -164,7 +164,7 @@ def test_an_untimed_run_is_held_to_what_it_costs_until_its_deadline() -> None:
     assert nightly.allowed, nightly.problem_text()
 
 
-def test_the_file_gateway_study_is_previewed_priced_and_refused_until_provisioning_exists() -> None:
+def test_the_file_gateway_study_is_previewed_priced_and_checked_against_the_stack() -> None:
     limits = Guardrails(
         max_run_cost_usd=10_000,
         max_run_hours=168,
@@ -176,9 +176,7 @@ def test_the_file_gateway_study_is_previewed_priced_and_refused_until_provisioni
     # The appliance is an instance: the stack's allow-list applies to it as to the client.
     appliance = problems["configs[0].targets[0].gateway_instance_type", "AllowedInstanceTypes"]
     assert appliance.value == "c5.4xlarge" and "not allowed by this stack" in appliance.message
-    refused = problems["configs[1].targets[0].kind", "ProvisionableKinds"]
-    assert refused.value == "file_gateway" and "cannot provision file_gateway targets yet" in refused.message
-    assert len(preview.problems) == 4  # two configs, each: appliance type and kind
+    assert len(preview.problems) == 2  # a stack with gateway settings provisions the kind
     # Two instances per config (client and appliance): 4 allowed at once runs both configs together.
     assert (preview.max_concurrency, preview.concurrent_instances) == (2, 4)
     assert preview.configs[0].targets == ["share (file_gateway c5.4xlarge, cache io1 512 GiB)"]
@@ -192,3 +190,16 @@ def test_gateway_appliances_count_against_concurrent_instances() -> None:
     preview = preview_request(_event("file-gateway-io1-vs-gp2.json"), Guardrails(max_concurrent_instances=3))
     assert (preview.max_concurrency, preview.concurrent_instances) == (1, 2)
     assert any("would run 4 instances; capped to 1" in note for note in preview.notes)
+
+
+def test_a_stack_without_gateway_settings_refuses_the_kind_naming_what_is_unset() -> None:
+    env = {"MAX_RUN_COST_USD": "10000", "MAX_RUN_HOURS": "168", "SHARE_BUCKET": "b"}
+    preview = preview_request(_event("file-gateway-io1-vs-gp2.json"), Guardrails.from_env(env))
+    refused = {(p.field, p.limit): p for p in preview.problems}[
+        "configs[1].targets[0].kind", "ProvisionableKinds"
+    ]
+    assert refused.value == "file_gateway" and refused.limit_value == ["file_gateway"]
+    assert "GATEWAY_SECURITY_GROUP_ID, SHARE_ROLE_ARN, ACTIVATOR_FUNCTION unset" in refused.message
+    assert "SHARE_BUCKET" not in refused.message.split("(")[1]
+    complete = {v: "x" for v in GATEWAY_VARIABLES} | {"MAX_RUN_COST_USD": "10000", "MAX_RUN_HOURS": "168"}
+    assert preview_request(_event("file-gateway-io1-vs-gp2.json"), Guardrails.from_env(complete)).allowed

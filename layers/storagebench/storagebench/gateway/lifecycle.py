@@ -65,14 +65,22 @@ def _pick_cache_disks(plan: GatewayPlan, arn: str, disks: list[LocalDisk]) -> li
     return chosen
 
 
-def advance(
-    ref: GatewayRef, plan: GatewayPlan, ports: GatewayPorts, client_ip: str | None
-) -> GatewayProgress:
-    """One readiness poll's worth of progress (see the module docstring)."""
+def launch(ref: GatewayRef, plan: GatewayPlan, ports: GatewayPorts) -> GatewayRef:
+    """Start the appliance unless the ref records it (Provision; one instance per client token)."""
     ref = ref.model_copy(deep=True)
     if ref.appliance_id is None:
         launched = ports.appliances.launch(plan.launch)
         ref.appliance_id, ref.appliance_volume_ids = launched.instance_id, launched.volume_ids
+    return ref
+
+
+def advance(
+    ref: GatewayRef, plan: GatewayPlan, ports: GatewayPorts, client_ip: str | None
+) -> GatewayProgress:
+    """One readiness poll's worth of progress (see the module docstring)."""
+    ref = launch(ref, plan, ports)
+    if ref.appliance_id is None:  # launch() records it; narrows the type
+        raise ProvisioningError(f"gateway appliance of target {ref.target_id} was not launched")
     if ref.appliance_ip is None:
         status = ports.appliances.status(ref.appliance_id)
         if status.state in GONE:

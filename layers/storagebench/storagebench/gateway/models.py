@@ -77,3 +77,10 @@ class GatewayRef(_Model):
 class GatewayRelease(_Model):
     deleted: list[str] = Field(default_factory=list)
     leftovers: list[str] = Field(default_factory=list)
+
+
+class ActivationRequest(_Model):
+    """What the activator function is asked: the appliance's private address and the gateway's region."""
+
+    appliance_ip: str = Field(pattern=r"^\d{1,3}(\.\d{1,3}){3}$", description="private IPv4 address")
+    region: str = Field(pattern=r"^[a-z]{2}(-[a-z]+)+-\d$")

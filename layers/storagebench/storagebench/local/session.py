@@ -94,6 +94,12 @@ def fast_retries(node: Any) -> Any:
     return node
 
 
+LOCAL_NO_GATEWAY = (
+    "local mode has no Storage Gateway emulator; run file_gateway configs on a deployed stack "
+    "(or the client side alone against a directory, kind local)"
+)
+
+
 class LocalSession:
     """Everything a local run needs, started on enter and stopped on exit (on every path)."""
 
@@ -110,7 +116,10 @@ class LocalSession:
         self.root = root.resolve()
         self.options = options or LocalOptions()
         self.faults = faults or FaultPlan()
-        self.guardrails = guardrails or Guardrails(max_configs_per_run=40, max_concurrency=8)
+        limits = guardrails or Guardrails(max_configs_per_run=40, max_concurrency=8)
+        # No emulator covers Storage Gateway: local mode refuses file_gateway configs at Plan.
+        no_gateway = {**limits.unprovisionable_kinds, "file_gateway": LOCAL_NO_GATEWAY}
+        self.guardrails = limits.model_copy(update={"unprovisionable_kinds": no_gateway})
         self.use_dynamodb_local = use_dynamodb_local
         self.fast_retries = fast_retries
         self.template_path = template

@@ -37,8 +37,6 @@ from storagebench.request.model import BenchmarkRequest, Config, EbsTarget, File
 from storagebench.workflow.settings import Guardrails
 
 INSTANCES_PER_CONFIG = 1  # launch_spec starts one instance per config; file systems are not instances
-# Kinds the workflow's Provision step cannot create yet: validated, priced and previewed, refused to run.
-NOT_PROVISIONABLE_KINDS = ("file_gateway",)
 
 
 def instances_per_config(config: Config) -> int:
@@ -209,7 +207,8 @@ def _cost_problem(
 
 
 def _target_problems(configs: list[Config], limits: Guardrails) -> list[GuardrailProblem]:
-    """Gateway appliances obey AllowedInstanceTypes too; kinds the workflow cannot provision are refused."""
+    """Gateway appliances obey AllowedInstanceTypes too; kinds this deployment cannot provision
+    (``Guardrails.unprovisionable_kinds``: local mode, a stack without gateway settings) are refused."""
     problems: list[GuardrailProblem] = []
     for position, config in enumerate(configs):
         for index, target in enumerate(config.targets):
@@ -225,15 +224,16 @@ def _target_problems(configs: list[Config], limits: Guardrails) -> list[Guardrai
                         f"(AllowedInstanceTypes: {', '.join(limits.allowed_instance_types)})",
                     )
                 )
-            if target.kind in NOT_PROVISIONABLE_KINDS:
+            why = limits.unprovisionable_kinds.get(target.kind)
+            if why is not None:
                 problems.append(
                     GuardrailProblem(
                         field=f"{where}.kind",
                         limit="ProvisionableKinds",
-                        limit_value=list(NOT_PROVISIONABLE_KINDS),
+                        limit_value=sorted(limits.unprovisionable_kinds),
                         value=target.kind,
-                        message=f"this stack's workflow cannot provision {target.kind} targets yet: the "
-                        "request validates and is priced (storagebench cost), but is not run",
+                        message=f"cannot provision {target.kind} targets here: {why}; the request "
+                        "validates and is priced (storagebench cost), but is not run",
                     )
                 )
     return problems

@@ -227,7 +227,10 @@ def agent_targets(config: Config, resources: Resources, region: str) -> list[Tar
         elif isinstance(target, LocalTarget):
             specs.append({"id": target_id, "kind": "directory", "path": target.path})
         elif isinstance(target, FileGatewayTarget):
-            # The Plan step refuses the kind (planning.preview.NOT_PROVISIONABLE_KINDS) until Provision
-            # records a gateway; never leave a target out of the plan silently.
-            raise ProvisioningError(f"target {target_id}: no file gateway was provisioned for it")
+            gateway = next((g for g in resources.gateways if g.target_id == target_id), None)
+            if gateway is None:  # never leave a target out of the plan silently
+                raise ProvisioningError(f"target {target_id}: no file gateway was provisioned for it")
+            if gateway.stage != "available" or not gateway.appliance_ip or not gateway.share_path:
+                raise NotYetConsistentError(f"file share of target {target_id} is not available yet")
+            specs.append(file_gateway_mount(target, gateway.appliance_ip, gateway.share_path))
     return specs

@@ -13,6 +13,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from storagebench.analysis.regressions import Regression
+from storagebench.gateway.models import GatewayRef
 
 RunStatus = Literal["RUNNING", "SUCCEEDED", "PARTIAL", "FAILED"]
 ConfigStatus = Literal["succeeded", "partial", "failed"]
@@ -87,6 +88,13 @@ class Resources(_Model):
     instance_id: str | None = None
     volumes: list[VolumeRef] = Field(default_factory=list)
     file_systems: list[FileSystemRef] = Field(default_factory=list)
+    gateways: list[GatewayRef] = Field(
+        default_factory=list,
+        description="File Gateways (appliance, gateway, share), one per file_gateway target",
+    )
+    private_ip: str | None = Field(
+        default=None, description="the instance's: a gateway's share admits it alone"
+    )
     launched_at: str | None = None
 
 
@@ -133,6 +141,7 @@ class ComputeStatus(_Model):
     volumes_in_use: bool
     volumes_initialized: bool = True
     volumes: list[VolumeRef] = Field(default_factory=list)
+    private_ip: str | None = None
     reason: str | None = None
 
 

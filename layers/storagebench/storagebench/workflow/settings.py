@@ -7,6 +7,15 @@ from collections.abc import Mapping
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+# What a stack needs to provision File Gateways (template.yaml sets them on Provision, CheckReady,
+# Cleanup); without any of them the Plan step and the dry run refuse file_gateway targets.
+GATEWAY_VARIABLES = (
+    "GATEWAY_SECURITY_GROUP_ID",
+    "SHARE_BUCKET",
+    "SHARE_ROLE_ARN",
+    "ACTIVATOR_FUNCTION",
+)
+
 
 class Guardrails(BaseModel):
     """Limits a deployment sets; a request over any of them is refused before anything launches."""
@@ -23,6 +32,8 @@ class Guardrails(BaseModel):
     max_concurrent_instances: int = Field(default=20, ge=1, le=1000)
     max_run_cost_usd: float = Field(default=500.0, gt=0, le=1_000_000)
     max_run_hours: float = Field(default=24.0, gt=0, le=168)
+    # Target kinds this deployment cannot provision, with why (local mode: no Storage Gateway emulator).
+    unprovisionable_kinds: dict[str, str] = Field(default_factory=dict)
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Guardrails:
@@ -44,6 +55,11 @@ class Guardrails(BaseModel):
             values["allowed_instance_types"] = tuple(
                 t.strip() for t in env["ALLOWED_INSTANCE_TYPES"].split(",") if t.strip()
             )
+        missing = [v for v in GATEWAY_VARIABLES if not env.get(v, "").strip()]
+        if missing:
+            values["unprovisionable_kinds"] = {
+                "file_gateway": f"this stack has no File Gateway settings ({', '.join(missing)} unset)"
+            }
         try:
             return cls.model_validate(values)
         except ValidationError as exc:

@@ -31,6 +31,13 @@ from storagebench.results.series import extract_series
 from storagebench.workflow.artifact_keys import request_key, series_key
 from storagebench.workflow.bindings import agent_targets, launch_spec, storage_option
 from storagebench.workflow.errors import GuardrailError, InvalidRequestError, NotReadyError, WorkflowError
+from storagebench.workflow.gateways import (
+    GatewayServices,
+    advance_gateways,
+    gateway_plans,
+    launch_gateways,
+    release_gateways,
+)
 from storagebench.workflow.models import (
     TAG_CONFIG,
     TAG_EXPIRES,
@@ -88,6 +95,7 @@ class Services:
     clock: Any = field(default_factory=SystemClock)
     prices: Callable[[str], PriceBook] = snapshot_prices
     notifier: Notifier = field(default_factory=LogNotifier)  # SNS on AWS, a file locally
+    gateways: GatewayServices | None = None  # Storage Gateway on AWS; local mode has none
 
 
 def _iso(moment: datetime) -> str:
@@ -175,11 +183,15 @@ def creation_token(run_id: str, config_id: str, target_id: str) -> str:
 
 
 def provision(state: ConfigState, services: Services) -> ConfigState:
-    """Create the config's file systems and launch its instance with its volumes (idempotent)."""
+    """Create the config's file systems, launch its gateway appliances, then its instance with its
+    volumes (idempotent)."""
     item = state.item
-    config = _request(services, item).config(item.config_id)
+    request = _request(services, item)
+    config = request.config(item.config_id)
     labels = tags(services, item)
     resources = state.resources.model_copy(deep=True)
+    plans = gateway_plans(request, item.config_id, item.run_id, labels, services.gateways)
+    launch_gateways(resources, plans, services.gateways)
     for target in config.targets:
         if isinstance(target, EfsTarget | FsxLustreTarget):
             if any(f.target_id == target.id for f in resources.file_systems):
@@ -216,7 +228,13 @@ def check_ready(state: ConfigState, services: Services) -> ConfigState:
     first = previous.first_poll_at if previous and previous.first_poll_at else _iso(now)
     polls = (previous.polls if previous else 0) + 1
     status = services.compute.status(state.resources)
-    resources = state.resources.model_copy(update={"volumes": status.volumes or state.resources.volumes})
+    resources = state.resources.model_copy(
+        update={
+            "volumes": status.volumes or state.resources.volumes,
+            "private_ip": status.private_ip or state.resources.private_ip,
+        },
+        deep=True,
+    )
     if status.instance_state in ("shutting-down", "terminated", "stopping", "stopped"):
         raise NotReadyError(
             f"instance {resources.instance_id} is {status.instance_state} before the benchmark "
@@ -233,6 +251,14 @@ def check_ready(state: ConfigState, services: Services) -> ConfigState:
         "volumes_initialized": status.volumes_initialized,
         "file_systems_available": all(s == "available" for s in fs_states.values()),
     }
+    awaited: list[str] = []
+    if resources.gateways:  # running, cache added, share AVAILABLE; ProvisioningError fails the config
+        request = _request(services, state.item)
+        plans = gateway_plans(
+            request, state.item.config_id, state.item.run_id, tags(services, state.item), services.gateways
+        )
+        awaited = advance_gateways(resources, plans, services.gateways)
+        checks["gateways_available"] = not awaited
     checks["agent_online"] = all(checks.values()) and services.agents.online(resources)
     waited = (now - _parse_time(first)).total_seconds()
     if all(checks.values()):
@@ -244,10 +270,10 @@ def check_ready(state: ConfigState, services: Services) -> ConfigState:
             first_poll_at=first,
         )
     elif waited > state.item.timing.ready_timeout_s:
-        missing = ", ".join(name for name, ok in checks.items() if not ok)
+        missing = ", ".join([*(name for name, ok in checks.items() if not ok), *awaited])
         raise NotReadyError(f"not ready after {waited:.0f} s ({polls} polls): {missing}")
     else:
-        missing = ", ".join(name for name, ok in checks.items() if not ok)
+        missing = ", ".join([*(name for name, ok in checks.items() if not ok), *awaited])
         ready = ReadyStatus(
             state="waiting", reason=f"waiting for {missing}", checks=checks, polls=polls, first_poll_at=first
         )
@@ -437,6 +463,12 @@ def release(run_id: str, config_id: str, resources: Resources, services: Service
     """
     report = CleanupReport()
     machine_leftovers = services.agents.stop(run_id, config_id, resources)
+    gateway_leftovers: list[str] = []
+    if services.gateways is not None:  # before the client: its tag-based terminate takes the appliance too
+        request = parse_request(services.artifacts.get_json(request_key(run_id)))
+        released = release_gateways(request, run_id, config_id, resources, services.gateways)
+        report.deleted.extend(released.deleted)
+        gateway_leftovers = released.leftovers
     report.deleted.extend(services.compute.terminate(resources, run_id, config_id))
     refs = {ref.file_system_id: ref for ref in resources.file_systems}
     for ref in services.filesystems.find(run_id, config_id):  # a create whose answer was lost
@@ -446,6 +478,7 @@ def release(run_id: str, config_id: str, resources: Resources, services: Service
         report.deleted.append(ref.file_system_id)
     report.leftovers = [
         *machine_leftovers,
+        *gateway_leftovers,
         *services.compute.leftovers(run_id, config_id),
         *(ref.file_system_id for ref in services.filesystems.find(run_id, config_id)),
     ]

@@ -24,6 +24,7 @@ from storagebench.adapters.aws.ssm import SsmAgents
 
 if TYPE_CHECKING:
     from storagebench.prices.models import PriceBook
+    from storagebench.workflow.gateways import GatewayServices
     from storagebench.workflow.settings import Guardrails
     from storagebench.workflow.steps import Services
 
@@ -66,6 +67,38 @@ def build_services(
         region=settings.region,
         prices=partial(price_book, settings, price_source),
         notifier=notifier_from_env(settings, env),
+        gateways=gateway_services(settings, env),
+    )
+
+
+def gateway_services(settings: AwsSettings, env: Mapping[str, str]) -> GatewayServices | None:
+    """Storage Gateway, the appliance on EC2, the activator function and the share's bucket; None
+    when the stack sets none of their variables (the Plan step then refuses file_gateway targets,
+    ``Guardrails.from_env``). Some but not all set is a misconfiguration, named."""
+    from storagebench.adapters.aws.activation import InvokedActivationKeys
+    from storagebench.adapters.aws.gateway_appliance import Ec2Appliances
+    from storagebench.adapters.aws.share_objects import S3ShareObjects
+    from storagebench.adapters.aws.storagegateway import StorageGateways
+    from storagebench.gateway.lifecycle import GatewayPorts
+    from storagebench.workflow.gateways import GatewayServices
+    from storagebench.workflow.settings import GATEWAY_VARIABLES
+
+    values = {v: env.get(v, "").strip() for v in GATEWAY_VARIABLES}
+    missing = [v for v, value in values.items() if not value]
+    if len(missing) == len(values):
+        return None
+    if missing:
+        raise SettingsError(missing)
+    ports = GatewayPorts(
+        appliances=Ec2Appliances(
+            settings.client("ec2"), settings.client("ssm"), settings, values["GATEWAY_SECURITY_GROUP_ID"]
+        ),
+        keys=InvokedActivationKeys(settings.client("lambda"), values["ACTIVATOR_FUNCTION"]),
+        gateways=StorageGateways(settings.client("storagegateway")),
+        objects=S3ShareObjects(settings.client("s3")),
+    )
+    return GatewayServices(
+        ports=ports, share_bucket=values["SHARE_BUCKET"], role_arn=values["SHARE_ROLE_ARN"]
     )
 
 

@@ -195,6 +195,7 @@ class Ec2Compute:
             volumes_in_use=in_use,
             volumes_initialized=initialized,
             volumes=volumes,
+            private_ip=instance.get("PrivateIpAddress"),
             reason="; ".join(reason_parts) or None,
         )
 

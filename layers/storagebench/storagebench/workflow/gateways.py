@@ -1,0 +1,108 @@
+"""A config's File Gateways inside the workflow: launched by Provision, advanced by each readiness
+poll, released by Cleanup before the client (whose tag-based terminate would also catch the
+appliance while its gateway still exists). The lifecycle itself is ``gateway.lifecycle``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from storagebench.gateway.lifecycle import GatewayPorts, advance, launch, new_ref
+from storagebench.gateway.lifecycle import release as release_gateway
+from storagebench.gateway.plan import GatewayPlan, gateway_plan
+from storagebench.request.model import BenchmarkRequest, FileGatewayTarget
+from storagebench.workflow.errors import ProvisioningError
+from storagebench.workflow.models import TAG_CONFIG, TAG_RUN, CleanupReport, Resources
+
+
+@dataclass(frozen=True)
+class GatewayServices:
+    """The gateway ports and where shares write: the stack's bucket and the role the gateway uses."""
+
+    ports: GatewayPorts
+    share_bucket: str
+    role_arn: str
+
+
+def gateway_plans(
+    request: BenchmarkRequest,
+    config_id: str,
+    run_id: str,
+    labels: dict[str, str],
+    setup: GatewayServices | None,
+) -> list[GatewayPlan]:
+    """One plan per file_gateway target of the config (none for other configs)."""
+    config = request.config(config_id)
+    targets = [t for t in config.targets if isinstance(t, FileGatewayTarget)]
+    if targets and setup is None:  # the Plan step refuses this already (Guardrails.unprovisionable_kinds)
+        raise ProvisioningError(
+            f"config {config_id}: this deployment cannot provision file_gateway targets (no gateway ports)"
+        )
+    if setup is None:
+        return []
+    return [
+        gateway_plan(
+            config,
+            target,
+            run_id=run_id,
+            region=request.region,
+            tags=labels,
+            default_bucket=setup.share_bucket,
+            role_arn=setup.role_arn,
+        )
+        for target in targets
+    ]
+
+
+def _setup(setup: GatewayServices | None) -> GatewayServices:
+    if setup is None:
+        raise ProvisioningError("this deployment has no File Gateway ports, yet the config records a gateway")
+    return setup
+
+
+def launch_gateways(resources: Resources, plans: list[GatewayPlan], setup: GatewayServices | None) -> None:
+    """Provision: start each appliance not recorded yet, recording it at once."""
+    for plan in plans:
+        tid = str(plan.target.id)
+        position = next((n for n, g in enumerate(resources.gateways) if g.target_id == tid), None)
+        ref = new_ref(plan) if position is None else resources.gateways[position]
+        launched = launch(ref, plan, _setup(setup).ports)
+        if position is None:
+            resources.gateways.append(launched)
+        else:
+            resources.gateways[position] = launched
+
+
+def advance_gateways(
+    resources: Resources, plans: list[GatewayPlan], setup: GatewayServices | None
+) -> list[str]:
+    """One readiness poll for every gateway: updates the recorded refs; returns what is awaited."""
+    waiting: list[str] = []
+    for plan in plans:
+        tid = str(plan.target.id)
+        position = next((n for n, g in enumerate(resources.gateways) if g.target_id == tid), None)
+        if position is None:
+            raise ProvisioningError(f"target {tid}: Provision recorded no gateway appliance for it")
+        progress = advance(resources.gateways[position], plan, _setup(setup).ports, resources.private_ip)
+        resources.gateways[position] = progress.ref
+        if progress.waiting_for is not None:
+            waiting.append(progress.waiting_for)
+    return waiting
+
+
+def release_gateways(
+    request: BenchmarkRequest,
+    run_id: str,
+    config_id: str,
+    resources: Resources,
+    setup: GatewayServices | None,
+) -> CleanupReport:
+    """Every gateway of the config, recorded or not (found by name and tags): shares, gateway,
+    appliance and its disks, the run's objects. Works with empty resources (an aborted run)."""
+    report = CleanupReport()
+    labels = {TAG_RUN: run_id, TAG_CONFIG: config_id}
+    for plan in gateway_plans(request, config_id, run_id, labels, setup):
+        ref = next((g for g in resources.gateways if g.target_id == str(plan.target.id)), None)
+        released = release_gateway(ref, plan, _setup(setup).ports)
+        report.deleted += released.deleted
+        report.leftovers += released.leftovers
+    return report
