@@ -201,5 +201,5 @@ def test_a_stack_without_gateway_settings_refuses_the_kind_naming_what_is_unset(
     assert refused.value == "file_gateway" and refused.limit_value == ["file_gateway"]
     assert "GATEWAY_SECURITY_GROUP_ID, SHARE_ROLE_ARN, ACTIVATOR_FUNCTION unset" in refused.message
     assert "SHARE_BUCKET" not in refused.message.split("(")[1]
-    complete = {v: "x" for v in GATEWAY_VARIABLES} | {"MAX_RUN_COST_USD": "10000", "MAX_RUN_HOURS": "168"}
+    complete = dict.fromkeys(GATEWAY_VARIABLES, "x") | {"MAX_RUN_COST_USD": "10000", "MAX_RUN_HOURS": "168"}
     assert preview_request(_event("file-gateway-io1-vs-gp2.json"), Guardrails.from_env(complete)).allowed
