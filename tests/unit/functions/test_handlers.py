@@ -29,7 +29,6 @@ pytestmark = pytest.mark.filterwarnings("ignore:No application metrics to publis
 Load = Callable[[str], ModuleType]
 STATE_HANDLERS = ["provision", "check_ready", "collect", "cleanup"]
 ALL = [
-    "activator",
     "plan",
     "provision",
     "check_ready",

@@ -170,6 +170,7 @@ def test_the_file_gateway_study_is_previewed_priced_and_checked_against_the_stac
         max_run_hours=168,
         allowed_instance_types=("c5.large",),
         max_concurrent_instances=4,
+        unprovisionable_kinds={},  # a stack with the gateway settings
     )
     preview = preview_request(_event("file-gateway-io1-vs-gp2.json"), limits)
     problems = {(p.field, p.limit): p for p in preview.problems}

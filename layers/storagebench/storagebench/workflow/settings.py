@@ -17,6 +17,10 @@ GATEWAY_VARIABLES = (
 )
 
 
+def _no_gateway_settings(missing: list[str]) -> str:
+    return f"this stack has no File Gateway settings ({', '.join(missing)} unset)"
+
+
 class Guardrails(BaseModel):
     """Limits a deployment sets; a request over any of them is refused before anything launches."""
 
@@ -33,7 +37,9 @@ class Guardrails(BaseModel):
     max_run_cost_usd: float = Field(default=500.0, gt=0, le=1_000_000)
     max_run_hours: float = Field(default=24.0, gt=0, le=168)
     # Target kinds this deployment cannot provision, with why (local mode: no Storage Gateway emulator).
-    unprovisionable_kinds: dict[str, str] = Field(default_factory=dict)
+    unprovisionable_kinds: dict[str, str] = Field(
+        default_factory=lambda: {"file_gateway": _no_gateway_settings(list(GATEWAY_VARIABLES))}
+    )
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Guardrails:
@@ -56,10 +62,7 @@ class Guardrails(BaseModel):
                 t.strip() for t in env["ALLOWED_INSTANCE_TYPES"].split(",") if t.strip()
             )
         missing = [v for v in GATEWAY_VARIABLES if not env.get(v, "").strip()]
-        if missing:
-            values["unprovisionable_kinds"] = {
-                "file_gateway": f"this stack has no File Gateway settings ({', '.join(missing)} unset)"
-            }
+        values["unprovisionable_kinds"] = {"file_gateway": _no_gateway_settings(missing)} if missing else {}
         try:
             return cls.model_validate(values)
         except ValidationError as exc:
