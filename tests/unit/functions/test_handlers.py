@@ -29,6 +29,7 @@ pytestmark = pytest.mark.filterwarnings("ignore:No application metrics to publis
 Load = Callable[[str], ModuleType]
 STATE_HANDLERS = ["provision", "check_ready", "collect", "cleanup"]
 ALL = [
+    "activator",  # invoked by CheckReady inside the VPC (File Gateway activation key)
     "plan",
     "provision",
     "check_ready",

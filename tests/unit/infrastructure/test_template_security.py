@@ -20,7 +20,7 @@ import pytest
 from storagebench.local.cfn import load_template
 from storagebench.planning.preview import preview_request
 from storagebench.request import parse_request
-from storagebench.workflow.settings import Guardrails
+from storagebench.workflow.settings import GATEWAY_VARIABLES, Guardrails
 
 ROOT = Path(__file__).resolve().parents[3]
 TEMPLATE = load_template(ROOT / "template.yaml")
@@ -30,7 +30,7 @@ STACK_NAME = {"Ref": "AWS::StackName"}
 # Deleting, stopping or changing something: only on what carries the stack's tag.
 DESTRUCTIVE = re.compile(
     r"^(ec2:(Terminate|Delete|Detach|Modify|Stop|Reboot)|elasticfilesystem:(Delete|Update|Put)"
-    r"|fsx:(Delete|Update))"
+    r"|fsx:(Delete|Update)|storagegateway:(Delete|Update|Remove|Shutdown|Disable))"
 )
 # EFS deletes a mount target's network interface with the caller's rights; it carries no tag,
 # so the stack's subnet bounds it instead.
@@ -40,6 +40,7 @@ CREATES_TAGGED = {
     "ec2:CreateVolume",
     "elasticfilesystem:CreateFileSystem",
     "fsx:CreateFileSystem",
+    "storagegateway:ActivateGateway",
 }
 # RunInstances also names what it uses but does not create: those take no request tag.
 UNTAGGED_LAUNCH_INPUTS = (
@@ -120,7 +121,13 @@ def test_destructive_actions_need_the_stack_tag() -> None:
                 tag = _condition(statement, "StringEquals", f"aws:ResourceTag/{STACK_TAG}")
                 assert tag == STACK_NAME, f"{name}: {action} without aws:ResourceTag/{STACK_TAG}"
                 assert all(r.strip('"') != "*" for r in _resource_texts(statement)), name
-    assert {"ec2:TerminateInstances", "ec2:DeleteVolume", "fsx:DeleteFileSystem"} <= seen
+    assert {
+        "ec2:TerminateInstances",
+        "ec2:DeleteVolume",
+        "fsx:DeleteFileSystem",
+        "storagegateway:DeleteGateway",
+        "storagegateway:DeleteFileShare",
+    } <= seen
 
 
 def test_creates_need_the_stack_tag_in_the_request() -> None:
@@ -140,7 +147,12 @@ def test_creates_need_the_stack_tag_in_the_request() -> None:
                 continue
             tag = _condition(statement, "StringEquals", f"aws:RequestTag/{STACK_TAG}")
             assert tag == STACK_NAME, f"{name}: {action} without aws:RequestTag/{STACK_TAG}"
-    assert {"ec2:RunInstances", "elasticfilesystem:CreateFileSystem", "fsx:CreateFileSystem"} <= seen
+    assert {
+        "ec2:RunInstances",
+        "elasticfilesystem:CreateFileSystem",
+        "fsx:CreateFileSystem",
+        "storagegateway:ActivateGateway",
+    } <= seen
 
 
 def test_tags_are_only_written_while_creating() -> None:
@@ -152,6 +164,8 @@ def test_tags_are_only_written_while_creating() -> None:
             )
         if "elasticfilesystem:TagResource" in actions:
             assert _condition(statement, "StringEquals", "elasticfilesystem:CreateAction"), name
+        if "storagegateway:AddTagsToResource" in actions:
+            assert _condition(statement, "StringEquals", f"aws:RequestTag/{STACK_TAG}") == STACK_NAME, name
         if "fsx:TagResource" in actions:
             assert _condition(statement, "StringEquals", f"aws:RequestTag/{STACK_TAG}") == STACK_NAME, name
 
@@ -276,3 +290,80 @@ def test_the_nightly_suite_passes_the_default_guardrails() -> None:
     preview = preview_request(nightly, Guardrails.from_env(environment))
     assert preview.allowed, preview.problem_text()
     assert 0 < preview.estimate.total_usd <= Guardrails.from_env(environment).max_run_cost_usd
+
+
+# ------------------------------------------------------------------------ File Gateway benchmarks
+
+
+def test_every_function_gets_the_gateway_settings_so_the_guardrails_agree() -> None:
+    variables = TEMPLATE["Globals"]["Function"]["Environment"]["Variables"]
+    assert set(GATEWAY_VARIABLES) <= variables.keys()
+    assert variables["ACTIVATOR_FUNCTION"] == {"Ref": "ActivatorFunction"}
+    assert variables["SHARE_BUCKET"] == {"Ref": "ShareBucket"}
+
+
+def _sources(group: str) -> set[tuple[str, int, str]]:
+    """(protocol, port, source group) admitted into ``group``, inline and as separate rules."""
+    rules = list(RESOURCES[group]["Properties"].get("SecurityGroupIngress") or [])
+    rules += [
+        r["Properties"]
+        for r in RESOURCES.values()
+        if r["Type"] == "AWS::EC2::SecurityGroupIngress" and r["Properties"]["GroupId"] == {"Ref": group}
+    ]
+    admitted = set()
+    for rule in rules:
+        assert "CidrIp" not in rule and "CidrIpv6" not in rule, f"{group}: {rule} admits addresses"
+        assert rule["FromPort"] == rule["ToPort"], rule
+        admitted.add((rule["IpProtocol"], rule["FromPort"], rule["SourceSecurityGroupId"]["Ref"]))
+    return admitted
+
+
+def test_the_appliance_admits_nfs_and_activation_only_from_the_client_and_the_activator() -> None:
+    nfs = {(p, port, "InstanceSecurityGroup") for p in ("tcp", "udp") for port in (2049, 111, 20048)}
+    http = {("tcp", 80, "InstanceSecurityGroup"), ("tcp", 80, "ActivatorSecurityGroup")}
+    assert _sources("GatewaySecurityGroup") == nfs | http
+    egress = RESOURCES["GatewaySecurityGroup"]["Properties"]["SecurityGroupEgress"]
+    assert [(r["IpProtocol"], r["FromPort"], r["ToPort"]) for r in egress] == [("tcp", 443, 443)]
+
+
+def test_the_activator_runs_in_the_vpc_and_reaches_the_appliances_only() -> None:
+    activator = RESOURCES["ActivatorFunction"]["Properties"]
+    assert activator["VpcConfig"] == {
+        "SubnetIds": [{"Ref": "SubnetId"}],
+        "SecurityGroupIds": [{"Ref": "ActivatorSecurityGroup"}],
+    }
+    (egress,) = RESOURCES["ActivatorSecurityGroup"]["Properties"]["SecurityGroupEgress"]
+    assert (egress["IpProtocol"], egress["FromPort"], egress["ToPort"]) == ("tcp", 80, 80)
+    assert egress["DestinationSecurityGroupId"] == {"Ref": "GatewaySecurityGroup"}
+    invokers = [
+        n
+        for n, s in _statements()
+        if "lambda:InvokeFunction" in _allows(s)
+        and s["Resource"] == {"Fn::GetAtt": ["ActivatorFunction", "Arn"]}
+    ]
+    assert invokers == ["CheckReadyFunction"]
+
+
+def test_the_share_role_is_for_storage_gateway_on_the_share_bucket_only() -> None:
+    (trust,) = RESOURCES["ShareRole"]["Properties"]["AssumeRolePolicyDocument"]["Statement"]
+    assert trust["Principal"] == {"Service": "storagegateway.amazonaws.com"}
+    assert trust["Condition"]["StringEquals"] == {"aws:SourceAccount": {"Ref": "AWS::AccountId"}}
+    resources = [r for n, s in _statements() if n == "ShareRole" for r in _resource_texts(s)]
+    assert set(resources) == {json.dumps({"Fn::GetAtt": ["ShareBucket", "Arn"]}), "${ShareBucket.Arn}/*"}
+    for name, statement in _statements():
+        if "iam:PassRole" in _allows(statement) and statement["Resource"] == {
+            "Fn::GetAtt": ["ShareRole", "Arn"]
+        }:
+            assert _condition(statement, "StringEquals", "iam:PassedToService") == (
+                "storagegateway.amazonaws.com"
+            ), name
+
+
+def test_the_share_bucket_keeps_the_artifacts_buckets_defaults() -> None:
+    bucket = RESOURCES["ShareBucket"]["Properties"]
+    assert set(bucket["PublicAccessBlockConfiguration"].values()) == {True}
+    assert bucket["BucketEncryption"]["ServerSideEncryptionConfiguration"]
+    (rule,) = bucket["LifecycleConfiguration"]["Rules"]
+    assert rule["Status"] == "Enabled" and rule["ExpirationInDays"] == {"Ref": "ArtifactRetentionDays"}
+    (deny,) = RESOURCES["ShareBucketPolicy"]["Properties"]["PolicyDocument"]["Statement"]
+    assert deny["Effect"] == "Deny" and deny["Condition"] == {"Bool": {"aws:SecureTransport": "false"}}
