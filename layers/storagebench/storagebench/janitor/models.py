@@ -12,8 +12,17 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-ResourceKind = Literal["ec2-instance", "ebs-volume", "efs-file-system", "fsx-file-system"]
+ResourceKind = Literal[
+    "gateway-file-share",
+    "storage-gateway",
+    "ec2-instance",
+    "ebs-volume",
+    "efs-file-system",
+    "fsx-file-system",
+]
 RESOURCE_KINDS: tuple[ResourceKind, ...] = (
+    "gateway-file-share",
+    "storage-gateway",
     "ec2-instance",
     "ebs-volume",
     "efs-file-system",

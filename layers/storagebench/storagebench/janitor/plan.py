@@ -104,8 +104,16 @@ def plan_sweep(found: list[TaggedResource], stack: str, now: datetime) -> SweepP
             detail = f"goes with instance {owners} (DeleteOnTermination)"
             plan.settled.append(leak.model_copy(update={"outcome": "deleted", "detail": detail}))
         # else: goes with an instance already terminating - not a leak of this sweep
-    # instances first: their volumes' fate depends on them; then volumes, then file systems
-    order = {"ec2-instance": 0, "ebs-volume": 1, "efs-file-system": 2, "fsx-file-system": 3}
+    # a File Gateway's shares before the gateway, the gateway before its appliance (as Cleanup does);
+    # instances before volumes: their volumes' fate depends on them; then file systems
+    order = {
+        "gateway-file-share": 0,
+        "storage-gateway": 1,
+        "ec2-instance": 2,
+        "ebs-volume": 3,
+        "efs-file-system": 4,
+        "fsx-file-system": 5,
+    }
     plan.delete.sort(key=lambda pair: (order[pair[0].kind], pair[0].resource_id))
     return plan
 

@@ -2,10 +2,12 @@
 
 Discovery asks each service for what carries ``storagebench:stack`` = this stack: EC2 instances and
 volumes through DescribeInstances/DescribeVolumes tag filters (server-side), EFS and FSx through
-their Describe calls (both return tags; neither filters by tag). Deletion is the workflow's own
-code (``Ec2Compute.terminate_instance``/``delete_volume``, ``AwsFileSystems.delete``: EFS mount
-targets first), so the janitor deletes exactly as Cleanup does; the function's IAM policy allows
-those deletes only on resources tagged with the stack.
+their Describe calls (both return tags; neither filters by tag), Storage Gateway gateways and file
+shares through ListGateways/ListFileShares and ListTagsForResource for each. Deletion is the
+workflow's own code (``Ec2Compute.terminate_instance``/``delete_volume``, ``AwsFileSystems.delete``:
+EFS mount targets first; ``StorageGateways.delete_share``/``delete_gateway``), so the janitor deletes
+exactly as Cleanup does; the function's IAM policy allows those deletes only on resources tagged
+with the stack.
 """
 
 from __future__ import annotations
@@ -15,8 +17,9 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from storagebench.adapters.aws.ec2 import Ec2Compute
-from storagebench.adapters.aws.errors import aws_call
+from storagebench.adapters.aws.errors import ClientError, aws_call
 from storagebench.adapters.aws.filesystems import AwsFileSystems
+from storagebench.adapters.aws.storagegateway import GONE, StorageGateways, detail_code
 from storagebench.janitor.models import Attachment, ResourceKind, TaggedResource
 from storagebench.janitor.service import Janitor
 from storagebench.workflow.errors import ProvisioningError
@@ -29,11 +32,18 @@ def _tags(described: dict[str, Any]) -> dict[str, str]:
 
 
 class AwsTaggedResources:
-    def __init__(self, compute: Ec2Compute, filesystems: AwsFileSystems) -> None:
+    def __init__(
+        self, compute: Ec2Compute, filesystems: AwsFileSystems, gateways: StorageGateways | None = None
+    ) -> None:
         self.compute = compute
         self.filesystems = filesystems
+        self.gateways = gateways  # None: the stack has no gateway settings, so it made no gateway
 
     def tagged(self, kind: ResourceKind, stack: str) -> list[TaggedResource]:
+        if kind == "gateway-file-share":
+            return self._file_shares(stack) if self.gateways else []
+        if kind == "storage-gateway":
+            return self._gateways(stack) if self.gateways else []
         if kind == "ec2-instance":
             return list(self._instances(stack))
         if kind == "ebs-volume":
@@ -43,6 +53,14 @@ class AwsTaggedResources:
         return list(self._fsx(stack))
 
     def delete(self, resource: TaggedResource) -> str:
+        if resource.kind in ("gateway-file-share", "storage-gateway"):
+            if self.gateways is None:
+                raise ProvisioningError(f"no Storage Gateway client to delete {resource.resource_id}")
+            if resource.kind == "gateway-file-share":
+                self.gateways.delete_share(resource.resource_id)
+                return "deleted (forced: data not yet uploaded is dropped)"
+            self.gateways.delete_gateway(resource.resource_id)
+            return "deleted (its appliance instance is swept as an instance)"
         if resource.kind == "ec2-instance":
             self.compute.terminate_instance(resource.resource_id)
             return "terminated (its DeleteOnTermination volumes go with it)"
@@ -127,6 +145,53 @@ class AwsTaggedResources:
             if "Ebs" in m
         }
 
+    def _gateways(self, stack: str) -> list[TaggedResource]:
+        with aws_call("list Storage Gateway gateways", ProvisioningError):
+            pages = self._gateway_client().get_paginator("list_gateways").paginate()
+            described = [g for page in pages for g in page.get("Gateways", [])]
+        found = []
+        for gateway in described:
+            arn = str(gateway["GatewayARN"])
+            tags = self._tags_of(arn)
+            if tags is not None and tags.get(TAG_STACK) == stack:
+                state = str(gateway.get("GatewayOperationalState") or "unknown").lower()
+                found.append(TaggedResource(kind="storage-gateway", resource_id=arn, state=state, tags=tags))
+        return found
+
+    def _file_shares(self, stack: str) -> list[TaggedResource]:
+        with aws_call("list Storage Gateway file shares", ProvisioningError):
+            pages = self._gateway_client().get_paginator("list_file_shares").paginate()
+            described = [s for page in pages for s in page.get("FileShareInfoList", [])]
+        found = []
+        for share in described:
+            arn = str(share["FileShareARN"])
+            tags = self._tags_of(arn)
+            if tags is not None and tags.get(TAG_STACK) == stack:
+                # FORCE_DELETING and DELETING both read as going (plan.GOING has "deleting")
+                state = str(share.get("FileShareStatus") or "unknown").lower().replace("force_", "")
+                found.append(
+                    TaggedResource(kind="gateway-file-share", resource_id=arn, state=state, tags=tags)
+                )
+        return found
+
+    def _gateway_client(self) -> Any:
+        if self.gateways is None:
+            raise ProvisioningError("no Storage Gateway client: this stack has no gateway settings")
+        return self.gateways.client
+
+    def _tags_of(self, arn: str) -> dict[str, str] | None:
+        """The resource's tags; None when it went between the listing and this call."""
+        with aws_call(f"list the tags of {arn}", ProvisioningError):
+            try:
+                pages = (
+                    self._gateway_client().get_paginator("list_tags_for_resource").paginate(ResourceARN=arn)
+                )
+                return {str(t["Key"]): str(t["Value"]) for page in pages for t in page.get("Tags", [])}
+            except ClientError as exc:
+                if detail_code(exc) in GONE:
+                    return None
+                raise
+
     def _efs(self, stack: str) -> Iterable[TaggedResource]:
         return self._file_systems(self.filesystems.efs, "EFS", "efs-file-system", "LifeCycleState", stack)
 
@@ -153,20 +218,25 @@ class AwsTaggedResources:
 
 
 def build_janitor(environ: Mapping[str, str] | None = None) -> Janitor:
-    """The janitor on the stack's EC2, EFS, FSx, table and topic, from the function's environment."""
+    """The janitor on the stack's EC2, EFS, FSx, Storage Gateway (when the stack has the gateway
+    settings, as build_services), table and topic, from the function's environment."""
     from storagebench.adapters.aws.dynamodb import DynamoResultsStore
     from storagebench.adapters.aws.settings import AwsSettings, SettingsError
     from storagebench.adapters.aws.sns import notifier_from_env
     from storagebench.adapters.aws.stepfunctions import StepFunctionsLauncher
+    from storagebench.workflow.settings import GATEWAY_VARIABLES
 
     env = os.environ if environ is None else environ
     settings = AwsSettings.from_env(env)
     state_machine_arn = env.get("STATE_MACHINE_ARN", "").strip()
     if not state_machine_arn:
         raise SettingsError(["STATE_MACHINE_ARN"])
+    with_gateways = all(env.get(v, "").strip() for v in GATEWAY_VARIABLES)
     return Janitor(
         resources=AwsTaggedResources(
-            Ec2Compute.from_settings(settings), AwsFileSystems.from_settings(settings)
+            Ec2Compute.from_settings(settings),
+            AwsFileSystems.from_settings(settings),
+            StorageGateways(settings.client("storagegateway")) if with_gateways else None,
         ),
         runs=DynamoResultsStore.from_settings(settings),
         notifier=notifier_from_env(settings, env),
