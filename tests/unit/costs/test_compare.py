@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
 from pydantic import ValidationError
+from reference_book import ReferenceBook
 
 from storagebench.costs.compare import (
     Comparison,
@@ -25,20 +23,6 @@ from storagebench.costs.monthly import price_request
 from storagebench.request import load_request
 from storagebench.results.records import LatencyStats, ResultRecord
 
-
-def _reference() -> ModuleType:
-    """The shared fake PriceBook, loaded by path from test_monthly.py (whatever the import mode)."""
-    name = "storagebench_costs_reference_book"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name("test_monthly.py"))
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
-
-
-REF = _reference()
 EVENTS = Path(__file__).resolve().parents[3] / "events"
 
 
@@ -122,7 +106,7 @@ def study1_records(extra: bool = False) -> list[ResultRecord]:
 
 def study1(extra: bool = False) -> Comparison:
     request = load_request(EVENTS / "file-gateway-io1-vs-gp2.json")
-    return compare(request, price_request(request, REF.ReferenceBook()), study1_records(extra))
+    return compare(request, price_request(request, ReferenceBook()), study1_records(extra))
 
 
 def test_verdict_example_from_study1() -> None:
@@ -212,7 +196,7 @@ def nightly() -> Comparison:
         for cid, m in NIGHTLY.items()
         for i, (iops, p95) in enumerate(zip(m["iops"], m["p95"], strict=True))
     ]
-    return compare(request, price_request(request, REF.ReferenceBook()), records)
+    return compare(request, price_request(request, ReferenceBook()), records)
 
 
 def test_pareto_frontier_drops_dominated_configs() -> None:
@@ -294,7 +278,7 @@ def test_target_needs_a_condition() -> None:
 
 def test_configs_without_results_compare_on_cost_only() -> None:
     request = load_request(EVENTS / "virtual-san.json")
-    comparison = compare(request, price_request(request, REF.ReferenceBook()), [])
+    comparison = compare(request, price_request(request, ReferenceBook()), [])
     row = comparison.config("r5b-io2-controllers")
     assert row.verdict == "66 % cheaper (cost partly unpriced); no results to compare"
     assert row.cost_partial and comparison.notes

@@ -2,33 +2,17 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
 import typer
+from reference_book import ReferenceBook
 from typer.testing import CliRunner
 
 from storagebench.cli import cost_cmd
 
-
-def _reference() -> ModuleType:
-    """The shared fake PriceBook, loaded by path from test_monthly.py (whatever the import mode)."""
-    name = "storagebench_costs_reference_book"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name("test_monthly.py"))
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
-
-
-REF = _reference()
 EVENTS = Path(__file__).resolve().parents[3] / "events"
 STUDY1 = str(EVENTS / "file-gateway-io1-vs-gp2.json")
 
@@ -52,7 +36,7 @@ def books(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
     def factory(region: str) -> Any:
         regions.append(region)
-        return REF.ReferenceBook(region)
+        return ReferenceBook(region)
 
     monkeypatch.setattr(cost_cmd, "price_book", factory)
     return regions
@@ -138,7 +122,7 @@ def test_unpriced_targets_are_listed(books: list[str]) -> None:
 
 def test_missing_prices_exit_1_and_say_what(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(
-        cost_cmd, "price_book", lambda region: REF.ReferenceBook(region, missing=frozenset({"ebs"}))
+        cost_cmd, "price_book", lambda region: ReferenceBook(region, missing=frozenset({"ebs"}))
     )
     result = run("--suite", STUDY1, "--json")
     assert result.exit_code == cost_cmd.EXIT_MISSING_PRICES == 1

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
+from reference_book import ReferenceBook
 
 from storagebench.costs.run_cost import (
     RUN_LEVEL_TRANSITIONS,
@@ -27,26 +25,12 @@ from storagebench.costs.run_cost import (
 from storagebench.request import EfsTarget, FsxLustreTarget, load_request
 from storagebench.workflow.models import ConfigState
 
-
-def _reference() -> ModuleType:
-    """The shared fake PriceBook, loaded by path from test_monthly.py (whatever the import mode)."""
-    name = "storagebench_costs_reference_book"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name("test_monthly.py"))
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
-
-
-REF = _reference()
 EVENTS = Path(__file__).resolve().parents[3] / "events"
 SECONDS_PER_MONTH = 730 * 3600
 
 
 def book() -> Any:
-    return REF.ReferenceBook()
+    return ReferenceBook()
 
 
 def by_name(cost: Any, name: str, config_id: str | None = None) -> float:
@@ -237,7 +221,7 @@ def test_step_functions_and_lambda() -> None:
 def test_missing_prices_are_named() -> None:
     cost = run_cost(
         [ConfigUsage("x", "c5.large", 60)],
-        REF.ReferenceBook(missing=frozenset({"sfn", "instance"})),
+        ReferenceBook(missing=frozenset({"sfn", "instance"})),
         transitions=10,
     )
     assert cost.total_usd == 0
