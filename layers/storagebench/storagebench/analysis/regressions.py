@@ -36,6 +36,7 @@ from typing import Any, Literal, NamedTuple, Protocol
 from pydantic import BaseModel, ConfigDict, Field
 
 from storagebench.analysis.stats import classify_change
+from storagebench.store.keys import variant_text
 
 __all__ = [
     "DEFAULT_K",
@@ -100,11 +101,7 @@ def metric_value(record: Mapping[str, Any], metric: str) -> float | None:
 
 def canonical_variant(variant: Mapping[str, Any] | str | None) -> str:
     """The variant as the series key spells it: ``k=v`` sorted and comma-joined, ``-`` when empty."""
-    if variant is None:
-        return "-"
-    if isinstance(variant, str):
-        return variant or "-"
-    return ",".join(f"{k}={v}" for k, v in sorted(variant.items())) or "-"
+    return "-" if variant is None else variant_text(variant)
 
 
 class SeriesKey(NamedTuple):

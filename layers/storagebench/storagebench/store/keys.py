@@ -22,6 +22,8 @@ result (a record)    RUN#<run> / RESULT#<c>#<key>
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Mapping
+from typing import Any
 
 from storagebench.results.records import ResultRecord
 
@@ -45,9 +47,16 @@ def started_sk(started_at: str, run_id: str) -> str:
     return f"{started_at}#{run_id}"
 
 
+def variant_text(variant: Mapping[str, Any] | str) -> str:
+    """A variant spelled ``k=v,k=v`` in key order (``-`` when empty); already spelled text is kept."""
+    if isinstance(variant, str):
+        return variant or "-"
+    return ",".join(f"{k}={v}" for k, v in sorted(variant.items())) or "-"
+
+
 def record_key(record: ResultRecord) -> str:
     """Readable and unique within a config: workload, variant, phase, direction, group, repetition."""
-    variant = ",".join(f"{k}={v}" for k, v in sorted(record.variant.items())) or "-"
+    variant = variant_text(record.variant)
     group = "-" if record.group is None else str(record.group)
     parts = [
         record.target_id,
@@ -68,10 +77,15 @@ def result_sk(config_id: str, record: ResultRecord) -> str:
     return f"RESULT#{config_id}#{record_key(record)}"
 
 
+def series_partition(
+    storage_option: str, workload: str, variant: Mapping[str, Any] | str, phase: str, direction: str
+) -> str:
+    """One measurement of one storage option across runs (pattern 3), from its parts."""
+    return f"SERIES#{storage_option}#{workload}#{variant_text(variant)}#{phase}#{direction}"
+
+
 def series_pk(storage_option: str, record: ResultRecord) -> str:
-    """One measurement of one storage option across runs (pattern 3)."""
-    variant = ",".join(f"{k}={v}" for k, v in sorted(record.variant.items())) or "-"
-    return f"SERIES#{storage_option}#{record.workload}#{variant}#{record.phase}#{record.direction}"
+    return series_partition(storage_option, record.workload, record.variant, record.phase, record.direction)
 
 
 def series_sk(started_at: str, run_id: str, repetition: int) -> str:

@@ -604,13 +604,8 @@ class DynamoResultsStore:
     def series_partition(
         storage_option: str, workload: str, variant: Mapping[str, Any] | str, phase: str, direction: str
     ) -> str:
-        """GSI2 partition of one series: ``keys.series_pk`` without a record (variant as a dict, or
-        already spelled ``k=v,k=v`` / ``-``)."""
-        if isinstance(variant, str):
-            spelled = variant or "-"
-        else:
-            spelled = ",".join(f"{k}={v}" for k, v in sorted(variant.items())) or "-"
-        return f"SERIES#{storage_option}#{workload}#{spelled}#{phase}#{direction}"
+        """GSI2 partition of one series (variant as a dict, or already spelled ``k=v,k=v`` / ``-``)."""
+        return keys.series_partition(storage_option, workload, variant, phase, direction)
 
     def metric_history_page(
         self,
