@@ -38,7 +38,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from storagebench.agent.plan import Phase
-from storagebench.catalog.envelope import mb_to_mib, target_envelope
+from storagebench.catalog.envelope import mb_to_mib
 from storagebench.catalog.loader import load_catalog
 from storagebench.planning.steps import plan_steps
 from storagebench.request.model import (
@@ -146,14 +146,7 @@ class Rates:
 def target_rates(config: Config, target: Target) -> Rates | None:
     """The catalog's sustained rates of a target on its config's instance; None when it has none."""
     if isinstance(target, EbsTarget):
-        envelope = target_envelope(
-            config.instance_type,
-            target.type,
-            target.size_gib,
-            target.iops,
-            target.throughput_mibps,
-            target.count,
-        )
+        envelope = target.envelope(config.instance_type)
         return Rates(
             envelope.sustained_mibps,
             envelope.sustained_mibps,

@@ -13,7 +13,6 @@ import re
 from typing import Literal
 
 from storagebench.agent.plan import Step
-from storagebench.catalog.envelope import target_envelope
 from storagebench.catalog.loader import ebs_volume_type
 from storagebench.request.model import (
     BenchmarkRequest,
@@ -33,14 +32,7 @@ def target_context(config: Config, target: Target) -> TargetContext:
     """What the planner knows of a target: mode, media and expected IOPS (for auto queue depth)."""
     mode = target_mode(target)
     if isinstance(target, EbsTarget):
-        envelope = target_envelope(
-            config.instance_type,
-            target.type,
-            target.size_gib,
-            target.iops,
-            target.throughput_mibps,
-            target.count,
-        )
+        envelope = target.envelope(config.instance_type)
         media: Literal["ssd", "hdd"] = "hdd" if ebs_volume_type(target.type).media != "ssd" else "ssd"
         return TargetContext(
             mode=mode, media=media, expected_iops=envelope.expected_iops, devices=target.count

@@ -14,6 +14,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
 
 from storagebench.catalog import ebs_volume_type, instance_type, load_catalog
+from storagebench.catalog.envelope import TargetEnvelope, target_envelope
 from storagebench.catalog.models import EbsVolumeType
 from storagebench.request.problems import Problems, fmt_int
 from storagebench.request.references import default_target_id, reference_problems
@@ -171,6 +172,13 @@ class EbsTarget(_Target):
         description="false: attached and priced, but left to the setup hook (its device paths are in "
         "$SB_DEVICE_<ID>); no workload runs on it (a LizardFS chunk disk, an NVMe-oF backing volume)",
     )
+
+    def envelope(self, instance_type: str | None) -> TargetEnvelope:
+        """What the catalog says this target delivers on that instance (``count`` striped, capped by
+        the instance's EBS limits)."""
+        return target_envelope(
+            instance_type, self.type, self.size_gib, self.iops, self.throughput_mibps, self.count
+        )
 
     @model_validator(mode="after")
     def _aws_rules(self) -> EbsTarget:

@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 from storagebench.catalog import instance_type
-from storagebench.catalog.envelope import target_envelope
 from storagebench.planning.steps import plan_steps
 from storagebench.request.model import BenchmarkRequest, EbsTarget
 
@@ -23,14 +22,7 @@ def summarize_request(request: BenchmarkRequest) -> dict[str, Any]:
         for target in config.targets:
             entry: dict[str, Any] = {"id": target.id, "kind": target.kind}
             if isinstance(target, EbsTarget):
-                envelope = target_envelope(
-                    config.instance_type,
-                    target.type,
-                    target.size_gib,
-                    target.iops,
-                    target.throughput_mibps,
-                    target.count,
-                )
+                envelope = target.envelope(config.instance_type)
                 entry["envelope"] = envelope.describe()
             targets.append(entry)
         steps = plan_steps(request, config)

@@ -26,7 +26,7 @@ from typing import Any
 from storagebench.analysis.bimodal import detect_bimodal
 from storagebench.analysis.burst import detect_knee
 from storagebench.analysis.delivery import check_delivery
-from storagebench.catalog.envelope import target_envelope, volume_envelope
+from storagebench.catalog.envelope import volume_envelope
 from storagebench.request.model import Config, EbsTarget
 from storagebench.results.fio_logs import read_timeseries
 from storagebench.results.records import ResultRecord
@@ -128,14 +128,7 @@ def delivery_labels(
         intent = intents.get(step_id or "", "")
         if step_id is None or not isinstance(target, EbsTarget) or intent not in SATURATING:
             continue
-        envelope = target_envelope(
-            config.instance_type,
-            target.type,
-            target.size_gib,
-            target.iops,
-            target.throughput_mibps,
-            target.count,
-        )
+        envelope = target.envelope(config.instance_type)
         at_baseline = "baseline" in burst.get(step_id, [])
         metric = "bw_mibps" if intent == "throughput" else "iops"
         measured = sum(getattr(r, metric) or 0.0 for r in members)
