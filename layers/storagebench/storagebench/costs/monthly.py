@@ -197,8 +197,7 @@ class ConfigCost(_Frozen):
     @property
     def price_date(self) -> str | None:
         """The oldest ``as_of`` of the prices used (ISO dates sort as text)."""
-        dates = [c.as_of for c in self.components]
-        return min(dates) if dates else None
+        return oldest_date(c.as_of for c in self.components)
 
     @computed_field  # type: ignore[prop-decorator]
     @property

@@ -47,6 +47,7 @@ from storagebench.costs.monthly import (
     fmt_rate,
     fsx_lustre_components,
     gateway_disks,
+    oldest_date,
 )
 from storagebench.prices.models import HOURS_PER_MONTH, Price, PriceBook, PriceSource
 from storagebench.request.model import Config, EbsTarget, EfsTarget, FileGatewayTarget, FsxLustreTarget
@@ -395,8 +396,7 @@ class RunCost(BaseModel):
     @computed_field  # type: ignore[prop-decorator]
     @property
     def price_date(self) -> str | None:
-        dates = [c.as_of for c in self.components]
-        return min(dates) if dates else None
+        return oldest_date(c.as_of for c in self.components)
 
     @computed_field  # type: ignore[prop-decorator]
     @property
