@@ -63,6 +63,10 @@ class _PhaseError(Exception):
     """A phase that yields no record; the message goes to Collection.problems."""
 
 
+class PhaseDirOutsideError(_PhaseError):
+    """A phase directory that would leave the output directory (``..`` or elsewhere)."""
+
+
 def read_manifest_file(output_dir: str | Path) -> dict[str, Any]:
     """``manifest.json`` of an agent output directory, checked enough to be walked safely."""
     path = Path(output_dir) / "manifest.json"
@@ -206,14 +210,14 @@ def _identity(
     )
 
 
-def _phase_dir(root: Path, step: Mapping[str, Any], phase: Mapping[str, Any]) -> tuple[Path, PurePosixPath]:
+def phase_dir(root: Path, step_id: str, phase: Mapping[str, Any]) -> tuple[Path, PurePosixPath]:
     """The phase's directory, absolute and relative to the output directory.
 
     The agent records it relative; an absolute path (an older agent, or a directory since
     copied elsewhere, e.g. downloaded from S3) is made relative when it lies under the output
     directory and otherwise replaced by the documented layout ``steps/<step>/<phase>``.
     """
-    default = PurePosixPath(f"steps/{step.get('id')}/{phase.get('name')}")
+    default = PurePosixPath("steps", step_id, str(phase.get("name")))
     relative = PurePosixPath(str(phase.get("dir") or default))
     if relative.is_absolute():
         try:
@@ -221,7 +225,7 @@ def _phase_dir(root: Path, step: Mapping[str, Any], phase: Mapping[str, Any]) ->
         except ValueError:
             relative = default
     if ".." in relative.parts or ".." in default.parts:
-        raise _PhaseError(f"phase dir {str(relative)!r} is not inside the output directory")
+        raise PhaseDirOutsideError(f"phase dir {str(relative)!r} is not inside the output directory")
     return root / relative, relative
 
 
@@ -232,7 +236,7 @@ def _phase_records(
     plan_phase: Mapping[str, Any],
     identity: _Identity,
 ) -> tuple[list[ResultRecord], list[str]]:
-    directory, relative = _phase_dir(root, step, phase)
+    directory, relative = phase_dir(root, str(step.get("id")), phase)
     if not directory.is_dir():
         raise _PhaseError(f"output directory {relative} is missing")
     engine = phase.get("engine") or plan_phase.get("engine")

@@ -30,12 +30,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Any
 
 from storagebench.agent.manifest import STATUS_OK
 from storagebench.analysis.burst import detect_knee
-from storagebench.results.collect import read_manifest_file
+from storagebench.results.collect import PhaseDirOutsideError, phase_dir, read_manifest_file
 from storagebench.results.errors import ManifestError, ParseError
 from storagebench.results.fio_logs import Series, find_logs, read_log, sum_series
 
@@ -82,16 +82,10 @@ def _dense(series: Series, t0: int, length: int) -> list[float | None]:
 
 def _phase_dir(root: Path, step_id: str, phase: Mapping[str, Any]) -> Path | None:
     """The phase's directory, as ``results.collect`` resolves it; None when it would leave ``root``."""
-    default = PurePosixPath("steps", step_id, str(phase.get("name")))
-    relative = PurePosixPath(str(phase.get("dir") or default))
-    if relative.is_absolute():
-        try:
-            relative = PurePosixPath(Path(relative).resolve().relative_to(root.resolve()).as_posix())
-        except ValueError:
-            relative = default
-    if ".." in relative.parts or ".." in default.parts:
+    try:
+        return phase_dir(root, step_id, phase)[0]
+    except PhaseDirOutsideError:
         return None
-    return root / relative
 
 
 def _rates(directory: Path, kind: str, scale: float, where: str, problems: list[str]) -> dict[str, Series]:
