@@ -557,6 +557,27 @@ def gateway_disks(target: FileGatewayTarget) -> list[tuple[str, str, int | None]
     return disks
 
 
+def _instance_hours(
+    book: PriceBook, kind: str, asker: PriceLookup, name: str, *, target_id: str | None, label: str
+) -> list[CostComponent]:
+    """A month of on-demand hours of one instance type (none when the book lacks its price)."""
+    hourly = asker(f"EC2 {kind} on-demand", lambda: book.instance_hour(kind))
+    if hourly is None:
+        return []
+    detail = f"{label}: {HOURS_PER_MONTH} h x {fmt_rate(hourly.usd)}/{hourly.unit} (on-demand Linux)"
+    return [
+        _component(
+            name,
+            hourly,
+            HOURS_PER_MONTH,
+            target_id=target_id,
+            member=None,
+            category="compute",
+            detail=detail,
+        )
+    ]
+
+
 def file_gateway_components(
     book: PriceBook, target: FileGatewayTarget, *, ask: PriceLookup | None = None
 ) -> tuple[list[CostComponent], list[str]]:
@@ -566,22 +587,9 @@ def file_gateway_components(
     kind = target.gateway_instance_type
     components: list[CostComponent] = []
     notes: list[str] = []
-    hourly = asker(f"EC2 {kind} on-demand", lambda: book.instance_hour(kind))
-    if hourly is not None:
-        components.append(
-            _component(
-                "gateway-instance",
-                hourly,
-                HOURS_PER_MONTH,
-                target_id=tid,
-                member=None,
-                category="compute",
-                detail=(
-                    f"{tid}: gateway appliance {kind}: {HOURS_PER_MONTH} h "
-                    f"x {fmt_rate(hourly.usd)}/{hourly.unit} (on-demand Linux)"
-                ),
-            )
-        )
+    components += _instance_hours(
+        book, kind, asker, "gateway-instance", target_id=tid, label=f"{tid}: gateway appliance {kind}"
+    )
     for label, _disk, position in gateway_disks(target):
         volume = target.root_volume if position is None else target.cache_volumes[position]
         parts, extra = ebs_volume_components(
@@ -613,22 +621,9 @@ def monthly_cost(config: Config, book: PriceBook) -> ConfigCost:
     unpriced: list[str] = []
     spec = instance_type(config.instance_type)
 
-    hourly = asker(f"EC2 {config.instance_type} on-demand", lambda: book.instance_hour(config.instance_type))
-    if hourly is not None:
-        components.append(
-            _component(
-                "instance",
-                hourly,
-                HOURS_PER_MONTH,
-                target_id=None,
-                member=None,
-                category="compute",
-                detail=(
-                    f"{config.instance_type}: {HOURS_PER_MONTH} h x {fmt_rate(hourly.usd)}/{hourly.unit} "
-                    "(on-demand Linux)"
-                ),
-            )
-        )
+    components += _instance_hours(
+        book, config.instance_type, asker, "instance", target_id=None, label=config.instance_type
+    )
     if spec is not None and not spec.ebs_optimized_by_default:
         notes.append(
             f"{config.instance_type} is not EBS-optimized by default; launching it EBS-optimized adds an "
