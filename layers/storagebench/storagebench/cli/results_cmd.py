@@ -21,21 +21,13 @@ ROOT_OPTION = typer.Option(help="where local runs keep their results and artifac
 @contextmanager
 def local_store(root: Path) -> Iterator[Any]:
     """The results of local runs: DynamoDB Local over the data under ``root``."""
-    import boto3
-
     from storagebench.adapters.aws.dynamodb import DynamoResultsStore
     from storagebench.local.dynamodb_local import DynamoDBLocal, DynamoDBLocalUnavailable
     from storagebench.local.session import REGION, TABLE
 
     try:
         with DynamoDBLocal(root.resolve()) as server:
-            client = boto3.client(
-                "dynamodb",
-                region_name=REGION,
-                endpoint_url=server.endpoint_url,
-                aws_access_key_id="local",
-                aws_secret_access_key="local",
-            )
+            client = server.client(region_name=REGION)
             if TABLE not in client.list_tables().get("TableNames", []):
                 raise fail(
                     f"no local results under {root}: run `storagebench run --local --suite FILE` first"

@@ -206,8 +206,6 @@ class LocalSession:
         self.state_machine_arn = self._create_state_machine(template)
 
     def _results_client(self, template: Any) -> Any:
-        import boto3
-
         from storagebench.local.dynamodb_local import DynamoDBLocal, DynamoDBLocalUnavailable
 
         if not self.use_dynamodb_local:
@@ -222,7 +220,7 @@ class LocalSession:
             )
             return None
         self.dynamodb_endpoint = server.endpoint_url
-        client = boto3.client("dynamodb", region_name=REGION, endpoint_url=server.endpoint_url)
+        client = server.client(region_name=REGION)
         self._ensure_table(client, template)
         return client
 
