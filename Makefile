@@ -32,8 +32,8 @@ demo: setup ## the main job: the whole workflow on this machine, three emulated 
 	$(SB) run --local --suite events/local-demo.json
 
 lint: $(STAMP) ## ruff lint and format check, statelint on every state machine
-	$(BIN)/ruff check layers tests functions bench scripts
-	$(BIN)/ruff format --check layers tests functions bench scripts
+	$(BIN)/ruff check layers local tests functions bench scripts
+	$(BIN)/ruff format --check layers local tests functions bench scripts
 	$(BIN)/statelint statemachines/*.asl.json
 
 SAM_VENV := .venv-sam
@@ -61,7 +61,7 @@ $(CHECKOV_VENV)/.installed:
 security-scan: $(CHECKOV_VENV)/.installed ## checkov on template.yaml: clean, every skip justified next to its resource
 	$(CHECKOV_VENV)/bin/checkov --file template.yaml --framework cloudformation --compact --quiet --skip-download  # offline: no Prisma Cloud guidelines
 
-typecheck: $(STAMP) ## mypy --strict on the domain package
+typecheck: $(STAMP) ## mypy --strict on the domain package and local mode
 	$(BIN)/mypy
 
 unit: $(STAMP) ## fast tests, no root needed

@@ -46,17 +46,10 @@ from botocore.config import Config  # type: ignore[import-untyped, unused-ignore
 
 from storagebench.adapters.aws.dynamodb import DynamoResultsStore
 from storagebench.analysis.regressions import HISTORY_FIELDS, compute_regressions
-from storagebench.local.dynamodb_local import DYNAMODB_LOCAL_VERSION, DynamoDBLocal
-from storagebench.local.template import Template
+from storagebench.core.state import ConfigResult, ConfigState, Resources, RunSummary, StepTiming, WorkItem
 from storagebench.results.records import HistogramBucket, LatencyStats, ResultRecord
-from storagebench.workflow.models import (
-    ConfigResult,
-    ConfigState,
-    Resources,
-    RunSummary,
-    StepTiming,
-    WorkItem,
-)
+from storagebench_local.dynamodb_local import DYNAMODB_LOCAL_VERSION, DynamoDBLocal
+from storagebench_local.template import Template
 
 ROOT = Path(__file__).resolve().parent.parent
 TABLE = "storagebench-results"

@@ -5,9 +5,9 @@ from typing import Any
 from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from storagebench.api import wiring
 from storagebench.api.routes import build_resolver
 from storagebench.observability import MetricUnit, logger, metrics, tracer
+from storagebench.wiring import api as wiring
 
 app = build_resolver(wiring.service)
 

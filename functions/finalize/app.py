@@ -5,7 +5,9 @@ from typing import Any
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from storagebench.observability import MetricUnit, logger, metrics, tracer
-from storagebench.workflow import steps, wiring
+from storagebench.wiring import services as wiring
+from storagebench.workflow import steps
+from storagebench.workflow.events import FinalizeEvent, parse_event
 from storagebench.workflow.run_metrics import run_metrics
 
 
@@ -13,9 +15,8 @@ from storagebench.workflow.run_metrics import run_metrics
 @metrics.log_metrics
 @tracer.capture_lambda_handler
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    summary = steps.finalize(
-        event["run_id"], event["suite"], event["started_at"], event["configs"], wiring.services()
-    )
+    run = parse_event(FinalizeEvent, event)
+    summary = steps.finalize(run.run_id, run.suite, run.started_at, run.configs, wiring.services())
     for name, value in run_metrics(summary).items():
         unit = MetricUnit.NoUnit if name == "RunCostUSD" else MetricUnit.Count
         metrics.add_metric(name=name, unit=unit, value=value)

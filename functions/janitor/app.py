@@ -4,8 +4,8 @@ from typing import Any
 
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from storagebench.janitor.wiring import janitor
 from storagebench.observability import MetricUnit, add_metric_by, logger, metrics, tracer
+from storagebench.wiring.janitor import janitor
 
 
 @logger.inject_lambda_context

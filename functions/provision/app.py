@@ -4,9 +4,10 @@ from typing import Any
 
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
+from storagebench.core.state import ConfigState
 from storagebench.observability import logger, metrics, tracer
-from storagebench.workflow import steps, wiring
-from storagebench.workflow.models import ConfigState
+from storagebench.wiring import services as wiring
+from storagebench.workflow import steps
 
 
 @logger.inject_lambda_context

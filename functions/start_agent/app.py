@@ -5,15 +5,15 @@ from typing import Any
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from storagebench.observability import logger, metrics, tracer
-from storagebench.workflow import steps, wiring
-from storagebench.workflow.models import ConfigState
+from storagebench.wiring import services as wiring
+from storagebench.workflow import steps
+from storagebench.workflow.events import StartAgentEvent, parse_event
 
 
 @logger.inject_lambda_context
 @metrics.log_metrics
 @tracer.capture_lambda_handler
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    state = steps.start_agent(
-        ConfigState.model_validate(event["state"]), event["task_token"], wiring.services()
-    )
+    task = parse_event(StartAgentEvent, event)
+    state = steps.start_agent(task.state, task.task_token, wiring.services())
     return state.model_dump(mode="json")  # ignored by the waitForTaskToken integration; kept for logs

@@ -5,20 +5,18 @@ from typing import Any
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from storagebench.observability import MetricUnit, logger, metrics, tracer
-from storagebench.workflow import steps, wiring
+from storagebench.wiring import services as wiring
+from storagebench.workflow import steps
+from storagebench.workflow.events import SweepRunEvent, parse_event
 
 
 @logger.inject_lambda_context
 @metrics.log_metrics
 @tracer.capture_lambda_handler
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    run = parse_event(SweepRunEvent, event)
     summary = steps.abort_run(
-        event["run_id"],
-        event["suite"],
-        event["started_at"],
-        event["config_ids"],
-        event["caught"],
-        wiring.services(),
+        run.run_id, run.suite, run.started_at, run.config_ids, run.caught, wiring.services()
     )
     metrics.add_metric(name="RunsAborted", unit=MetricUnit.Count, value=1)
     metrics.add_metric(

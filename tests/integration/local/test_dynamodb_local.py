@@ -16,14 +16,14 @@ from typing import Any
 
 import pytest
 
-from storagebench.local.dynamodb_local import (
+from storagebench_local.dynamodb_local import (
     DYNAMODB_LOCAL_VERSION,
     DynamoDBLocal,
     DynamoDBLocalUnavailable,
     default_cache_dir,
     ensure_installed,
 )
-from storagebench.local.template import Template
+from storagebench_local.template import Template
 
 pytest.importorskip("boto3", reason="boto3 is not installed (the aws extra)")
 YAML_MISSING = "PyYAML is not installed (the local extra: pip install -e '.[local]')"

@@ -27,26 +27,20 @@ import boto3
 from moto import mock_aws
 
 from storagebench.adapters.aws.dynamodb import MAX_ITEM_BYTES, DynamoResultsStore, item_size
-from storagebench.adapters.local.artifacts import LocalArtifacts
-from storagebench.analysis.regressions import INSUFFICIENT, Regression
-from storagebench.local.dynamodb_local import (
+from storagebench.core.errors import InvalidRequestError, ProvisioningError
+from storagebench.core.regression import INSUFFICIENT, Regression
+from storagebench.core.state import ConfigResult, ConfigState, Resources, RunSummary, StepTiming, WorkItem
+from storagebench.results.records import HistogramBucket, LatencyStats, ResultRecord
+from storagebench.store import keys
+from storagebench.workflow import steps
+from storagebench.workflow.ports import Services
+from storagebench_local.adapters.artifacts import LocalArtifacts
+from storagebench_local.dynamodb_local import (
     DYNAMODB_LOCAL_VERSION,
     DynamoDBLocal,
     DynamoDBLocalUnavailable,
 )
-from storagebench.local.template import Template
-from storagebench.results.records import HistogramBucket, LatencyStats, ResultRecord
-from storagebench.store import keys
-from storagebench.workflow import steps
-from storagebench.workflow.errors import InvalidRequestError, ProvisioningError
-from storagebench.workflow.models import (
-    ConfigResult,
-    ConfigState,
-    Resources,
-    RunSummary,
-    StepTiming,
-    WorkItem,
-)
+from storagebench_local.template import Template
 
 REPO = Path(__file__).resolve().parents[3]
 CACHE = REPO / ".storagebench" / "dynamodb-local"
@@ -669,10 +663,10 @@ def series_records(run: int, iops_factor: float = 1.0, latency_factor: float = 1
     return out
 
 
-def services(store: DynamoResultsStore) -> steps.Services:
+def services(store: DynamoResultsStore) -> Services:
     # Finalize with ConfigResult entries uses the store, the clock and the artifacts (request,
     # economics, report): an empty directory here, so costs become a note and the report is drawn.
-    return steps.Services(
+    return Services(
         compute=None,  # type: ignore[arg-type]
         filesystems=None,  # type: ignore[arg-type]
         agents=None,  # type: ignore[arg-type]

@@ -41,11 +41,11 @@ from typing import Any
 
 import pytest
 
-from storagebench.adapters.local.faults import Fault, FaultPlan
-from storagebench.local.session import Execution, LocalSession
+from storagebench.core.guardrails import Guardrails
 from storagebench.planning.local import LocalOptions
 from storagebench.workflow import steps
-from storagebench.workflow.settings import Guardrails
+from storagebench_local.adapters.faults import Fault, FaultPlan
+from storagebench_local.session import Execution, LocalSession
 
 REPO = Path(__file__).resolve().parents[3]
 ASL = REPO / "statemachines" / "benchmark.asl.json"

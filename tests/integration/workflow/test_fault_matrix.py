@@ -28,7 +28,7 @@ from typing import Any
 import boto3
 import pytest
 
-from storagebench.adapters.local.faults import Fault
+from storagebench_local.adapters.faults import Fault
 
 from .conftest import (
     MAX_TRANSITIONS_PER_CONFIG,

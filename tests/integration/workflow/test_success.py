@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from storagebench.workflow.settings import Guardrails
+from storagebench.core.guardrails import Guardrails
 
 from .conftest import (
     CAPACITY_BYTES,

@@ -7,7 +7,7 @@ from botocore.exceptions import ClientError, EndpointConnectionError, ParamValid
 
 from storagebench.adapters.aws.errors import aws_call, workflow_error
 from storagebench.adapters.aws.settings import AwsSettings, SettingsError
-from storagebench.workflow.errors import (
+from storagebench.core.errors import (
     RETRYABLE,
     AgentError,
     CapacityError,

@@ -14,10 +14,11 @@ from typing import Any
 import pytest
 
 from storagebench.adapters.aws import AwsFileSystems, Ec2Compute, build_services
+from storagebench.core.state import ConfigState, StepTiming, WorkItem
+from storagebench.core.tags import TAG_STACK
 from storagebench.request import parse_request
 from storagebench.workflow import steps
 from storagebench.workflow.artifact_keys import request_key
-from storagebench.workflow.models import TAG_STACK, ConfigState, StepTiming, WorkItem
 
 STACK = "storagebench-test"  # the adapters conftest's STACK_NAME
 RUN = "run-tags"

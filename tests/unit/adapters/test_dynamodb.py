@@ -16,10 +16,8 @@ from storagebench.adapters.aws.dynamodb import (
     coarsen_histogram,
     item_size,
 )
-from storagebench.results.records import HistogramBucket, LatencyStats, ResultRecord
-from storagebench.store import keys
-from storagebench.workflow.errors import InvalidRequestError, ProvisioningError, ThrottledError
-from storagebench.workflow.models import (
+from storagebench.core.errors import InvalidRequestError, ProvisioningError, ThrottledError
+from storagebench.core.state import (
     ConfigResult,
     ConfigState,
     ErrorInfo,
@@ -28,6 +26,8 @@ from storagebench.workflow.models import (
     StepTiming,
     WorkItem,
 )
+from storagebench.results.records import HistogramBucket, LatencyStats, ResultRecord
+from storagebench.store import keys
 
 REGION = "us-east-1"
 STARTED = "2030-01-02T03:04:05Z"

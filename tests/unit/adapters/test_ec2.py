@@ -10,19 +10,11 @@ import pytest
 from botocore.exceptions import ClientError
 from botocore.stub import ANY, Stubber
 
-from storagebench.adapters.aws.ec2 import TAG_CLIENT_TOKEN, Ec2Compute
+from storagebench.adapters.aws.ec2 import Ec2Compute
 from storagebench.adapters.aws.settings import AwsSettings
-from storagebench.workflow.errors import CapacityError, NotYetConsistentError, ResourceBusyError
-from storagebench.workflow.models import (
-    TAG_CONFIG,
-    TAG_EXPIRES,
-    TAG_RUN,
-    TAG_STACK,
-    LaunchSpec,
-    LaunchVolume,
-    Resources,
-    VolumeRef,
-)
+from storagebench.core.errors import CapacityError, NotYetConsistentError, ResourceBusyError
+from storagebench.core.state import LaunchSpec, LaunchVolume, Resources, VolumeRef
+from storagebench.core.tags import TAG_CLIENT_TOKEN, TAG_CONFIG, TAG_EXPIRES, TAG_RUN, TAG_STACK
 
 REGION = "us-east-1"
 TAGS = {

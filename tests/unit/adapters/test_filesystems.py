@@ -10,8 +10,9 @@ from botocore.stub import Stubber
 
 from storagebench.adapters.aws.filesystems import AwsFileSystems, fsx_request_token
 from storagebench.adapters.aws.settings import AwsSettings
-from storagebench.workflow.errors import ResourceBusyError
-from storagebench.workflow.models import TAG_CONFIG, TAG_RUN, FileSystemRef, FileSystemSpec
+from storagebench.core.errors import ResourceBusyError
+from storagebench.core.state import FileSystemRef, FileSystemSpec
+from storagebench.core.tags import TAG_CONFIG, TAG_RUN
 
 REGION = "us-east-1"
 TAGS = {TAG_RUN: "r1", TAG_CONFIG: "efs"}

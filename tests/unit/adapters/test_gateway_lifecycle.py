@@ -26,13 +26,13 @@ from storagebench.agent import targets as agent_targets
 from storagebench.agent.emulate import EmulatedFleet
 from storagebench.agent.log import Progress
 from storagebench.agent.proc import CommandError
+from storagebench.core.errors import NotYetConsistentError, ProvisioningError
+from storagebench.core.state import GatewayRef, Resources
+from storagebench.core.tags import TAG_CONFIG, TAG_RUN
 from storagebench.gateway.lifecycle import GatewayPorts, GatewayProgress, advance, new_ref, release
-from storagebench.gateway.models import GatewayRef
 from storagebench.gateway.plan import GIB, GatewayPlan, gateway_plan
 from storagebench.request import FileGatewayTarget, parse_request
 from storagebench.workflow.bindings import file_gateway_mount, launch_spec
-from storagebench.workflow.errors import NotYetConsistentError, ProvisioningError
-from storagebench.workflow.models import TAG_CONFIG, TAG_RUN, Resources
 
 REGION = "us-east-1"
 

@@ -14,8 +14,8 @@ from botocore.stub import Stubber
 from storagebench.adapters.aws import gateway_services
 from storagebench.adapters.aws.activation import InvokedActivationKeys
 from storagebench.adapters.aws.settings import AwsSettings, SettingsError
-from storagebench.workflow.errors import NotYetConsistentError, ProvisioningError
-from storagebench.workflow.settings import GATEWAY_VARIABLES
+from storagebench.core.errors import NotYetConsistentError, ProvisioningError
+from storagebench.core.guardrails import GATEWAY_VARIABLES
 
 FUNCTION = "storagebench-activator"
 

@@ -43,13 +43,13 @@ from storagebench.agent import targets as agent_targets
 from storagebench.agent.emulate import EmulatedFleet
 from storagebench.agent.log import Progress
 from storagebench.agent.proc import CommandError
+from storagebench.core.errors import ProvisioningError
+from storagebench.core.guardrails import Guardrails
+from storagebench.core.state import AgentRun, ConfigState, Resources, RunSummary, StepTiming, WorkItem
 from storagebench.request import parse_request
 from storagebench.workflow import steps
 from storagebench.workflow.artifact_keys import request_key
-from storagebench.workflow.errors import ProvisioningError
-from storagebench.workflow.gateways import GatewayServices
-from storagebench.workflow.models import AgentRun, ConfigState, Resources, RunSummary, StepTiming, WorkItem
-from storagebench.workflow.settings import Guardrails
+from storagebench.workflow.ports import GatewayServices, Services
 
 __all__ = ["endpoint", "world"]  # fixtures, used by name
 
@@ -108,7 +108,7 @@ class ClientAfterGateway(Ec2Compute):
 @dataclass
 class Flow:
     world: World
-    services: steps.Services
+    services: Services
     agents: OnlineAgents
     store: Store
 
@@ -153,7 +153,7 @@ def flow(world: World, settings: AwsSettings, bucket: str, tmp_path: Path) -> Fl
     artifacts = S3Artifacts(s3, bucket)
     artifacts.put_json(request_key(RUN), parse_request(DOCUMENT).model_dump(mode="json"))
     agents, store = OnlineAgents(), Store()
-    services = steps.Services(
+    services = Services(
         compute=compute,
         filesystems=AwsFileSystems(
             boto3.client("efs", region_name=REGION), boto3.client("fsx", region_name=REGION), settings, ec2

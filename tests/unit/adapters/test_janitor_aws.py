@@ -29,9 +29,9 @@ from storagebench.adapters.aws.filesystems import AwsFileSystems
 from storagebench.adapters.aws.settings import AwsSettings
 from storagebench.adapters.aws.sns import SnsNotifier
 from storagebench.adapters.aws.sweep import AwsTaggedResources, build_janitor
+from storagebench.core.tags import TAG_CONFIG, TAG_EXPIRES, TAG_RUN, TAG_STACK
 from storagebench.janitor import Janitor, SweepIncompleteError
-from storagebench.janitor import wiring as janitor_wiring
-from storagebench.workflow.models import TAG_CONFIG, TAG_EXPIRES, TAG_RUN, TAG_STACK
+from storagebench.wiring import janitor as janitor_wiring
 
 REGION = "us-east-1"
 ACCOUNT = "123456789012"  # moto's default account
@@ -385,7 +385,7 @@ def test_the_handler_raises_after_reporting_what_it_could_not_delete(
     janitor.clock = FixedClock()
 
     def refuse(volume_id: str) -> bool:
-        from storagebench.workflow.errors import ProvisioningError
+        from storagebench.core.errors import ProvisioningError
 
         raise ProvisioningError(f"delete volume {volume_id}: UnauthorizedOperation")
 

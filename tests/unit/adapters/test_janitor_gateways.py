@@ -24,10 +24,10 @@ from storagebench.adapters.aws.settings import AwsSettings
 from storagebench.adapters.aws.sns import SnsNotifier
 from storagebench.adapters.aws.storagegateway import StorageGateways
 from storagebench.adapters.aws.sweep import AwsTaggedResources, build_janitor
+from storagebench.core.errors import NotYetConsistentError
+from storagebench.core.guardrails import GATEWAY_VARIABLES
+from storagebench.core.tags import TAG_CONFIG, TAG_EXPIRES, TAG_RUN, TAG_STACK
 from storagebench.janitor import Janitor
-from storagebench.workflow.errors import NotYetConsistentError
-from storagebench.workflow.models import TAG_CONFIG, TAG_EXPIRES, TAG_RUN, TAG_STACK
-from storagebench.workflow.settings import GATEWAY_VARIABLES
 
 REGION = "us-east-1"
 ACCOUNT = "123456789012"

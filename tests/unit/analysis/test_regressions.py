@@ -15,9 +15,7 @@ import pytest
 from storagebench.analysis.regressions import (
     DEFAULT_K,
     DEFAULT_RUNS,
-    INSUFFICIENT,
     METRICS,
-    Regression,
     RegressionReport,
     SeriesAggregate,
     SeriesKey,
@@ -31,10 +29,11 @@ from storagebench.analysis.regressions import (
     severity,
 )
 from storagebench.analysis.stats import noise_band
+from storagebench.core.errors import ThrottledError
+from storagebench.core.regression import INSUFFICIENT, Regression
+from storagebench.core.state import ConfigResult, RunSummary
 from storagebench.results.records import LatencyStats, ResultRecord
 from storagebench.workflow import steps
-from storagebench.workflow.errors import ThrottledError
-from storagebench.workflow.models import ConfigResult, RunSummary
 
 OPTION = "c5.large/ebs:gp3:100GiB:xfs"
 KEY = SeriesKey(OPTION, "randread-4k", "bs=4k,iodepth=32", "run", "read", None)

@@ -19,10 +19,10 @@ from moto import mock_aws
 from storagebench.adapters.aws.dynamodb import DynamoResultsStore
 from storagebench.adapters.aws.report_links import S3ReportLinks
 from storagebench.adapters.aws.stepfunctions import StepFunctionsLauncher
-from storagebench.api import wiring
 from storagebench.api.service import ApiService
-from storagebench.local.template import Template
-from storagebench.workflow.settings import Guardrails
+from storagebench.core.guardrails import Guardrails
+from storagebench.wiring import api as wiring
+from storagebench_local.template import Template
 
 REPO = Path(__file__).resolve().parents[3]
 REGION = "us-east-1"

@@ -24,9 +24,9 @@ from hypothesis import strategies as st
 from schema_strategies import from_schema
 
 from storagebench.api.openapi import request_schema
+from storagebench.core.guardrails import Guardrails
 from storagebench.planning.preview import preview_request
 from storagebench.request import RequestError, parse_request
-from storagebench.workflow.settings import Guardrails
 
 REPO = Path(__file__).resolve().parents[3]
 DOCUMENT = json.loads((REPO / "openapi.json").read_text(encoding="utf-8"))

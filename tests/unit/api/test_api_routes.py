@@ -11,8 +11,8 @@ from api_events import call
 from api_stack import BUCKET, EVENTS, Stack
 
 from storagebench.api.routes import MAX_BODY_BYTES, ROUTES
-from storagebench.workflow.models import ConfigResult, RunSummary
-from storagebench.workflow.settings import Guardrails
+from storagebench.core.guardrails import Guardrails
+from storagebench.core.state import ConfigResult, RunSummary
 
 
 def demo() -> dict[str, Any]:
@@ -367,7 +367,7 @@ def test_the_example_events_for_sam_local_invoke(stack: Stack, name: str, status
 
 def test_the_service_is_wired_from_the_functions_environment(stack: Stack) -> None:
     from storagebench.adapters.aws.settings import SettingsError
-    from storagebench.api import wiring
+    from storagebench.wiring import api as wiring
 
     env = {
         "RESULTS_TABLE": "storagebench-results",

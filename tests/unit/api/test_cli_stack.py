@@ -27,7 +27,7 @@ from typer.testing import CliRunner
 
 from storagebench.adapters.aws.api_client import ApiClientError, api_url_of_stack
 from storagebench.cli.main import app
-from storagebench.workflow.settings import Guardrails
+from storagebench.core.guardrails import Guardrails
 
 AUTHORIZATION = re.compile(
     r"^AWS4-HMAC-SHA256 "

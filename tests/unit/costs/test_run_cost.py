@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 from reference_book import ReferenceBook
 
+from storagebench.core.state import ConfigState
 from storagebench.costs.run_cost import (
     RUN_LEVEL_TRANSITIONS,
     ConfigTransitions,
@@ -23,7 +24,6 @@ from storagebench.costs.run_cost import (
     usage_for_config,
 )
 from storagebench.request import EfsTarget, FsxLustreTarget, load_request
-from storagebench.workflow.models import ConfigState
 
 EVENTS = Path(__file__).resolve().parents[3] / "events"
 SECONDS_PER_MONTH = 730 * 3600

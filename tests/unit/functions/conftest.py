@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from storagebench.workflow import wiring
+from storagebench.wiring import services as wiring
 
 ROOT = Path(__file__).resolve().parents[3]
 FUNCTIONS = ROOT / "functions"

@@ -13,16 +13,10 @@ import pytest
 import workflow_fakes as wf
 from pydantic import ValidationError
 
-from storagebench.workflow import artifact_keys, steps, wiring
-from storagebench.workflow.errors import InvalidRequestError, ResourceBusyError
-from storagebench.workflow.models import (
-    AgentOutcome,
-    ConfigResult,
-    ConfigState,
-    ErrorInfo,
-    PlanResult,
-    RunSummary,
-)
+from storagebench.core.errors import InvalidRequestError, ResourceBusyError
+from storagebench.core.state import AgentOutcome, ConfigResult, ConfigState, ErrorInfo, PlanResult, RunSummary
+from storagebench.wiring import services as wiring
+from storagebench.workflow import artifact_keys, steps
 
 pytestmark = pytest.mark.filterwarnings("ignore:No application metrics to publish:UserWarning")
 

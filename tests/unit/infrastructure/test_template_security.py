@@ -17,10 +17,10 @@ from typing import Any
 
 import pytest
 
-from storagebench.local.cfn import load_template
+from storagebench.core.guardrails import GATEWAY_VARIABLES, Guardrails
 from storagebench.planning.preview import preview_request
 from storagebench.request import parse_request
-from storagebench.workflow.settings import GATEWAY_VARIABLES, Guardrails
+from storagebench_local.cfn import load_template
 
 ROOT = Path(__file__).resolve().parents[3]
 TEMPLATE = load_template(ROOT / "template.yaml")

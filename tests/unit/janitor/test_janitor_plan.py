@@ -7,12 +7,12 @@ from typing import Any
 
 import pytest
 
+from storagebench.core.errors import ProvisioningError, ResourceBusyError, ThrottledError, WorkflowError
+from storagebench.core.tags import TAG_CONFIG, TAG_EXPIRES, TAG_RUN, TAG_STACK
 from storagebench.janitor import Janitor, SweepIncompleteError
 from storagebench.janitor.models import Attachment, ResourceKind, TaggedResource
 from storagebench.janitor.plan import plan_sweep
 from storagebench.notify import LogNotifier
-from storagebench.workflow.errors import ProvisioningError, ResourceBusyError, ThrottledError, WorkflowError
-from storagebench.workflow.models import TAG_CONFIG, TAG_EXPIRES, TAG_RUN, TAG_STACK
 
 STACK = "sb"
 NOW = datetime(2030, 1, 2, 12, 0, 0, tzinfo=UTC)

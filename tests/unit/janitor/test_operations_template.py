@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
+from storagebench.core.state import RunSummary
 from storagebench.janitor.models import RESOURCE_KINDS, SweepReport
-from storagebench.local.cfn import load_template
-from storagebench.workflow.models import RunSummary
 from storagebench.workflow.run_metrics import run_metrics
+from storagebench_local.cfn import load_template
 
 TEMPLATE = Path(__file__).resolve().parents[3] / "template.yaml"
 

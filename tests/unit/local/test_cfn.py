@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from storagebench.local.cfn import SHORT_FORM_TAGS, TemplateSyntaxError, load_template, loads
+from storagebench_local.cfn import SHORT_FORM_TAGS, TemplateSyntaxError, load_template, loads
 
 pytest.importorskip("yaml", reason="PyYAML is not installed (the local extra: pip install -e '.[local]')")
 
@@ -119,8 +119,8 @@ def test_local_modules_import_neither_yaml_nor_moto_nor_boto3() -> None:
 
     code = (
         "import sys\n"
-        "import storagebench.local.cfn, storagebench.local.template\n"
-        "import storagebench.local.lambda_endpoint, storagebench.local.dynamodb_local\n"
+        "import storagebench_local.cfn, storagebench_local.template\n"
+        "import storagebench_local.lambda_endpoint, storagebench_local.dynamodb_local\n"
         "print(sorted(m for m in ('yaml', 'moto', 'boto3', 'botocore') if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout

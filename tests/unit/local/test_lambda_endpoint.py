@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
-from storagebench.local.lambda_endpoint import LocalFunction, LocalLambda
-from storagebench.local.template import Template
+from storagebench_local.lambda_endpoint import LocalFunction, LocalLambda
+from storagebench_local.template import Template
 
 boto3 = pytest.importorskip("boto3", reason="boto3 is not installed (the aws extra)")
 botocore_config = pytest.importorskip("botocore.config")

@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from storagebench.local.session import LOCAL_NO_GATEWAY, LocalSession
+from storagebench.core.guardrails import Guardrails
 from storagebench.planning.preview import preview_request
 from storagebench.request import parse_request
-from storagebench.workflow.settings import Guardrails
+from storagebench_local.session import LOCAL_NO_GATEWAY, LocalSession
 
 EVENT = Path(__file__).resolve().parents[3] / "events" / "file-gateway-io1-vs-gp2.json"
 

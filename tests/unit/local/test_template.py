@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from storagebench.local.template import (
+from storagebench_local.template import (
     LOCAL_ACCOUNT_ID,
     FunctionSpec,
     Template,

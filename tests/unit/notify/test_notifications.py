@@ -9,15 +9,15 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from storagebench.adapters.local.notifications import FileNotifier
-from storagebench.analysis.regressions import Regression
+from storagebench.core.regression import Regression
+from storagebench.core.state import ConfigResult, ErrorInfo, RunSummary
 from storagebench.janitor.messages import leak_notification
 from storagebench.janitor.models import Leak
 from storagebench.notify import LogNotifier, Notification, NotificationError, deliver
 from storagebench.notify.models import SUBJECT_MAX, subject_line
 from storagebench.notify.run_messages import run_notifications
-from storagebench.workflow.models import ConfigResult, ErrorInfo, RunSummary
 from storagebench.workflow.run_metrics import run_metrics
+from storagebench_local.adapters.notifications import FileNotifier
 
 
 def summary(status: str = "PARTIAL", **extra: Any) -> RunSummary:

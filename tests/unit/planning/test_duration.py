@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from storagebench.core.guardrails import Guardrails
 from storagebench.planning.duration import (
     AGENT_SETUP_S,
     COLLECT_CLEANUP_S,
@@ -21,7 +22,6 @@ from storagebench.planning.duration import (
 )
 from storagebench.planning.preview import preview_request
 from storagebench.request import load_request, parse_request
-from storagebench.workflow.settings import Guardrails
 
 EVENTS = Path(__file__).resolve().parents[3] / "events"
 GP3_100: dict[str, Any] = {"id": "data", "kind": "ebs", "type": "gp3", "size_gib": 100}

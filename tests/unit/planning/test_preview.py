@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
+from storagebench.core.guardrails import GATEWAY_VARIABLES, Guardrails
 from storagebench.planning.preview import preview_request
 from storagebench.request import parse_request
-from storagebench.workflow.settings import GATEWAY_VARIABLES, Guardrails
 
 REPO = Path(__file__).resolve().parents[3]
 
@@ -127,7 +127,7 @@ def test_the_new_guardrails_come_from_the_environment_and_are_checked() -> None:
 
 def test_the_template_parameters_match_the_guardrails() -> None:
     pytest.importorskip("yaml", reason="PyYAML is not installed (the local extra)")
-    from storagebench.local.cfn import load_template
+    from storagebench_local.cfn import load_template
 
     template = load_template(REPO / "template.yaml")
     parameters = template["Parameters"]

@@ -25,10 +25,10 @@ from storagebench.adapters.aws.pricing import (
     cache_key,
 )
 from storagebench.cli import prices_cmd
+from storagebench.core.errors import ThrottledError
 from storagebench.prices import pricelist as pl
 from storagebench.prices.models import PriceNotFound
 from storagebench.prices.snapshot import Snapshot, SnapshotPriceBook
-from storagebench.workflow.errors import ThrottledError
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "pricing"
 START = datetime(2026, 11, 21, 8, 0, tzinfo=UTC)

@@ -10,6 +10,7 @@ from typing import Any
 import jsonschema
 import pytest
 
+from storagebench.cli.request_summary import summarize_request
 from storagebench.request import (
     BenchmarkRequest,
     EbsTarget,
@@ -18,7 +19,6 @@ from storagebench.request import (
     load_request,
     parse_request,
 )
-from storagebench.request.summary import summarize_request
 from storagebench.workloads import SUITES
 
 

@@ -27,8 +27,8 @@ def _load_fakes() -> Any:
 
 wf = _load_fakes()
 
+from storagebench.core.state import ConfigState, PlanResult  # noqa: E402
 from storagebench.workflow import steps  # noqa: E402
-from storagebench.workflow.models import ConfigState, PlanResult  # noqa: E402
 
 _DEFAULT: Any = object()
 

@@ -14,10 +14,11 @@ from typing import Any
 
 import pytest
 
-from storagebench.local.cfn import load_template
-from storagebench.workflow import errors as workflow_errors
-from storagebench.workflow.errors import RETRYABLE, WorkflowError
-from storagebench.workflow.models import ConfigState, PlanResult, StepTiming
+from storagebench.core import errors as workflow_errors
+from storagebench.core.errors import RETRYABLE, WorkflowError
+from storagebench.core.state import ConfigState, PlanResult, StepTiming
+from storagebench.workflow import events
+from storagebench_local.cfn import load_template
 
 ROOT = Path(__file__).resolve().parents[3]
 ASL = ROOT / "statemachines" / "benchmark.asl.json"
@@ -387,8 +388,12 @@ def test_lambda_tasks_return_their_payload() -> None:
 
 
 def handler_keys(function_dir: Path) -> set[str]:
+    """The event fields a handler reads: its event model's (``parse_event(Model, event)``), or the
+    keys it indexes itself."""
     source = (function_dir / "app.py").read_text(encoding="utf-8")
-    return set(re.findall(r'event\["(\w+)"\]', source))
+    models = re.findall(r"parse_event\((\w+), event\)", source)
+    fields = {name for model in models for name in getattr(events, model).model_fields}
+    return fields | set(re.findall(r'event\["(\w+)"\]', source))
 
 
 def test_payloads_carry_what_each_handler_reads() -> None:

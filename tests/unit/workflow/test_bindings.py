@@ -8,6 +8,8 @@ import pytest
 
 from storagebench.agent.plan import check_plan
 from storagebench.catalog import instance_type as catalog_instance
+from storagebench.core.errors import NotYetConsistentError
+from storagebench.core.state import FileSystemRef, Resources, VolumeRef
 from storagebench.request import Config, parse_request
 from storagebench.workflow.bindings import (
     DATA_DEVICE_LETTERS,
@@ -18,8 +20,6 @@ from storagebench.workflow.bindings import (
     launch_spec,
     storage_option,
 )
-from storagebench.workflow.errors import NotYetConsistentError
-from storagebench.workflow.models import FileSystemRef, Resources, VolumeRef
 
 REGION = "eu-west-1"
 
@@ -472,7 +472,7 @@ FILE_GATEWAY = {
 
 
 def test_a_file_gateway_is_never_left_out_of_the_plan_silently() -> None:
-    from storagebench.workflow.errors import ProvisioningError
+    from storagebench.core.errors import ProvisioningError
 
     cfg = config([FILE_GATEWAY], instance_type="c5.large")
     with pytest.raises(ProvisioningError, match="target share: no file gateway was provisioned"):

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 import workflow_fakes as wf
 
+from storagebench.core.state import AgentOutcome, ConfigResult, ConfigState
 from storagebench.costs.compare import compare
 from storagebench.costs.monthly import price_request
 from storagebench.prices.models import PriceNotFound
@@ -17,7 +18,6 @@ from storagebench.prices.snapshot import SnapshotPriceBook
 from storagebench.request import parse_request
 from storagebench.workflow import steps
 from storagebench.workflow.artifact_keys import economics_key, report_key
-from storagebench.workflow.models import AgentOutcome, ConfigResult, ConfigState
 
 StateOf = Callable[..., ConfigState]
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from storagebench.workflow.settings import Guardrails
+from storagebench.core.guardrails import Guardrails
 
 TEMPLATE = Path(__file__).resolve().parents[3] / "template.yaml"
 
@@ -64,7 +64,7 @@ def test_guardrails_are_frozen() -> None:
 
 def test_template_parameters_have_the_guardrails_bounds() -> None:
     pytest.importorskip("yaml", reason="PyYAML is not installed (the local extra: pip install -e '.[local]')")
-    from storagebench.local.cfn import load_template
+    from storagebench_local.cfn import load_template
 
     template = load_template(TEMPLATE)
     parameters: dict[str, Any] = template["Parameters"]

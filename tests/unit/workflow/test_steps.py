@@ -11,22 +11,15 @@ import pytest
 import workflow_fakes as wf
 from pydantic import ValidationError
 
-from storagebench.request import parse_request
-from storagebench.workflow import artifact_keys, steps
-from storagebench.workflow.bindings import client_token, storage_option
-from storagebench.workflow.errors import (
+from storagebench.core.errors import (
     GuardrailError,
     InvalidRequestError,
     NotReadyError,
     NotYetConsistentError,
     ResourceBusyError,
 )
-from storagebench.workflow.models import (
-    TAG_CONFIG,
-    TAG_EXPIRES,
-    TAG_RUN,
-    TAG_STACK,
-    TAG_TARGET,
+from storagebench.core.guardrails import Guardrails
+from storagebench.core.state import (
     AgentOutcome,
     CleanupReport,
     CollectSummary,
@@ -39,7 +32,10 @@ from storagebench.workflow.models import (
     ReadyStatus,
     Resources,
 )
-from storagebench.workflow.settings import Guardrails
+from storagebench.core.tags import TAG_CONFIG, TAG_EXPIRES, TAG_RUN, TAG_STACK, TAG_TARGET
+from storagebench.request import parse_request
+from storagebench.workflow import artifact_keys, steps
+from storagebench.workflow.bindings import client_token, storage_option
 
 StateOf = Callable[..., ConfigState]
 Plan = Callable[..., PlanResult]

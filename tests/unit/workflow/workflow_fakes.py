@@ -16,11 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from storagebench.agent.plan import Plan
-from storagebench.results.records import ResultRecord
-from storagebench.workflow.errors import ProvisioningError, ResourceBusyError
-from storagebench.workflow.models import (
-    TAG_CONFIG,
-    TAG_RUN,
+from storagebench.core.errors import ProvisioningError, ResourceBusyError
+from storagebench.core.guardrails import Guardrails
+from storagebench.core.state import (
     AgentRun,
     ComputeStatus,
     ConfigState,
@@ -31,8 +29,9 @@ from storagebench.workflow.models import (
     RunSummary,
     VolumeRef,
 )
-from storagebench.workflow.settings import Guardrails
-from storagebench.workflow.steps import Services
+from storagebench.core.tags import TAG_CONFIG, TAG_RUN
+from storagebench.results.records import ResultRecord
+from storagebench.workflow.ports import Services
 
 START = datetime(2026, 11, 21, 17, 0, 0, tzinfo=UTC)
 START_ISO = "2026-11-21T17:00:00Z"

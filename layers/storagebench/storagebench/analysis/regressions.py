@@ -31,11 +31,12 @@ import math
 import statistics
 import time
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
-from typing import Any, Literal, NamedTuple, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from storagebench.analysis.stats import classify_change
+from storagebench.core.regression import INSUFFICIENT, Regression
 from storagebench.store.keys import variant_text
 
 __all__ = [
@@ -43,10 +44,8 @@ __all__ = [
     "DEFAULT_MIN_EFFECT",
     "DEFAULT_MIN_HISTORY",
     "DEFAULT_RUNS",
-    "INSUFFICIENT",
     "METRICS",
     "HistoryStore",
-    "Regression",
     "RegressionReport",
     "SeriesAggregate",
     "SeriesKey",
@@ -59,8 +58,6 @@ __all__ = [
     "stored_variant",
 ]
 
-Verdict = Literal["regression", "improvement", "none", "insufficient history"]
-INSUFFICIENT: Verdict = "insufficient history"
 # Simulated on stable data with 3 % run-to-run noise, k = 3 over 10 runs flags ~3.7 % of metrics
 # (a few false alarms every night on a real suite); k = 4 over 20 runs well under 1 %. The price:
 # a change must leave max(4 MAD, 5 %), i.e. > 5 % on a throttled EBS volume (noise ~1 %) but
@@ -224,41 +221,6 @@ def per_run_means(
                 run_metrics[metric] = math.fsum(values) / len(values)
         means.append(run_metrics)
     return means
-
-
-class Regression(BaseModel):
-    """The verdict on one metric of one series of this run."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    storage_option: str
-    workload: str
-    variant: str
-    phase: str
-    direction: str
-    group: int | None = None
-    metric: str
-    higher_is_better: bool
-    verdict: Verdict
-    flagged: bool = Field(description="a regression or an improvement (outside the noise band)")
-    value: float = Field(description="this run: the mean over its repetitions")
-    repetitions: int = Field(ge=1, description="this run's repetitions of the series")
-    baseline: float | None = Field(description="median of the history (None: no history)")
-    delta_pct: float | None = Field(description="(value - baseline) / |baseline| * 100")
-    band: tuple[float, float] | None = Field(description="the noise band: median +- max(k*MAD, effect)")
-    history_n: int = Field(ge=0, description="earlier runs compared with")
-    config_ids: list[str] = Field(default_factory=list)
-
-    def describe(self) -> str:
-        where = f"{self.storage_option} {self.workload} {self.variant} {self.phase}/{self.direction}"
-        if self.verdict == INSUFFICIENT:
-            return f"{where} {self.metric}: {self.value:g} (insufficient history: {self.history_n} run(s))"
-        delta = f"{self.delta_pct:+.1f} %" if self.delta_pct is not None else "n/a"
-        band = f"[{self.band[0]:g}, {self.band[1]:g}]" if self.band else "-"
-        return (
-            f"{where} {self.metric}: {self.verdict} {self.value:g} vs median {self.baseline:g} "
-            f"({delta}, band {band}, {self.history_n} runs)"
-        )
 
 
 def detect(

@@ -4,12 +4,12 @@ parameters in the OpenAPI document (one definition, so the two cannot drift)."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from datetime import datetime
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError, field_validator
 
 from storagebench.api.errors import ApiError, detail
+from storagebench.core.clock import parse_iso
 from storagebench.request.model import SLUG_PATTERN
 from storagebench.workflow.run_ids import RUN_ID_PATTERN
 
@@ -24,9 +24,9 @@ class _Query(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
-def _iso(value: str, name: str) -> str:
+def _checked_time(value: str, name: str) -> str:
     try:
-        datetime.fromisoformat(value.replace("Z", "+00:00"))
+        parse_iso(value)
     except ValueError:
         raise ValueError(
             f"{name} must be an ISO 8601 date or time, e.g. 2030-01-01 or 2030-01-01T00:00:00Z"
@@ -79,12 +79,12 @@ class ResultsQuery(_Query):
     @field_validator("since")
     @classmethod
     def _since(cls, value: str) -> str:
-        return _iso(value, "since")
+        return _checked_time(value, "since")
 
     @field_validator("until")
     @classmethod
     def _until(cls, value: str | None) -> str | None:
-        return None if value is None else _iso(value, "until")
+        return None if value is None else _checked_time(value, "until")
 
 
 class RunPath(BaseModel):

@@ -40,9 +40,9 @@ from storagebench.api.queries import (
     parse_params,
 )
 from storagebench.api.service import ApiService
+from storagebench.core.errors import WorkflowError
 from storagebench.planning.preview import RunPreview
 from storagebench.request import BenchmarkRequest
-from storagebench.workflow.errors import WorkflowError
 
 log = logging.getLogger("storagebench.api")
 MAX_BODY_BYTES = 256 * 1024  # a 40-config request is ~30 KB; the Lambda payload limit is 6 MB

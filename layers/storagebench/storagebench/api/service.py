@@ -26,12 +26,12 @@ from storagebench.api.models import (
 )
 from storagebench.api.ports import Execution, ReportLinks, RunLauncher, RunSweeper
 from storagebench.api.queries import DIRECTIONS, MAX_CURSOR, ListRunsQuery, ResultsQuery
+from storagebench.core.guardrails import Guardrails
 from storagebench.planning.preview import preview_request
 from storagebench.request import RequestError, parse_request
 from storagebench.workflow.artifact_keys import report_key
 from storagebench.workflow.ports import ResultsStore
 from storagebench.workflow.run_ids import new_run_id
-from storagebench.workflow.settings import Guardrails
 
 REPORT_LINK_S = 900
 STOPPED_ERROR = "StoppedByApi"

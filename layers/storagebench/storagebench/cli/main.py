@@ -31,8 +31,8 @@ def validate(
     as_json: Annotated[bool, typer.Option("--json", help="machine-readable result")] = False,
 ) -> None:
     """Check a request: exit 0 when valid, 2 with every problem, its field path and what is allowed."""
+    from storagebench.cli.request_summary import summarize_request
     from storagebench.request import RequestError, load_request
-    from storagebench.request.summary import summarize_request
 
     try:
         request = load_request(suite)

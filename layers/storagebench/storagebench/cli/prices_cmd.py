@@ -210,8 +210,8 @@ def refresh(
         build_snapshot,
     )
     from storagebench.cli.console import err, fail
+    from storagebench.core.errors import ThrottledError, WorkflowError
     from storagebench.prices.snapshot import Snapshot, merge_snapshots
-    from storagebench.workflow.errors import ThrottledError, WorkflowError
 
     if api_region not in API_REGIONS:
         raise fail(f"--api-region {api_region}: the Price List API answers only in {', '.join(API_REGIONS)}")

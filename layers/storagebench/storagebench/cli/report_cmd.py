@@ -35,9 +35,9 @@ def report(
     """Write a run's report: comparison table with grades and verdicts, charts with confidence
     intervals, latency percentiles and histograms, IOPS series with burst knees, cost against
     performance with the Pareto frontier, and warnings."""
-    from storagebench.adapters.local.artifacts import LocalArtifacts
     from storagebench.report import build_report, render_csv, render_html, render_markdown
     from storagebench.workflow.run_outputs import report_inputs
+    from storagebench_local.adapters.artifacts import LocalArtifacts
 
     chosen = formats or list(EXTENSIONS)
     unknown = [f for f in chosen if f not in EXTENSIONS]

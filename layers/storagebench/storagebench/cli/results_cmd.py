@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from datetime import datetime
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -14,6 +13,7 @@ from rich.text import Text
 
 from storagebench.cli import render
 from storagebench.cli.console import err, fail, out, print_json
+from storagebench.core.clock import parse_iso
 
 ROOT_OPTION = typer.Option(help="where local runs keep their results and artifacts")
 
@@ -22,8 +22,8 @@ ROOT_OPTION = typer.Option(help="where local runs keep their results and artifac
 def local_store(root: Path) -> Iterator[Any]:
     """The results of local runs: DynamoDB Local over the data under ``root``."""
     from storagebench.adapters.aws.dynamodb import DynamoResultsStore
-    from storagebench.local.dynamodb_local import DynamoDBLocal, DynamoDBLocalUnavailable
-    from storagebench.local.session import REGION, TABLE
+    from storagebench_local.dynamodb_local import DynamoDBLocal, DynamoDBLocalUnavailable
+    from storagebench_local.session import REGION, TABLE
 
     try:
         with DynamoDBLocal(root.resolve()) as server:
@@ -102,7 +102,7 @@ def _history_table(points: list[dict[str, Any]], title: str) -> Table:
 
 def _iso_date(value: str, option: str) -> str:
     try:
-        datetime.fromisoformat(value.replace("Z", "+00:00"))
+        parse_iso(value)
     except ValueError:
         raise fail(f"{option} {value!r} is not a date: give an ISO date such as 2026-11-01") from None
     return value

@@ -95,7 +95,7 @@ def run(
     if not local:
         _run_on_stack(json.loads(suite.read_text(encoding="utf-8")), stack, api_url, region, dry_run, as_json)
         return
-    from storagebench.local.session import LocalSession
+    from storagebench_local.session import LocalSession
 
     document = json.loads(suite.read_text(encoding="utf-8"))
     options = LocalOptions(capacity_bytes=int(capacity_gib * (1 << 30)), knee_seconds=knee_seconds)

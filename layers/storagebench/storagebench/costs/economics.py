@@ -18,6 +18,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from storagebench.core.clock import parse_iso
+from storagebench.core.state import ConfigState
 from storagebench.costs.compare import compare
 from storagebench.costs.monthly import price_request
 from storagebench.costs.run_cost import (
@@ -32,7 +34,6 @@ from storagebench.costs.run_cost import (
 from storagebench.prices.models import PriceBook
 from storagebench.request.model import BenchmarkRequest
 from storagebench.store.stored import read_records
-from storagebench.workflow.models import ConfigState
 
 __all__ = [
     "LAMBDA_MB",
@@ -61,7 +62,7 @@ def _moment(text: Any) -> datetime | None:
     if not isinstance(text, str) or not text:
         return None
     try:
-        return datetime.fromisoformat(text.replace("Z", "+00:00"))
+        return parse_iso(text)
     except ValueError:
         return None
 

@@ -30,12 +30,13 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
 from functools import partial
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, computed_field
 
+from storagebench.core.clock import parse_iso
+from storagebench.core.state import ConfigState
 from storagebench.costs.monthly import (
     GATEWAY_ROOT,
     ROOT_TARGET_ID,
@@ -51,7 +52,6 @@ from storagebench.costs.monthly import (
 )
 from storagebench.prices.models import HOURS_PER_MONTH, Price, PriceBook, PriceSource
 from storagebench.request.model import Config, EbsTarget, EfsTarget, FileGatewayTarget, FsxLustreTarget
-from storagebench.workflow.models import ConfigState
 
 __all__ = [
     "EBS_MINIMUM_S",
@@ -260,7 +260,7 @@ def transitions_from_states(
 
 def seconds_between(start: str, end: str) -> float:
     """Seconds from one ISO timestamp to another (e.g. resources.launched_at to the cleanup time)."""
-    delta = (datetime.fromisoformat(end) - datetime.fromisoformat(start)).total_seconds()
+    delta = (parse_iso(end) - parse_iso(start)).total_seconds()
     if delta < 0:
         raise ValueError(f"{end} is before {start}")
     return delta

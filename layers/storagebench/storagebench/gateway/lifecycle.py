@@ -12,10 +12,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from storagebench.gateway.models import GatewayRef, GatewayRelease, LocalDisk, ShareSpec
+from storagebench.core.errors import NotReadyError, NotYetConsistentError, ProvisioningError
+from storagebench.core.state import GatewayRef
+from storagebench.gateway.models import GatewayRelease, LocalDisk, ShareSpec
 from storagebench.gateway.plan import GIB, GatewayPlan
 from storagebench.gateway.ports import ActivationKeys, Appliances, Gateways, ShareObjects
-from storagebench.workflow.errors import NotReadyError, NotYetConsistentError, ProvisioningError
 
 GONE = ("shutting-down", "terminated", "stopping", "stopped")
 CACHE = "CACHE STORAGE"

@@ -2,13 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
-
 from pydantic import BaseModel, ConfigDict, Field
-
-GatewayStage = Literal[
-    "launching", "activating", "adding-cache", "creating-share", "share-pending", "available"
-]
 
 
 class _Model(BaseModel):
@@ -42,36 +36,6 @@ class ShareSpec(_Model):
     client_token: str = Field(min_length=5, max_length=100)
     file_share_name: str
     tags: dict[str, str]
-
-
-class GatewayRef(_Model):
-    """Everything created for the gateway so far: what readiness continues from and cleanup deletes."""
-
-    target_id: str
-    appliance_id: str | None = None
-    appliance_ip: str | None = None
-    appliance_volume_ids: list[str] = Field(default_factory=list)
-    gateway_arn: str | None = None
-    cache_disk_ids: list[str] = Field(default_factory=list)
-    file_share_arn: str | None = None
-    share_status: str | None = None
-    share_path: str | None = None
-    bucket: str
-    prefix: str = Field(description="the run's key prefix in the bucket (its objects are deleted at the end)")
-
-    @property
-    def stage(self) -> GatewayStage:
-        if self.appliance_id is None or self.appliance_ip is None:
-            return "launching"
-        if self.gateway_arn is None:
-            return "activating"
-        if not self.cache_disk_ids:
-            return "adding-cache"
-        if self.file_share_arn is None:
-            return "creating-share"
-        if self.share_status != "AVAILABLE":
-            return "share-pending"
-        return "available"
 
 
 class GatewayRelease(_Model):

@@ -1,4 +1,4 @@
-"""What the gateway lifecycle needs from outside, as interfaces. Adapters raise ``workflow.errors``:
+"""What the gateway lifecycle needs from outside, as interfaces. Adapters raise ``core.errors``:
 NotYetConsistentError while something is not there yet (the next poll tries again), ProvisioningError
 when it never will be."""
 
@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from typing import Protocol
 
+from storagebench.core.state import LaunchSpec
 from storagebench.gateway.models import ApplianceStatus, LocalDisk, ShareSpec
-from storagebench.workflow.models import LaunchSpec
 
 
 class Appliances(Protocol):

@@ -18,8 +18,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from storagebench.core.clock import parse_iso
+from storagebench.core.tags import TAG_CONFIG, TAG_EXPIRES, TAG_RUN, TAG_STACK
 from storagebench.janitor.models import Leak, Skipped, TaggedResource
-from storagebench.workflow.models import TAG_CONFIG, TAG_EXPIRES, TAG_RUN, TAG_STACK
 
 GOING = frozenset({"shutting-down", "terminated", "deleting", "deleted"})
 
@@ -37,7 +38,7 @@ class SweepPlan:
 def parse_time(text: str) -> datetime | None:
     """An ISO 8601 time with a zone (``...Z`` or ``+00:00``); None when it is not one."""
     try:
-        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+        moment = parse_iso(text)
     except ValueError:
         return None
     return moment if moment.tzinfo is not None else None

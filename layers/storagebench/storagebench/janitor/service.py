@@ -12,23 +12,19 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
+from storagebench.core.clock import Clock, iso
+from storagebench.core.errors import ResourceBusyError, WorkflowError
 from storagebench.janitor.messages import leak_notification, stuck_run_notification
 from storagebench.janitor.models import RESOURCE_KINDS, Leak, StuckRun, SweepReport, TaggedResource
 from storagebench.janitor.plan import parse_time, plan_sweep
 from storagebench.janitor.ports import RunExecutions, RunRecords, TaggedResources
 from storagebench.notify import Notifier, deliver
-from storagebench.workflow.errors import ResourceBusyError, WorkflowError
-from storagebench.workflow.ports import Clock
 
 log = logging.getLogger("storagebench.janitor")
 RUNS_PAGE = 100
-
-
-def _iso(moment: datetime) -> str:
-    return moment.astimezone(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
 @dataclass
@@ -44,7 +40,7 @@ class Janitor:
 
     def sweep(self) -> SweepReport:
         now = self.clock.now()
-        report = SweepReport(stack=self.stack, swept_at=_iso(now))
+        report = SweepReport(stack=self.stack, swept_at=iso(now))
         found: list[TaggedResource] = []
         for kind in RESOURCE_KINDS:
             try:
@@ -98,7 +94,7 @@ class Janitor:
         for candidate in candidates:
             stuck = candidate.model_copy(update={"execution": self._stop_execution(candidate, report)})
             try:
-                if self.runs.fail_stuck_run(stuck.run_id, stuck.reason, _iso(now)):
+                if self.runs.fail_stuck_run(stuck.run_id, stuck.reason, iso(now)):
                     failed.append(stuck)
             except WorkflowError as exc:
                 log.error("janitor could not fail run %s", stuck.run_id, exc_info=True)

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from storagebench.core.state import RunSummary
 from storagebench.notify.models import Notification, subject_line
-from storagebench.workflow.models import RunSummary
 
 MAX_DETAIL_LINES = 20  # per notification: the rest is in the report and the store
 HEADLINE_VERDICTS = 3

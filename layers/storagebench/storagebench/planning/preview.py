@@ -2,7 +2,7 @@
 
 ``preview_request`` is the one place the planning guardrails are decided. The Plan step raises
 ``GuardrailError`` when it finds problems and the API's dry run returns the same preview, so the
-two can never disagree. Guardrails (stack parameters, ``workflow.settings.Guardrails``):
+two can never disagree. Guardrails (stack parameters, ``core.guardrails.Guardrails``):
 
 * ``MaxConfigsPerRun`` and ``AllowedInstanceTypes``: refused;
 * ``MaxRunHours``: a request whose ``timing.max_run_hours`` is longer is refused, and so is one
@@ -29,12 +29,12 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from storagebench.core.guardrails import Guardrails
 from storagebench.costs.document import cost_document
 from storagebench.planning.duration import RunDuration, estimate_duration
 from storagebench.planning.steps import plan_steps
 from storagebench.prices.models import PriceBook
 from storagebench.request.model import BenchmarkRequest, Config, EbsTarget, FileGatewayTarget, Target
-from storagebench.workflow.settings import Guardrails
 
 INSTANCES_PER_CONFIG = 1  # launch_spec starts one instance per config; file systems are not instances
 

@@ -5,10 +5,10 @@ words for each storage option. Anything malformed becomes a note, never an excep
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from datetime import datetime
 from typing import Any
 
 from storagebench.catalog.envelope import volume_envelope
+from storagebench.core.clock import parse_iso
 from storagebench.costs.compare import compare
 from storagebench.costs.monthly import ConfigCost, price_request
 from storagebench.prices.snapshot import SnapshotPriceBook
@@ -202,8 +202,8 @@ def storage_text(
 
 def seconds_between(start: Any, end: Any) -> float | None:
     try:
-        a = datetime.fromisoformat(str(start).replace("Z", "+00:00"))
-        b = datetime.fromisoformat(str(end).replace("Z", "+00:00"))
+        a = parse_iso(str(start))
+        b = parse_iso(str(end))
     except ValueError:
         return None
     delta = (b - a).total_seconds()

@@ -19,7 +19,6 @@ from __future__ import annotations
 import json
 from collections import defaultdict
 from collections.abc import Iterable
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +26,7 @@ from storagebench.analysis.bimodal import detect_bimodal
 from storagebench.analysis.burst import detect_knee
 from storagebench.analysis.delivery import check_delivery
 from storagebench.catalog.envelope import volume_envelope
+from storagebench.core.clock import parse_iso
 from storagebench.request.model import Config, EbsTarget
 from storagebench.results.fio_logs import read_timeseries
 from storagebench.results.records import ResultRecord
@@ -37,7 +37,7 @@ SATURATING = ("iops", "throughput", "mixed")
 def _time(text: str | None) -> float | None:
     if not text:
         return None
-    return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
+    return parse_iso(text).timestamp()
 
 
 def _knee_at(phase_dir: Path, started: float | None) -> float | None:

@@ -9,7 +9,7 @@ runs/<run>/report.html|.md|.csv         the run's report (Finalize)
 
 from __future__ import annotations
 
-from storagebench.workflow.models import WorkItem
+from storagebench.core.state import WorkItem
 
 
 def request_key(run_id: str) -> str:

@@ -14,6 +14,8 @@ from typing import Literal
 
 from storagebench.agent.plan import TargetSpec
 from storagebench.catalog import instance_type as catalog_instance
+from storagebench.core.errors import NotYetConsistentError, ProvisioningError
+from storagebench.core.state import LaunchSpec, LaunchVolume, Resources
 from storagebench.request.model import (
     Config,
     EbsTarget,
@@ -24,8 +26,6 @@ from storagebench.request.model import (
     LocalTarget,
     NfsTarget,
 )
-from storagebench.workflow.errors import NotYetConsistentError, ProvisioningError
-from storagebench.workflow.models import LaunchSpec, LaunchVolume, Resources
 
 ROOT_DEVICE = "/dev/xvda"  # Amazon Linux 2023's root device name
 DATA_DEVICE_LETTERS = "fghijklmnopqrstuvwxyz"  # /dev/sdf../dev/sdz, the names AWS recommends for data volumes

@@ -4,23 +4,14 @@ appliance while its gateway still exists). The lifecycle itself is ``gateway.lif
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-from storagebench.gateway.lifecycle import GatewayPorts, advance, launch, new_ref
+from storagebench.core.errors import ProvisioningError
+from storagebench.core.state import CleanupReport, Resources
+from storagebench.core.tags import TAG_CONFIG, TAG_RUN
+from storagebench.gateway.lifecycle import advance, launch, new_ref
 from storagebench.gateway.lifecycle import release as release_gateway
 from storagebench.gateway.plan import GatewayPlan, gateway_plan
 from storagebench.request.model import BenchmarkRequest, FileGatewayTarget
-from storagebench.workflow.errors import ProvisioningError
-from storagebench.workflow.models import TAG_CONFIG, TAG_RUN, CleanupReport, Resources
-
-
-@dataclass(frozen=True)
-class GatewayServices:
-    """The gateway ports and where shares write: the stack's bucket and the role the gateway uses."""
-
-    ports: GatewayPorts
-    share_bucket: str
-    role_arn: str
+from storagebench.workflow.ports import GatewayServices
 
 
 def gateway_plans(

@@ -3,20 +3,21 @@
 The steps in ``workflow.steps`` receive these and never import boto3. ``adapters.aws``
 implements them with EC2, EFS, FSx, SSM, S3 and DynamoDB (the same code runs against moto in
 local mode); ``adapters.local`` runs the agent on this machine and keeps artifacts on disk.
-Implementations raise the errors of ``workflow.errors`` so the state machine can retry by name.
+Implementations raise the errors of ``core.errors`` so the state machine can retry by name.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from datetime import datetime
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
 from storagebench.agent.plan import Plan
-from storagebench.analysis.regressions import Regression
-from storagebench.results.records import ResultRecord
-from storagebench.workflow.models import (
+from storagebench.core.clock import Clock, SystemClock
+from storagebench.core.guardrails import Guardrails
+from storagebench.core.regression import Regression
+from storagebench.core.state import (
     AgentRun,
     ComputeStatus,
     ConfigState,
@@ -26,10 +27,10 @@ from storagebench.workflow.models import (
     Resources,
     RunSummary,
 )
-
-
-class Clock(Protocol):
-    def now(self) -> datetime: ...
+from storagebench.gateway.lifecycle import GatewayPorts
+from storagebench.notify import LogNotifier, Notifier
+from storagebench.prices.models import PriceBook
+from storagebench.results.records import ResultRecord
 
 
 class Compute(Protocol):
@@ -189,3 +190,40 @@ class ResultsStore(Protocol):
 
     def record_economics(self, run_id: str, summary: Mapping[str, Any]) -> None:
         """Keep the run's cost and comparison summary on the run item (pattern 2 shows it)."""
+
+
+# ------------------------------------------------------------------------ the ports together
+
+
+@dataclass(frozen=True)
+class GatewayServices:
+    """The gateway ports and where shares write: the stack's bucket and the role the gateway uses."""
+
+    ports: GatewayPorts
+    share_bucket: str
+    role_arn: str
+
+
+def snapshot_prices(region: str) -> PriceBook:
+    """The bundled, dated price snapshot (local mode, tests, and AWS when the API is not wanted)."""
+    from storagebench.prices.snapshot import SnapshotPriceBook
+
+    return SnapshotPriceBook(region)
+
+
+@dataclass
+class Services:
+    """The ports a step may use, built once per Lambda container (or once for local mode)."""
+
+    compute: Compute
+    filesystems: FileSystems
+    agents: Agents
+    artifacts: Artifacts
+    store: ResultsStore
+    guardrails: Guardrails = field(default_factory=Guardrails)
+    stack: str = "storagebench"
+    region: str = "us-east-1"
+    clock: Clock = field(default_factory=SystemClock)
+    prices: Callable[[str], PriceBook] = snapshot_prices
+    notifier: Notifier = field(default_factory=LogNotifier)  # SNS on AWS, a file locally
+    gateways: GatewayServices | None = None  # Storage Gateway on AWS; local mode has none

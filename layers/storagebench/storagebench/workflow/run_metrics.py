@@ -6,7 +6,7 @@ was priced), RegressionsFound and NotificationFailures. The dashboard and the al
 
 from __future__ import annotations
 
-from storagebench.workflow.models import RunSummary
+from storagebench.core.state import RunSummary
 
 
 def run_metrics(summary: RunSummary) -> dict[str, float]:

@@ -7,20 +7,17 @@ so neither can lose a measurement; a failure here becomes a note on the run, nev
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from storagebench.core.errors import WorkflowError
+from storagebench.core.state import RunSummary, WorkItem
 from storagebench.costs.economics import economics_summary, run_economics
 from storagebench.notify import deliver
 from storagebench.notify.run_messages import run_notifications
 from storagebench.prices.models import PriceNotFound
 from storagebench.request import RequestError, parse_request
 from storagebench.workflow.artifact_keys import economics_key, report_key, request_key, series_key
-from storagebench.workflow.errors import WorkflowError
-from storagebench.workflow.models import RunSummary, WorkItem
-from storagebench.workflow.ports import Artifacts, ResultsStore
-
-if TYPE_CHECKING:
-    from storagebench.workflow.steps import Services
+from storagebench.workflow.ports import Artifacts, ResultsStore, Services
 
 log = logging.getLogger("storagebench.workflow.run_outputs")
 

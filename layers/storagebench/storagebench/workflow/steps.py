@@ -12,38 +12,14 @@ import hashlib
 import json
 import logging
 import math
-from collections.abc import Callable
-from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from typing import Any
 
-from storagebench.analysis.regressions import Regression, compute_regressions
-from storagebench.notify import LogNotifier, Notifier
-from storagebench.planning import build_plan
-from storagebench.planning.preview import preview_request
-from storagebench.prices.models import PriceBook
-from storagebench.request import BenchmarkRequest, RequestError, parse_request
-from storagebench.request.model import EfsTarget, FsxLustreTarget
-from storagebench.results.annotate import annotate
-from storagebench.results.collect import collect as collect_output
-from storagebench.results.errors import ResultsError
-from storagebench.results.series import extract_series
-from storagebench.workflow.artifact_keys import request_key, series_key
-from storagebench.workflow.bindings import agent_targets, launch_spec, storage_option
-from storagebench.workflow.errors import GuardrailError, InvalidRequestError, NotReadyError, WorkflowError
-from storagebench.workflow.gateways import (
-    GatewayServices,
-    advance_gateways,
-    gateway_plans,
-    launch_gateways,
-    release_gateways,
-)
-from storagebench.workflow.models import (
-    TAG_CONFIG,
-    TAG_EXPIRES,
-    TAG_RUN,
-    TAG_STACK,
-    TAG_TARGET,
+from storagebench.analysis.regressions import compute_regressions
+from storagebench.core.clock import iso, parse_iso
+from storagebench.core.errors import GuardrailError, InvalidRequestError, NotReadyError, WorkflowError
+from storagebench.core.regression import Regression
+from storagebench.core.state import (
     AgentOutcome,
     CleanupReport,
     CollectSummary,
@@ -60,50 +36,23 @@ from storagebench.workflow.models import (
     StepTiming,
     WorkItem,
 )
-from storagebench.workflow.ports import Agents, Artifacts, Compute, FileSystems, ResultsStore
+from storagebench.core.tags import TAG_CONFIG, TAG_EXPIRES, TAG_RUN, TAG_STACK, TAG_TARGET
+from storagebench.planning import build_plan
+from storagebench.planning.preview import preview_request
+from storagebench.request import BenchmarkRequest, RequestError, parse_request
+from storagebench.request.model import EfsTarget, FsxLustreTarget
+from storagebench.results.annotate import annotate
+from storagebench.results.collect import collect as collect_output
+from storagebench.results.errors import ResultsError
+from storagebench.results.series import extract_series
+from storagebench.workflow.artifact_keys import request_key, series_key
+from storagebench.workflow.bindings import agent_targets, launch_spec, storage_option
+from storagebench.workflow.gateways import advance_gateways, gateway_plans, launch_gateways, release_gateways
+from storagebench.workflow.ports import Services
 from storagebench.workflow.run_outputs import notify_run, record_run_economics, record_run_report
-from storagebench.workflow.settings import Guardrails
 
 log = logging.getLogger("storagebench.workflow.steps")
 REGRESSIONS_IN_SUMMARY = 100  # flagged verdicts the summary carries (the state's output stays small)
-
-
-class SystemClock:
-    def now(self) -> datetime:
-        return datetime.now(UTC)
-
-
-def snapshot_prices(region: str) -> PriceBook:
-    """The bundled, dated price snapshot (local mode, tests, and AWS when the API is not wanted)."""
-    from storagebench.prices.snapshot import SnapshotPriceBook
-
-    return SnapshotPriceBook(region)
-
-
-@dataclass
-class Services:
-    """The ports a step may use, built once per Lambda container (or once for local mode)."""
-
-    compute: Compute
-    filesystems: FileSystems
-    agents: Agents
-    artifacts: Artifacts
-    store: ResultsStore
-    guardrails: Guardrails = field(default_factory=Guardrails)
-    stack: str = "storagebench"
-    region: str = "us-east-1"
-    clock: Any = field(default_factory=SystemClock)
-    prices: Callable[[str], PriceBook] = snapshot_prices
-    notifier: Notifier = field(default_factory=LogNotifier)  # SNS on AWS, a file locally
-    gateways: GatewayServices | None = None  # Storage Gateway on AWS; local mode has none
-
-
-def _iso(moment: datetime) -> str:
-    return moment.astimezone(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
-
-
-def _parse_time(text: str) -> datetime:
-    return datetime.fromisoformat(text.replace("Z", "+00:00"))
 
 
 def _request(services: Services, item: WorkItem) -> BenchmarkRequest:
@@ -134,7 +83,7 @@ def plan_run(document: Any, run_id: str, started_at: str, services: Services) ->
     preview = preview_request(request, limits)
     if not preview.allowed:
         raise GuardrailError(preview.problem_text())
-    started = _parse_time(started_at)
+    started = parse_iso(started_at)
     expires = started + timedelta(hours=request.timing.max_run_hours)
     command_timeout_s = math.ceil(request.timing.command_timeout_h * 3600)
     timing = StepTiming(
@@ -149,8 +98,8 @@ def plan_run(document: Any, run_id: str, started_at: str, services: Services) ->
             config_id=c.id,
             suite=request.name,
             region=request.region,
-            started_at=_iso(started),
-            expires_at=_iso(expires),
+            started_at=iso(started),
+            expires_at=iso(expires),
             timing=timing,
             artifacts_prefix=f"runs/{run_id}/{c.id}/",
         )
@@ -161,14 +110,14 @@ def plan_run(document: Any, run_id: str, started_at: str, services: Services) ->
         run_id,
         request.name,
         json.loads(json.dumps(document)),
-        _iso(started),
-        _iso(expires),
+        iso(started),
+        iso(expires),
         [c.id for c in request.configs],
     )
     return PlanResult(
         run_id=run_id,
         suite=request.name,
-        started_at=_iso(started),
+        started_at=iso(started),
         max_concurrency=preview.max_concurrency,
         items=items,
     )
@@ -225,7 +174,7 @@ def check_ready(state: ConfigState, services: Services) -> ConfigState:
     """
     now = services.clock.now()
     previous = state.ready
-    first = previous.first_poll_at if previous and previous.first_poll_at else _iso(now)
+    first = previous.first_poll_at if previous and previous.first_poll_at else iso(now)
     polls = (previous.polls if previous else 0) + 1
     status = services.compute.status(state.resources)
     resources = state.resources.model_copy(
@@ -260,7 +209,7 @@ def check_ready(state: ConfigState, services: Services) -> ConfigState:
         awaited = advance_gateways(resources, plans, services.gateways)
         checks["gateways_available"] = not awaited
     checks["agent_online"] = all(checks.values()) and services.agents.online(resources)
-    waited = (now - _parse_time(first)).total_seconds()
+    waited = (now - parse_iso(first)).total_seconds()
     if all(checks.values()):
         ready = ReadyStatus(
             state="ready",
@@ -525,7 +474,7 @@ def abort_run(
         configs=configs,
         records=sum(c.records for c in configs),
         started_at=started_at,
-        ended_at=_iso(services.clock.now()),
+        ended_at=iso(services.clock.now()),
     )
     summary = notify_run(summary, services)  # never raises: a refused notification is a note
     services.store.finish_run(summary)
@@ -586,7 +535,7 @@ def finalize(
     else:
         status = "PARTIAL"
     regressions, notes = run_regressions(run_id, suite, started_at, configs, services)
-    ended_at = _iso(services.clock.now())
+    ended_at = iso(services.clock.now())
     economics, economics_notes = record_run_economics(run_id, ended_at, services)
     summary = RunSummary(
         run_id=run_id,

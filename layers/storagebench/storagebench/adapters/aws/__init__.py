@@ -23,10 +23,9 @@ from storagebench.adapters.aws.sns import notifier_from_env
 from storagebench.adapters.aws.ssm import SsmAgents
 
 if TYPE_CHECKING:
+    from storagebench.core.guardrails import Guardrails
     from storagebench.prices.models import PriceBook
-    from storagebench.workflow.gateways import GatewayServices
-    from storagebench.workflow.settings import Guardrails
-    from storagebench.workflow.steps import Services
+    from storagebench.workflow.ports import GatewayServices, Services
 
 PRICE_SOURCES = ("price-list-api", "snapshot")
 
@@ -46,8 +45,8 @@ def build_services(
     guardrails: Guardrails | None = None, environ: Mapping[str, str] | None = None
 ) -> Services:
     """Every port on AWS, from the environment (``AwsSettings.from_env`` names what is missing)."""
-    from storagebench.workflow.settings import Guardrails
-    from storagebench.workflow.steps import Services
+    from storagebench.core.guardrails import Guardrails
+    from storagebench.workflow.ports import Services
 
     env = os.environ if environ is None else environ
     settings = AwsSettings.from_env(env)
@@ -79,9 +78,9 @@ def gateway_services(settings: AwsSettings, env: Mapping[str, str]) -> GatewaySe
     from storagebench.adapters.aws.gateway_appliance import Ec2Appliances
     from storagebench.adapters.aws.share_objects import S3ShareObjects
     from storagebench.adapters.aws.storagegateway import StorageGateways
+    from storagebench.core.guardrails import GATEWAY_VARIABLES
     from storagebench.gateway.lifecycle import GatewayPorts
-    from storagebench.workflow.gateways import GatewayServices
-    from storagebench.workflow.settings import GATEWAY_VARIABLES
+    from storagebench.workflow.ports import GatewayServices
 
     values = {v: env.get(v, "").strip() for v in GATEWAY_VARIABLES}
     missing = [v for v, value in values.items() if not value]

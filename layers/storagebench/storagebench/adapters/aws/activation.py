@@ -16,7 +16,7 @@ from typing import Any
 from urllib.parse import parse_qs, urlencode, urlsplit
 
 from storagebench.adapters.aws.errors import aws_call
-from storagebench.workflow.errors import NotYetConsistentError, ProvisioningError
+from storagebench.core.errors import NotYetConsistentError, ProvisioningError
 
 REDIRECTS = (301, 302, 303, 307, 308)
 

@@ -24,7 +24,6 @@ import math
 import re
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
 
@@ -32,18 +31,18 @@ from boto3.dynamodb.types import TypeDeserializer, TypeSerializer  # type: ignor
 
 from storagebench.adapters.aws.errors import ClientError, aws_call, error_code, workflow_error
 from storagebench.adapters.aws.settings import AwsSettings
-from storagebench.analysis.regressions import INSUFFICIENT, Regression
-from storagebench.results.records import ResultRecord
-from storagebench.store import keys
-from storagebench.workflow.errors import (
+from storagebench.core.clock import Clock, SystemClock, iso
+from storagebench.core.errors import (
     CollectError,
     InvalidRequestError,
     ProvisioningError,
     ThrottledError,
     WorkflowError,
 )
-from storagebench.workflow.models import ConfigState, RunSummary
-from storagebench.workflow.ports import Clock
+from storagebench.core.regression import INSUFFICIENT, Regression
+from storagebench.core.state import ConfigState, RunSummary
+from storagebench.results.records import ResultRecord
+from storagebench.store import keys
 
 KEY_ATTRIBUTES = ("PK", "SK", "GSI1PK", "GSI1SK", "GSI2PK", "GSI2SK", "GSI3PK", "GSI3SK")
 BATCH = 25  # BatchWriteItem's limit
@@ -60,15 +59,6 @@ _CURSOR_KEYS: dict[str | None, frozenset[str]] = {
     "GSI2": frozenset({"PK", "SK", "GSI2PK", "GSI2SK"}),
     "GSI3": frozenset({"PK", "SK", "GSI3PK", "GSI3SK"}),
 }
-
-
-class _UtcClock:
-    def now(self) -> datetime:
-        return datetime.now(UTC)
-
-
-def _iso(moment: datetime) -> str:
-    return moment.astimezone(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
 # ------------------------------------------------------------------------ conversions
@@ -155,7 +145,7 @@ class DynamoResultsStore:
     ) -> None:
         self.db = dynamodb
         self.table = table
-        self.clock: Clock = clock or _UtcClock()
+        self.clock: Clock = clock or SystemClock()
         self.page_size = page_size
         self._sleep = sleep
         self._serializer = TypeSerializer()
@@ -271,7 +261,7 @@ class DynamoResultsStore:
             ":run": item.run_id,
             ":config": item.config_id,
             ":status": status,
-            ":now": _iso(self.clock.now()),
+            ":now": iso(self.clock.now()),
             ":state": state.model_dump(mode="json"),
             ":errors": [e.model_dump(mode="json") for e in state.errors],
         }
@@ -776,7 +766,7 @@ class DynamoResultsStore:
                 used = 3
             chunks[-1].append(document)
             used += size
-        now = _iso(self.clock.now())
+        now = iso(self.clock.now())
         try:
             self.db.update_item(
                 TableName=self.table,

@@ -10,41 +10,24 @@ token, which a retried launch looks up first.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from storagebench.adapters.aws.errors import ClientError, aws_call, error_code, workflow_error
 from storagebench.adapters.aws.settings import AwsSettings
-from storagebench.workflow.errors import (
+from storagebench.core.clock import Clock, SystemClock, iso
+from storagebench.core.errors import (
     NotReadyError,
     NotYetConsistentError,
     ProvisioningError,
     ResourceBusyError,
 )
-from storagebench.workflow.models import (
-    TAG_CONFIG,
-    TAG_RUN,
-    ComputeStatus,
-    LaunchSpec,
-    LaunchVolume,
-    Resources,
-    VolumeRef,
-)
-from storagebench.workflow.ports import Clock
+from storagebench.core.state import ComputeStatus, LaunchSpec, LaunchVolume, Resources, VolumeRef
+from storagebench.core.tags import TAG_CLIENT_TOKEN, TAG_CONFIG, TAG_RUN
 
 AMI_PARAMETER = "/aws/service/ami-amazon-linux-latest/al2023-ami-kernel-default-{arch}"
-TAG_CLIENT_TOKEN = "storagebench:client-token"
 LIVE_STATES = ("pending", "running", "stopping", "stopped")
 GONE_STATES = ("shutting-down", "terminated")
-
-
-class _UtcClock:
-    def now(self) -> datetime:
-        return datetime.now(UTC)
-
-
-def _iso(moment: datetime) -> str:
-    return moment.astimezone(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
 def _tags(tags: dict[str, str]) -> list[dict[str, str]]:
@@ -87,7 +70,7 @@ class Ec2Compute:
         self.ec2 = ec2
         self.ssm = ssm  # reads the public AMI parameter
         self.settings = settings
-        self.clock: Clock = clock or _UtcClock()
+        self.clock: Clock = clock or SystemClock()
 
     @classmethod
     def from_settings(cls, settings: AwsSettings) -> Ec2Compute:
@@ -154,7 +137,7 @@ class Ec2Compute:
                 )
             )
         launched = instance.get("LaunchTime")
-        launched_at = _iso(launched) if isinstance(launched, datetime) else _iso(self.clock.now())
+        launched_at = iso(launched) if isinstance(launched, datetime) else iso(self.clock.now())
         return Resources(instance_id=str(instance["InstanceId"]), volumes=refs, launched_at=launched_at)
 
     # -------------------------------------------------------------- status

@@ -20,7 +20,7 @@ from botocore.exceptions import (
     ConnectionError as BotoConnectionError,
 )
 
-from storagebench.workflow.errors import (
+from storagebench.core.errors import (
     CapacityError,
     NotYetConsistentError,
     ProvisioningError,

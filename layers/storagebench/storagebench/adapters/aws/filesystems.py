@@ -16,15 +16,9 @@ from typing import Any
 
 from storagebench.adapters.aws.errors import ClientError, aws_call, error_code, workflow_error
 from storagebench.adapters.aws.settings import AwsSettings
-from storagebench.workflow.errors import NotYetConsistentError, ProvisioningError, ResourceBusyError
-from storagebench.workflow.models import (
-    TAG_CONFIG,
-    TAG_RUN,
-    TAG_TARGET,
-    FileSystemRef,
-    FileSystemSpec,
-    Resources,
-)
+from storagebench.core.errors import NotYetConsistentError, ProvisioningError, ResourceBusyError
+from storagebench.core.state import FileSystemRef, FileSystemSpec, Resources
+from storagebench.core.tags import TAG_CONFIG, TAG_RUN, TAG_TARGET
 
 FSX_TOKEN = re.compile(r"^[A-Za-z0-9_.-]{1,63}$")
 FSX_AVAILABLE = ("AVAILABLE", "UPDATING")

@@ -13,10 +13,11 @@ from typing import Any
 from storagebench.adapters.aws.ec2 import Ec2Compute
 from storagebench.adapters.aws.errors import aws_call
 from storagebench.adapters.aws.settings import AwsSettings
+from storagebench.core.errors import NotYetConsistentError, ProvisioningError
+from storagebench.core.state import LaunchSpec, Resources
+from storagebench.core.tags import TAG_ROLE
 from storagebench.gateway.models import ApplianceStatus
-from storagebench.gateway.plan import APPLIANCE_ROLE, TAG_ROLE
-from storagebench.workflow.errors import NotYetConsistentError, ProvisioningError
-from storagebench.workflow.models import LaunchSpec, Resources
+from storagebench.gateway.plan import APPLIANCE_ROLE
 
 APPLIANCE_AMI_PARAMETER = "/aws/service/storagegateway/ami/FILE_S3/latest"
 

@@ -23,17 +23,17 @@ import os
 import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from functools import partial
 from pathlib import Path
 from typing import Any, Literal, cast
 
 from storagebench.adapters.aws.errors import aws_call
+from storagebench.core.clock import Clock, SystemClock, iso, parse_iso
+from storagebench.core.errors import WorkflowError
 from storagebench.prices import pricelist as pl
 from storagebench.prices.models import Price, PriceBook, PriceNotFound, PriceTier
 from storagebench.prices.pricelist import PriceListError, Product, Query, Rate
-from storagebench.workflow.errors import WorkflowError
-from storagebench.workflow.ports import Clock
 
 __all__ = [
     "API_REGIONS",
@@ -64,15 +64,6 @@ class NotInPriceList(PriceNotFound):
         self.product = product
         self.region = region
         self.reason = reason
-
-
-class _UtcClock:
-    def now(self) -> datetime:
-        return datetime.now(UTC)
-
-
-def _iso(moment: datetime) -> str:
-    return moment.astimezone(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
 class PriceListClient:
@@ -140,7 +131,7 @@ class ApiPriceBook:
         self.client = client if isinstance(client, PriceListClient) else PriceListClient(client)
         self.region = region
         self.cache_dir = cache_dir
-        self.clock: Clock = clock or _UtcClock()
+        self.clock: Clock = clock or SystemClock()
         self.max_age = timedelta(hours=max_age_hours)
         self._memory: dict[str, _Fetched] = {}
 
@@ -153,7 +144,7 @@ class ApiPriceBook:
     def _load(self, query: Query, path: Path) -> _Fetched | None:
         try:
             document = json.loads(path.read_text(encoding="utf-8"))
-            read_at = datetime.fromisoformat(document["read_at"].replace("Z", "+00:00"))
+            read_at = parse_iso(document["read_at"])
             same = (
                 document.get("format") == CACHE_FORMAT
                 and document.get("service") == query.service_code
@@ -173,7 +164,7 @@ class ApiPriceBook:
             "service": query.service_code,
             "region": query.region,
             "filters": [list(f) for f in query.filters],
-            "read_at": _iso(read_at),
+            "read_at": iso(read_at),
             "price_list": entries,
         }
         temporary: str | None = None
@@ -208,7 +199,7 @@ class ApiPriceBook:
     def _look_up(self, query: Query, product: str, select: Callable[[list[Product]], Any]) -> tuple[Any, str]:
         try:
             fetched = self._fetch(query)
-            return select(fetched.products), _iso(fetched.read_at)
+            return select(fetched.products), iso(fetched.read_at)
         except PriceNotFound as exc:
             reason = str(exc).removeprefix(f"{product}: ")
             raise NotInPriceList(product, self.region, f"{reason} (query {query.describe()})") from None
@@ -238,14 +229,14 @@ class ApiPriceBook:
         product = f"EBS {volume_type} provisioned IOPS"
         self._known(product, lambda: pl.check_volume_type(volume_type))
         if volume_type not in pl.EBS_IOPS_USAGE:  # no IOPS charge: no API call needed
-            return [], _iso(self.clock.now())
+            return [], iso(self.clock.now())
         return self._look_up(pl.ebs_iops_query(self.region), product, lambda ps: pl.ebs_iops(ps, volume_type))
 
     def _ebs_throughput(self, volume_type: str) -> tuple[list[Rate], str]:
         product = f"EBS {volume_type} provisioned throughput"
         self._known(product, lambda: pl.check_volume_type(volume_type))
         if volume_type != "gp3":  # no throughput charge: no API call needed
-            return [], _iso(self.clock.now())
+            return [], iso(self.clock.now())
         query = pl.ebs_throughput_query(self.region)
         return self._look_up(query, product, lambda ps: pl.ebs_throughput(ps, volume_type))
 
@@ -501,7 +492,7 @@ def build_snapshot(
     """
     if not regions:
         raise ValueError("build_snapshot needs at least one region")
-    clock = clock or _UtcClock()
+    clock = clock or SystemClock()
     started = clock.now()
     names = list(instance_types) if instance_types is not None else _catalog_instance_types()
     built: dict[str, Any] = {}
@@ -513,7 +504,7 @@ def build_snapshot(
     return {
         "snapshot_version": f"{date}.api.{started.strftime('%H%M%S')}",
         "as_of": date,
-        "source": f"AWS Price List Query API (pricing:GetProducts), read {_iso(started)}",
+        "source": f"AWS Price List Query API (pricing:GetProducts), read {iso(started)}",
         "sources": {"price-list-api": "AWS Price List Query API, pricing:GetProducts, on-demand terms"},
         "coverage": {
             "regions": sorted(built),

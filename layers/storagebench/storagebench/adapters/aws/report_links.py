@@ -6,7 +6,7 @@ from typing import Any
 
 from storagebench.adapters.aws.errors import ClientError, aws_call, error_code, workflow_error
 from storagebench.adapters.aws.s3 import MISSING
-from storagebench.workflow.errors import WorkflowError
+from storagebench.core.errors import WorkflowError
 
 
 class S3ReportLinks:

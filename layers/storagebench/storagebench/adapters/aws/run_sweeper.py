@@ -10,7 +10,7 @@ import json
 from typing import Any
 
 from storagebench.adapters.aws.errors import aws_call
-from storagebench.workflow.errors import WorkflowError
+from storagebench.core.errors import WorkflowError
 
 
 class LambdaSweeper:

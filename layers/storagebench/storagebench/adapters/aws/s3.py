@@ -9,7 +9,7 @@ from typing import Any
 
 from storagebench.adapters.aws.errors import ClientError, aws_call, error_code, workflow_error
 from storagebench.adapters.aws.settings import AwsSettings
-from storagebench.workflow.errors import CollectError, ProvisioningError
+from storagebench.core.errors import CollectError, ProvisioningError
 
 MISSING = frozenset({"NoSuchKey", "404", "NotFound"})
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from storagebench.adapters.aws.errors import aws_call
-from storagebench.workflow.errors import ProvisioningError
+from storagebench.core.errors import ProvisioningError
 
 DELETE_BATCH = 1000  # DeleteObjects' limit
 

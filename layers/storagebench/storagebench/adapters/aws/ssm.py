@@ -13,7 +13,6 @@ from __future__ import annotations
 import base64
 import hashlib
 import logging
-from datetime import UTC, datetime
 from typing import Any
 
 from storagebench.adapters.agent_bundle import AgentBundle, current_bundle
@@ -21,24 +20,15 @@ from storagebench.adapters.aws.errors import ClientError, aws_call, error_code, 
 from storagebench.adapters.aws.s3 import S3Artifacts
 from storagebench.adapters.aws.settings import AwsSettings
 from storagebench.agent.plan import Plan
-from storagebench.workflow.errors import AgentError
-from storagebench.workflow.models import AgentRun, ConfigState, Resources
-from storagebench.workflow.ports import Clock
+from storagebench.core.clock import Clock, SystemClock, iso
+from storagebench.core.errors import AgentError
+from storagebench.core.state import AgentRun, ConfigState, Resources
 
 LOG = logging.getLogger(__name__)
 MAX_EXECUTION_S = 172_800  # aws:runShellScript's ceiling (48 h)
 DELIVERY_TIMEOUT_S = 600  # SendCommand's TimeoutSeconds: how long the command may wait to start
 HEARTBEAT_MAX_S = 999  # the document's HeartbeatSeconds pattern: 1-3 digits
 OVER = ("Failed", "Cancelled", "Cancelling", "TimedOut")
-
-
-class _UtcClock:
-    def now(self) -> datetime:
-        return datetime.now(UTC)
-
-
-def _iso(moment: datetime) -> str:
-    return moment.astimezone(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
 def heartbeat_interval(heartbeat_timeout_s: int) -> int:
@@ -62,7 +52,7 @@ class SsmAgents:
         self.s3 = s3
         self.settings = settings
         self.artifacts = artifacts if artifacts is not None else S3Artifacts(s3, settings.artifacts_bucket)
-        self.clock: Clock = clock or _UtcClock()
+        self.clock: Clock = clock or SystemClock()
         self._bundle = bundle
         self._uploaded: set[str] = set()
 
@@ -182,7 +172,7 @@ class SsmAgents:
             command_id=command_id,
             plan_key=plan_key,
             output_prefix=output_prefix,
-            started_at=_iso(self.clock.now()),
+            started_at=iso(self.clock.now()),
         )
 
     def _sent_before(self, request: dict[str, Any]) -> str | None:

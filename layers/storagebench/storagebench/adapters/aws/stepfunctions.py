@@ -7,19 +7,20 @@ named errors (``aws_call``), which the API answers with 503.
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from storagebench.adapters.aws.errors import ClientError, aws_call, error_code, workflow_error
 from storagebench.api.ports import Execution
-from storagebench.workflow.errors import InvalidRequestError, WorkflowError
+from storagebench.core.clock import iso
+from storagebench.core.errors import InvalidRequestError, WorkflowError
 
 
 def _iso(moment: Any) -> str | None:
     if moment is None:
         return None
     if isinstance(moment, datetime):
-        return moment.astimezone(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+        return iso(moment)
     return str(moment)
 
 

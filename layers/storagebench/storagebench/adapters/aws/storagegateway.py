@@ -11,8 +11,8 @@ from __future__ import annotations
 from typing import Any
 
 from storagebench.adapters.aws.errors import ClientError, aws_call, error_code, workflow_error
+from storagebench.core.errors import NotYetConsistentError, ProvisioningError, WorkflowError
 from storagebench.gateway.models import LocalDisk, ShareSpec
-from storagebench.workflow.errors import NotYetConsistentError, ProvisioningError, WorkflowError
 
 NOT_CONNECTED = frozenset(
     {"GatewayNotConnected", "GatewayProxyNetworkConnectionBusy", "NetworkConfigurationChanged"}

@@ -20,11 +20,12 @@ from storagebench.adapters.aws.ec2 import Ec2Compute
 from storagebench.adapters.aws.errors import ClientError, aws_call
 from storagebench.adapters.aws.filesystems import AwsFileSystems
 from storagebench.adapters.aws.storagegateway import GONE, StorageGateways, detail_code
+from storagebench.core.clock import SystemClock
+from storagebench.core.errors import ProvisioningError
+from storagebench.core.state import FileSystemRef
+from storagebench.core.tags import TAG_STACK, TAG_TARGET
 from storagebench.janitor.models import Attachment, ResourceKind, TaggedResource
 from storagebench.janitor.service import Janitor
-from storagebench.workflow.errors import ProvisioningError
-from storagebench.workflow.models import TAG_STACK, TAG_TARGET, FileSystemRef
-from storagebench.workflow.steps import SystemClock
 
 
 def _tags(described: dict[str, Any]) -> dict[str, str]:
@@ -224,7 +225,7 @@ def build_janitor(environ: Mapping[str, str] | None = None) -> Janitor:
     from storagebench.adapters.aws.settings import AwsSettings, SettingsError
     from storagebench.adapters.aws.sns import notifier_from_env
     from storagebench.adapters.aws.stepfunctions import StepFunctionsLauncher
-    from storagebench.workflow.settings import GATEWAY_VARIABLES
+    from storagebench.core.guardrails import GATEWAY_VARIABLES
 
     env = os.environ if environ is None else environ
     settings = AwsSettings.from_env(env)

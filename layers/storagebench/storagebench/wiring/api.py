@@ -6,7 +6,7 @@ import os
 from collections.abc import Mapping
 
 from storagebench.api.service import ApiService
-from storagebench.lazy import Lazy
+from storagebench.wiring.lazy import Lazy
 
 
 def from_environment(env: Mapping[str, str]) -> ApiService:
@@ -15,7 +15,7 @@ def from_environment(env: Mapping[str, str]) -> ApiService:
     from storagebench.adapters.aws.run_sweeper import LambdaSweeper
     from storagebench.adapters.aws.settings import AwsSettings, SettingsError
     from storagebench.adapters.aws.stepfunctions import StepFunctionsLauncher
-    from storagebench.workflow.settings import Guardrails
+    from storagebench.core.guardrails import Guardrails
 
     missing = [name for name in ("STATE_MACHINE_ARN", "SWEEP_RUN_FUNCTION") if not env.get(name, "").strip()]
     if missing:

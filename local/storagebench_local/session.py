@@ -24,15 +24,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from storagebench.adapters.local.agents import LocalAgents
-from storagebench.adapters.local.artifacts import LocalArtifacts
-from storagebench.adapters.local.faults import FaultPlan
-from storagebench.adapters.local.notifications import FileNotifier
+from storagebench.core.guardrails import Guardrails
 from storagebench.planning.local import LocalOptions
-from storagebench.workflow import wiring
+from storagebench.wiring import services as wiring
+from storagebench.workflow.ports import Services
 from storagebench.workflow.run_ids import new_run_id
-from storagebench.workflow.settings import Guardrails
-from storagebench.workflow.steps import Services
+from storagebench_local.adapters.agents import LocalAgents
+from storagebench_local.adapters.artifacts import LocalArtifacts
+from storagebench_local.adapters.faults import FaultPlan
+from storagebench_local.adapters.notifications import FileNotifier
 
 REPO = Path(__file__).resolve().parents[4]
 REGION = "us-east-1"
@@ -152,8 +152,8 @@ class LocalSession:
         from storagebench.adapters.aws.dynamodb import DynamoResultsStore
         from storagebench.adapters.aws.filesystems import AwsFileSystems
         from storagebench.adapters.aws.settings import AwsSettings
-        from storagebench.adapters.local.moto_ec2 import MotoEc2Compute
-        from storagebench.local.template import Template
+        from storagebench_local.adapters.moto_ec2 import MotoEc2Compute
+        from storagebench_local.template import Template
 
         self._stack.enter_context(_environment(LOCAL_ENV))
         template = Template(self.template_path)
@@ -206,7 +206,7 @@ class LocalSession:
         self.state_machine_arn = self._create_state_machine(template)
 
     def _results_client(self, template: Any) -> Any:
-        from storagebench.local.dynamodb_local import DynamoDBLocal, DynamoDBLocalUnavailable
+        from storagebench_local.dynamodb_local import DynamoDBLocal, DynamoDBLocalUnavailable
 
         if not self.use_dynamodb_local:
             self.notices.append("DynamoDB Local not used: results are kept in memory for this run only")
@@ -252,7 +252,7 @@ class LocalSession:
         return {"subnet": subnet["SubnetId"], "group": group["GroupId"], "profile": profile["Arn"]}
 
     def _serve_functions(self, template: Any) -> None:
-        from storagebench.local.lambda_endpoint import LocalLambda
+        from storagebench_local.lambda_endpoint import LocalLambda
 
         endpoint = self._stack.enter_context(LocalLambda(template.functions({}), before_invoke=self._inject))
         self._stack.enter_context(_environment({"AWS_ENDPOINT_URL_LAMBDA": endpoint.endpoint_url}))
@@ -288,7 +288,7 @@ class LocalSession:
         import boto3
 
         from storagebench.agent.sweep import resources_of
-        from storagebench.workflow.models import TAG_RUN
+        from storagebench.core.tags import TAG_RUN
 
         leaked: list[str] = []
         ec2 = boto3.client("ec2", region_name=REGION)

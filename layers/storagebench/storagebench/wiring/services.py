@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import os
 
-from storagebench.lazy import Lazy
-from storagebench.workflow.settings import Guardrails
-from storagebench.workflow.steps import Services
+from storagebench.core.guardrails import Guardrails
+from storagebench.wiring.lazy import Lazy
+from storagebench.workflow.ports import Services
 
 
 def _from_environment() -> Services:

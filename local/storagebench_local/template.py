@@ -29,7 +29,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from storagebench.local.cfn import load_template
+from storagebench_local.cfn import load_template
 
 __all__ = [
     "DEFAULT_REGION",
@@ -57,7 +57,7 @@ TABLE_TYPE = "AWS::DynamoDB::Table"
 # business or a separate API call, and DynamoDB Local ignores or refuses it.
 _INDEX_KEYS = ("IndexName", "KeySchema", "Projection", "ProvisionedThroughput")
 
-log = logging.getLogger("storagebench.local.template")
+log = logging.getLogger("storagebench_local.template")
 
 _SUBSTITUTION = re.compile(r"\$\{([^}]*)\}")
 

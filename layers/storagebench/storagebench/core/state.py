@@ -12,17 +12,14 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from storagebench.analysis.regressions import Regression
-from storagebench.gateway.models import GatewayRef
+from storagebench.core.regression import Regression
 
+GatewayStage = Literal[
+    "launching", "activating", "adding-cache", "creating-share", "share-pending", "available"
+]
 RunStatus = Literal["RUNNING", "SUCCEEDED", "PARTIAL", "FAILED"]
 ConfigStatus = Literal["succeeded", "partial", "failed"]
 TASK_TIMEOUT_SLACK_S = 600
-TAG_RUN = "storagebench:run-id"
-TAG_CONFIG = "storagebench:config-id"
-TAG_EXPIRES = "storagebench:expires-at"
-TAG_STACK = "storagebench:stack"
-TAG_TARGET = "storagebench:target-id"  # on file systems: which target of the config
 
 
 class _Model(BaseModel):
@@ -96,6 +93,36 @@ class Resources(_Model):
         default=None, description="the instance's: a gateway's share admits it alone"
     )
     launched_at: str | None = None
+
+
+class GatewayRef(_Model):
+    """Everything created for the gateway so far: what readiness continues from and cleanup deletes."""
+
+    target_id: str
+    appliance_id: str | None = None
+    appliance_ip: str | None = None
+    appliance_volume_ids: list[str] = Field(default_factory=list)
+    gateway_arn: str | None = None
+    cache_disk_ids: list[str] = Field(default_factory=list)
+    file_share_arn: str | None = None
+    share_status: str | None = None
+    share_path: str | None = None
+    bucket: str
+    prefix: str = Field(description="the run's key prefix in the bucket (its objects are deleted at the end)")
+
+    @property
+    def stage(self) -> GatewayStage:
+        if self.appliance_id is None or self.appliance_ip is None:
+            return "launching"
+        if self.gateway_arn is None:
+            return "activating"
+        if not self.cache_disk_ids:
+            return "adding-cache"
+        if self.file_share_arn is None:
+            return "creating-share"
+        if self.share_status != "AVAILABLE":
+            return "share-pending"
+        return "available"
 
 
 class LaunchVolume(_Model):

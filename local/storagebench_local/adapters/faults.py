@@ -13,7 +13,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any
 
-from storagebench.workflow import errors
+from storagebench.core import errors
 
 AGENT_BEHAVIOURS = (
     "command_failed",  # the command fails before the agent runs (as an SSM command Failed)

@@ -6,7 +6,7 @@ Built once per Lambda container and reused by the next scheduled invocation.
 from __future__ import annotations
 
 from storagebench.janitor.service import Janitor
-from storagebench.lazy import Lazy
+from storagebench.wiring.lazy import Lazy
 
 
 def _from_environment() -> Janitor:

@@ -76,7 +76,7 @@ from types import ModuleType, TracebackType
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
-from storagebench.local.template import (
+from storagebench_local.template import (
     DEFAULT_REGION,
     LOCAL_ACCOUNT_ID,
     FunctionSpec,
@@ -86,7 +86,7 @@ from storagebench.local.template import (
 
 __all__ = ["Invocation", "InvokeReply", "LambdaContext", "LocalFunction", "LocalLambda"]
 
-log = logging.getLogger("storagebench.local.lambda")
+log = logging.getLogger("storagebench_local.lambda")
 
 MAX_SYNC_PAYLOAD = 6 * 1024 * 1024  # Lambda's 6 MB limit on a RequestResponse request and response
 _INVOKE_PATH = re.compile(r"^/2015-03-31/functions/(?P<function>[^/]+)/invocations$")

@@ -21,14 +21,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from storagebench.adapters.local.artifacts import LocalArtifacts
-from storagebench.adapters.local.faults import FaultPlan
 from storagebench.agent.plan import Plan, TargetSpec
 from storagebench.agent.sweep import sweep
+from storagebench.core.errors import AgentError
+from storagebench.core.state import AgentRun, ConfigState, Resources
 from storagebench.planning.local import LocalOptions, emulated_ebs
 from storagebench.request.model import EbsTarget
-from storagebench.workflow.errors import AgentError
-from storagebench.workflow.models import AgentRun, ConfigState, Resources
+from storagebench_local.adapters.artifacts import LocalArtifacts
+from storagebench_local.adapters.faults import FaultPlan
 
 STOP_GRACE_S = 30.0
 # moto records a task outcome only once the waitForTaskToken wait is armed, which happens after

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from storagebench.adapters.aws.ec2 import Ec2Compute
-from storagebench.workflow.models import LaunchSpec
+from storagebench.core.state import LaunchSpec
 
 
 class MotoEc2Compute(Ec2Compute):
