@@ -95,7 +95,7 @@ class DynamoDBLocalUnavailable(RuntimeError):  # noqa: N818 - the name callers c
 
 def default_root() -> Path:
     """``.storagebench`` of the source checkout this package lives in, else of the working directory."""
-    checkout = Path(__file__).resolve().parents[4]
+    checkout = Path(__file__).resolve().parents[2]
     if (checkout / "template.yaml").is_file():
         return checkout / ".storagebench"
     return Path.cwd() / ".storagebench"

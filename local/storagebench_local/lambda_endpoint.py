@@ -90,7 +90,7 @@ log = logging.getLogger("storagebench_local.lambda")
 
 MAX_SYNC_PAYLOAD = 6 * 1024 * 1024  # Lambda's 6 MB limit on a RequestResponse request and response
 _INVOKE_PATH = re.compile(r"^/2015-03-31/functions/(?P<function>[^/]+)/invocations$")
-_LAYER_ROOT = Path(__file__).resolve().parents[2]  # layers/storagebench, the directory above storagebench/
+_LAYER_ROOT = Path(__file__).resolve().parents[2] / "layers" / "storagebench"  # holds storagebench/
 _IMPORT_LOCK = threading.Lock()  # sys.path and module loading are process-global
 
 

@@ -34,7 +34,7 @@ from storagebench_local.adapters.artifacts import LocalArtifacts
 from storagebench_local.adapters.faults import FaultPlan
 from storagebench_local.adapters.notifications import FileNotifier
 
-REPO = Path(__file__).resolve().parents[4]
+REPO = Path(__file__).resolve().parents[2]
 REGION = "us-east-1"
 ACCOUNT = "123456789012"
 STACK = "storagebench-local"

@@ -97,7 +97,7 @@ def lambda_arn(name: str, region: str = DEFAULT_REGION, account_id: str = LOCAL_
 
 def repo_template_path() -> Path:
     """``template.yaml`` of the source checkout this package lives in, else of the working directory."""
-    checkout = Path(__file__).resolve().parents[4] / "template.yaml"
+    checkout = Path(__file__).resolve().parents[2] / "template.yaml"
     return checkout if checkout.is_file() else Path.cwd() / "template.yaml"
 
 
