@@ -1,5 +1,5 @@
 """Time series and the report from a real agent run: fio's logs on a directory target, through
-``results.series.extract_series`` and ``results.collect`` into the HTML, Markdown and CSV report."""
+``analysis.series.extract_series`` and ``results.collect`` into the HTML, Markdown and CSV report."""
 
 from __future__ import annotations
 
@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 from agent_plans import fio_step
 
+from storagebench.analysis.series import extract_series
 from storagebench.report import build_report, render_csv, render_html, render_markdown
 from storagebench.results.collect import collect
 from storagebench.results.fio_logs import read_timeseries
-from storagebench.results.series import extract_series
 
 pytestmark = pytest.mark.fio
 

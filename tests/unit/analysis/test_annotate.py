@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
+from storagebench.analysis.annotate import annotate, burst_labels
 from storagebench.request import parse_request
 from storagebench.request.model import Config
-from storagebench.results.annotate import annotate, burst_labels
 from storagebench.results.records import HistogramBucket, ResultRecord
 
 T0 = "2026-11-21T10:00:00.000Z"

@@ -5,7 +5,7 @@ Four configs on c5.4xlarge (gp2 100 GiB, gp3 1,000 GiB as baseline, io1 4,000 IO
 before it measured anything) run four workloads three times. Each record starts as the real parse
 of a tests/data/fio capture (``results.fio.aggregate_fio`` then ``to_record``, as collect does) and
 is scaled per config and repetition so the configs differ; histograms are shifted by whole buckets
-so they stay on the 4-per-octave grid. Labels are those ``results.annotate`` attaches.
+so they stay on the 4-per-octave grid. Labels are those ``analysis.annotate`` attaches.
 
 Shared with tests/browser (loaded there by path), so it imports nothing from the test tree.
 """

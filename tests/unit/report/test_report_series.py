@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
+from storagebench.analysis.series import MAX_POINTS, MAX_TOTAL_POINTS, downsample, extract_series
 from storagebench.results.fio_logs import read_timeseries
-from storagebench.results.series import MAX_POINTS, MAX_TOTAL_POINTS, downsample, extract_series
 
 FIO_LOGS = Path(__file__).resolve().parents[2] / "data" / "fio" / "timeseries"
 

@@ -19,6 +19,7 @@ from storagebench.core.errors import (
     ResourceBusyError,
 )
 from storagebench.core.guardrails import Guardrails
+from storagebench.core.launch import client_token
 from storagebench.core.state import (
     AgentOutcome,
     CleanupReport,
@@ -35,7 +36,7 @@ from storagebench.core.state import (
 from storagebench.core.tags import TAG_CONFIG, TAG_EXPIRES, TAG_RUN, TAG_STACK, TAG_TARGET
 from storagebench.request import parse_request
 from storagebench.workflow import artifact_keys, steps
-from storagebench.workflow.bindings import client_token, storage_option
+from storagebench.workflow.bindings import storage_option
 
 StateOf = Callable[..., ConfigState]
 Plan = Callable[..., PlanResult]

@@ -15,7 +15,7 @@ Point ``i`` of ``iops`` and ``bw_mibps`` is the mean of the 1 s buckets ``t0_s +
 up to the next point's (fio labels a bucket by the second its window ends at, the first being 1);
 ``None`` where no job logged a sample. Rates are summed across the phase's jobs, per direction
 (read, write, trim); a phase that did both has one entry per direction. ``knee_s`` is the burst
-knee of the phase's total IOPS (``analysis.burst.detect_knee``, as ``results.annotate`` labels the
+knee of the phase's total IOPS (``analysis.burst.detect_knee``, as ``analysis.annotate`` labels the
 records), on the same clock as the points.
 
 Size: a series longer than ``MAX_POINTS`` seconds is averaged over windows of ``interval_s``
@@ -100,7 +100,7 @@ def _rates(directory: Path, kind: str, scale: float, where: str, problems: list[
 
 
 def _knee(iops: Mapping[str, Series]) -> float | None:
-    """Burst knee of the phase's total IOPS, on the series' clock (as ``results.annotate``)."""
+    """Burst knee of the phase's total IOPS, on the series' clock (as ``analysis.annotate``)."""
     total: dict[float, float] = {}
     for points in iops.values():
         for t, value in points:

@@ -5,10 +5,10 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 
+from storagebench.core.launch import DATA_DEVICE_LETTERS, ROOT_DEVICE, client_token
 from storagebench.core.state import LaunchSpec, LaunchVolume
 from storagebench.core.tags import TAG_ROLE, TAG_TARGET
 from storagebench.request.model import Config, FileGatewayTarget, GatewayVolume
-from storagebench.workflow.bindings import DATA_DEVICE_LETTERS, ROOT_DEVICE, client_token
 
 APPLIANCE_ROLE = "gateway-appliance"
 GIB = 1 << 30

@@ -24,6 +24,7 @@ from typing import Any
 
 from storagebench.analysis.bimodal import detect_bimodal
 from storagebench.analysis.grades import grade
+from storagebench.analysis.series import downsample
 from storagebench.analysis.stats import Aggregate, Summary, aggregate, summarize
 from storagebench.costs.compare import (
     INTENT_METRICS,
@@ -83,7 +84,6 @@ from storagebench.request.model import (
     BenchmarkRequest,
 )
 from storagebench.results.records import HistogramBucket, ResultRecord
-from storagebench.results.series import downsample
 from storagebench.workloads import get_profile
 
 __all__ = ["METRIC_INFO", "build_report"]
@@ -807,6 +807,6 @@ def build_report(
     ``stored`` is ``ResultsStore.get_run``'s answer; ``comparison`` a ``Comparison`` dump (computed
     here from the request and the bundled price snapshot when None); ``run_cost`` a ``RunCost``
     dump; ``regressions`` the run's ``Regression`` dumps; ``series`` config id -> the document
-    ``results.series.extract_series`` wrote.
+    ``analysis.series.extract_series`` wrote.
     """
     return _Run(stored, request, comparison, run_cost, regressions, series or {}).report()

@@ -1,5 +1,5 @@
 """Findings: what the reader must not miss, in words: the labels collect attached to records
-(``results.annotate``: burst, knee, delivery, bimodal latency) and the run's regression verdicts
+(``analysis.annotate``: burst, knee, delivery, bimodal latency) and the run's regression verdicts
 (``analysis.regressions``) against the suite's earlier runs."""
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ FINDING_PREFIXES = (
 def label_findings(
     config_id: str, workload: str, name: str, labels: Mapping[str, int], runs: int
 ) -> list[Finding]:
-    """Findings from the labels collect attached (``results.annotate``), counted over repetitions."""
+    """Findings from the labels collect attached (``analysis.annotate``), counted over repetitions."""
     out: list[Finding] = []
     name = f"{config_id}, {name}"
 

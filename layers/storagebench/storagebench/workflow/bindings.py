@@ -8,13 +8,13 @@ uses to stand a loop device in for the volume.
 
 from __future__ import annotations
 
-import hashlib
 import re
 from typing import Literal
 
 from storagebench.agent.plan import TargetSpec
 from storagebench.catalog import instance_type as catalog_instance
 from storagebench.core.errors import NotYetConsistentError, ProvisioningError
+from storagebench.core.launch import DATA_DEVICE_LETTERS, ROOT_DEVICE, client_token
 from storagebench.core.state import LaunchSpec, LaunchVolume, Resources
 from storagebench.request.model import (
     Config,
@@ -27,14 +27,7 @@ from storagebench.request.model import (
     NfsTarget,
 )
 
-ROOT_DEVICE = "/dev/xvda"  # Amazon Linux 2023's root device name
-DATA_DEVICE_LETTERS = "fghijklmnopqrstuvwxyz"  # /dev/sdf../dev/sdz, the names AWS recommends for data volumes
 _GRAVITON = re.compile(r"^(a1|[a-z]+\d+[a-z]*g[a-z]*)\.")  # a1: first Graviton; c7g, m6gd, r8g, ...
-
-
-def client_token(run_id: str, config_id: str) -> str:
-    """Same run and config, same token: a retried RunInstances returns the first instance."""
-    return hashlib.sha256(f"storagebench:{run_id}:{config_id}".encode()).hexdigest()[:64]
 
 
 def architecture(instance_type: str) -> Literal["x86_64", "arm64"]:

@@ -15,7 +15,9 @@ import math
 from datetime import timedelta
 from typing import Any
 
+from storagebench.analysis.annotate import annotate
 from storagebench.analysis.regressions import compute_regressions
+from storagebench.analysis.series import extract_series
 from storagebench.core.clock import iso, parse_iso
 from storagebench.core.errors import GuardrailError, InvalidRequestError, NotReadyError, WorkflowError
 from storagebench.core.regression import Regression
@@ -41,10 +43,8 @@ from storagebench.planning import build_plan
 from storagebench.planning.preview import preview_request
 from storagebench.request import BenchmarkRequest, RequestError, parse_request
 from storagebench.request.model import EfsTarget, FsxLustreTarget
-from storagebench.results.annotate import annotate
 from storagebench.results.collect import collect as collect_output
 from storagebench.results.errors import ResultsError
-from storagebench.results.series import extract_series
 from storagebench.workflow.artifact_keys import request_key, series_key
 from storagebench.workflow.bindings import agent_targets, launch_spec, storage_option
 from storagebench.workflow.gateways import advance_gateways, gateway_plans, launch_gateways, release_gateways
