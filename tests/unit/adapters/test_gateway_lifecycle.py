@@ -31,8 +31,9 @@ from storagebench.core.state import GatewayRef, Resources
 from storagebench.core.tags import TAG_CONFIG, TAG_RUN
 from storagebench.gateway.lifecycle import GatewayPorts, GatewayProgress, advance, new_ref, release
 from storagebench.gateway.plan import GIB, GatewayPlan, gateway_plan
+from storagebench.kinds.file_gateway import file_gateway_mount
 from storagebench.request import FileGatewayTarget, parse_request
-from storagebench.workflow.bindings import file_gateway_mount, launch_spec
+from storagebench.workflow.bindings import launch_spec
 
 REGION = "us-east-1"
 

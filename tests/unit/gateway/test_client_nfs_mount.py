@@ -18,8 +18,8 @@ from storagebench.agent.emulate import EmulatedFleet
 from storagebench.agent.log import Progress
 from storagebench.agent.plan import TargetSpec
 from storagebench.agent.proc import CommandError
+from storagebench.kinds.file_gateway import file_gateway_mount
 from storagebench.request import FileGatewayTarget, parse_request
-from storagebench.workflow.bindings import file_gateway_mount
 
 GATEWAY: dict[str, Any] = {
     "id": "share",

@@ -9,12 +9,12 @@ from typing import Any
 import pytest
 
 from storagebench.core.guardrails import Guardrails
+from storagebench.kinds.base import INSTANCE_READY_S
+from storagebench.kinds.efs import EFS_READY_S
+from storagebench.kinds.fsx_lustre import FSX_LUSTRE_READY_S
 from storagebench.planning.duration import (
     AGENT_SETUP_S,
     COLLECT_CLEANUP_S,
-    EFS_READY_S,
-    FSX_LUSTRE_READY_S,
-    INSTANCE_READY_S,
     STEP_OVERHEAD_S,
     config_duration,
     estimate_duration,
@@ -157,7 +157,8 @@ def test_every_shipped_request_fits_in_its_own_deadline(path: Path) -> None:
 
 
 def test_a_file_gateway_waits_for_its_appliance_and_share_and_its_steps_have_no_rate() -> None:
-    from storagebench.planning.duration import FILE_GATEWAY_READY_S, config_duration
+    from storagebench.kinds.file_gateway import FILE_GATEWAY_READY_S
+    from storagebench.planning.duration import config_duration
     from storagebench.request import load_request
 
     events = Path(__file__).resolve().parents[3] / "events"

@@ -25,9 +25,9 @@ from typing import Any
 from storagebench.analysis.bimodal import detect_bimodal
 from storagebench.analysis.burst import detect_knee
 from storagebench.analysis.delivery import check_delivery
-from storagebench.catalog.envelope import volume_envelope
 from storagebench.core.clock import parse_iso
-from storagebench.request.model import Config, EbsTarget
+from storagebench.kinds import kind_of
+from storagebench.request.model import Config
 from storagebench.results.fio_logs import read_timeseries
 from storagebench.results.records import ResultRecord
 
@@ -72,12 +72,7 @@ def _record_key(record: ResultRecord) -> tuple[str, str, str, int]:
 
 
 def _bursts(target: Any) -> bool:
-    if not isinstance(target, EbsTarget):
-        return False
-    return (
-        volume_envelope(target.type, target.size_gib, target.iops, target.throughput_mibps).burst_iops
-        is not None
-    )
+    return target is not None and kind_of(target).bursts(target)
 
 
 def burst_labels(manifest: dict[str, Any], output_dir: Path, config: Config) -> dict[str, list[str]]:
@@ -126,9 +121,9 @@ def delivery_labels(
         step_id = steps_by_key.get(key)
         target = targets.get(key[1])
         intent = intents.get(step_id or "", "")
-        if step_id is None or not isinstance(target, EbsTarget) or intent not in SATURATING:
+        envelope = kind_of(target).envelope(target, config.instance_type) if target is not None else None
+        if step_id is None or envelope is None or intent not in SATURATING:
             continue
-        envelope = target.envelope(config.instance_type)
         at_baseline = "baseline" in burst.get(step_id, [])
         metric = "bw_mibps" if intent == "throughput" else "iops"
         measured = sum(getattr(r, metric) or 0.0 for r in members)

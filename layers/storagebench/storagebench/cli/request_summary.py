@@ -5,8 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from storagebench.catalog import instance_type
+from storagebench.kinds import kind_of
 from storagebench.planning.steps import plan_steps
-from storagebench.request.model import BenchmarkRequest, EbsTarget
+from storagebench.request.model import BenchmarkRequest
 
 
 def summarize_request(request: BenchmarkRequest) -> dict[str, Any]:
@@ -21,8 +22,8 @@ def summarize_request(request: BenchmarkRequest) -> dict[str, Any]:
         targets = []
         for target in config.targets:
             entry: dict[str, Any] = {"id": target.id, "kind": target.kind}
-            if isinstance(target, EbsTarget):
-                envelope = target.envelope(config.instance_type)
+            envelope = kind_of(target).envelope(target, config.instance_type)
+            if envelope is not None:
                 entry["envelope"] = envelope.describe()
             targets.append(entry)
         steps = plan_steps(request, config)

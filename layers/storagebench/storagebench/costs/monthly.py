@@ -34,6 +34,9 @@ from typing import Literal, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, computed_field
 
 from storagebench.catalog import ebs_volume_type, instance_type, load_catalog
+from storagebench.kinds import Bill, kind_of
+from storagebench.kinds.base import EbsVolumeBill, EfsBill, InstanceBill
+from storagebench.kinds.file_gateway import GATEWAY_CACHE, GATEWAY_ROOT
 from storagebench.prices.models import (
     HOURS_PER_MONTH,
     Price,
@@ -42,17 +45,7 @@ from storagebench.prices.models import (
     PriceSource,
     PriceTier,
 )
-from storagebench.request.model import (
-    BenchmarkRequest,
-    Config,
-    EbsTarget,
-    EfsTarget,
-    FileGatewayTarget,
-    FsxLustreTarget,
-    InstanceStoreTarget,
-    LocalTarget,
-    NfsTarget,
-)
+from storagebench.request.model import BenchmarkRequest, Config, EfsTarget, FsxLustreTarget
 
 __all__ = [
     "HOURS_PER_MONTH",
@@ -68,20 +61,17 @@ __all__ = [
     "costs_by_id",
     "ebs_volume_components",
     "efs_components",
-    "file_gateway_components",
     "fmt_rate",
     "fmt_usd",
     "fsx_lustre_components",
-    "gateway_volume_id",
     "monthly_cost",
     "oldest_date",
+    "price_bill",
     "price_request",
 ]
 
 ROOT_TARGET_ID = "root"
 """``target_id`` of the root volume's components."""
-GATEWAY_ROOT = "gateway-root"
-GATEWAY_CACHE = "gateway-cache"
 _GIB_PER_TIB = 1024
 
 Category = Literal["compute", "storage"]
@@ -534,27 +524,11 @@ def fsx_lustre_components(
     ]
 
 
-def gateway_volume_id(target_id: str, disk: str, position: int | None = None) -> str:
-    """``target_id`` of a gateway disk's components: ``share/gateway-root``, ``share/gateway-cache``."""
-    return f"{target_id}/{disk}" if position is None else f"{target_id}/{disk}{position}"
-
-
 def is_gateway_component(component: CostComponent) -> bool:
     if component.name == "gateway-instance":
         return True
     tid = component.target_id or ""
     return "/" in tid and tid.split("/", 1)[1].startswith((GATEWAY_ROOT, GATEWAY_CACHE))
-
-
-def gateway_disks(target: FileGatewayTarget) -> list[tuple[str, str, int | None]]:
-    """(component target id, disk kind, cache position) of every disk of the appliance."""
-    tid = str(target.id)
-    disks: list[tuple[str, str, int | None]] = [(gateway_volume_id(tid, GATEWAY_ROOT), GATEWAY_ROOT, None)]
-    many = len(target.cache_volumes) > 1
-    for position in range(len(target.cache_volumes)):
-        label = gateway_volume_id(tid, GATEWAY_CACHE, position if many else None)
-        disks.append((label, GATEWAY_CACHE, position))
-    return disks
 
 
 def _instance_hours(
@@ -578,36 +552,40 @@ def _instance_hours(
     ]
 
 
-def file_gateway_components(
-    book: PriceBook, target: FileGatewayTarget, *, ask: PriceLookup | None = None
-) -> tuple[list[CostComponent], list[str]]:
-    """The gateway appliance's instance hours and its root and cache volumes, monthly, and notes."""
+def price_bill(
+    book: PriceBook, bill: Bill, *, ask: PriceLookup | None = None
+) -> tuple[list[CostComponent], list[str], list[str]]:
+    """A target's resources priced for a month: (components, notes, what is not priced)."""
     asker = ask or PriceLookup()
-    tid = str(target.id)
-    kind = target.gateway_instance_type
     components: list[CostComponent] = []
     notes: list[str] = []
-    components += _instance_hours(
-        book, kind, asker, "gateway-instance", target_id=tid, label=f"{tid}: gateway appliance {kind}"
-    )
-    for label, _disk, position in gateway_disks(target):
-        volume = target.root_volume if position is None else target.cache_volumes[position]
-        parts, extra = ebs_volume_components(
-            book,
-            volume.type,
-            volume.size_gib,
-            volume.iops,
-            volume.throughput_mibps,
-            target_id=label,
-            ask=asker,
-        )
-        components += parts
-        notes += extra
-    notes.append(
-        f"{tid}: Storage Gateway's own charges (S3 requests and storage of the share's data, data written "
-        "to AWS by the gateway) are usage-priced and not in the monthly figure"
-    )
-    return components, notes
+    unpriced: list[str] = []
+    for item in bill.items:
+        if isinstance(item, EbsVolumeBill):
+            parts, extra = ebs_volume_components(
+                book,
+                item.volume_type,
+                item.size_gib,
+                item.iops,
+                item.throughput_mibps,
+                target_id=item.target_id,
+                member=item.member,
+                ask=asker,
+            )
+            components += parts
+            notes += extra if not item.member else []  # a stripe's notes once, with its first volume
+        elif isinstance(item, InstanceBill):
+            components += _instance_hours(
+                book, item.instance_type, asker, item.name, target_id=item.target_id, label=item.label
+            )
+        elif isinstance(item, EfsBill):
+            parts, extra, left_out = efs_components(book, item.target, ask=asker)
+            components += parts
+            notes += extra
+            unpriced += left_out
+        else:
+            components += fsx_lustre_components(book, item.target, ask=asker)
+    return components, notes + list(bill.notes), unpriced + list(bill.unpriced)
 
 
 # ----------------------------------------------------------------------------------- configs
@@ -638,44 +616,11 @@ def monthly_cost(config: Config, book: PriceBook) -> ConfigCost:
     notes += extra
 
     for target in config.targets:
-        tid = str(target.id)
-        if isinstance(target, EbsTarget):
-            for member in range(target.count):
-                parts, extra = ebs_volume_components(
-                    book,
-                    target.type,
-                    target.size_gib,
-                    target.iops,
-                    target.throughput_mibps,
-                    target_id=tid,
-                    member=member if target.count > 1 else None,
-                    ask=asker,
-                )
-                components += parts
-                notes += extra if member == 0 else []
-        elif isinstance(target, EfsTarget):
-            parts, extra, left_out = efs_components(book, target, ask=asker)
-            components += parts
-            notes += extra
-            unpriced += left_out
-        elif isinstance(target, FsxLustreTarget):
-            components += fsx_lustre_components(book, target, ask=asker)
-        elif isinstance(target, FileGatewayTarget):
-            parts, extra = file_gateway_components(book, target, ask=asker)
-            components += parts
-            notes += extra
-        elif isinstance(target, InstanceStoreTarget):
-            notes.append(f"{tid}: instance store is included in the {config.instance_type} price")
-        elif isinstance(target, NfsTarget):
-            unpriced.append(
-                f"{tid}: NFS export {target.server}:{target.export} not priced: an existing server (a File "
-                "Gateway, a filer) billed outside this config"
-            )
-        elif isinstance(target, LocalTarget):
-            unpriced.append(
-                f"{tid}: local path {target.path} not priced: whatever backs it (set up by the config's "
-                "hooks or another system) is outside this config's bill"
-            )
+        bill = kind_of(target).bill(target, config.instance_type)
+        parts, extra, left_out = price_bill(book, bill, ask=asker)
+        components += parts
+        notes += extra
+        unpriced += left_out
     return ConfigCost(
         config_id=config.id,
         instance_type=config.instance_type,

@@ -38,7 +38,6 @@ from pydantic import BaseModel, ConfigDict, Field, computed_field
 from storagebench.core.clock import parse_iso
 from storagebench.core.state import ConfigState
 from storagebench.costs.monthly import (
-    GATEWAY_ROOT,
     ROOT_TARGET_ID,
     CostComponent,
     PriceLookup,
@@ -47,11 +46,12 @@ from storagebench.costs.monthly import (
     efs_components,
     fmt_rate,
     fsx_lustre_components,
-    gateway_disks,
     oldest_date,
 )
+from storagebench.kinds import kind_of
+from storagebench.kinds.base import EbsVolumeBill, InstanceBill
 from storagebench.prices.models import HOURS_PER_MONTH, Price, PriceBook, PriceSource
-from storagebench.request.model import Config, EbsTarget, EfsTarget, FileGatewayTarget, FsxLustreTarget
+from storagebench.request.model import Config, EfsTarget, FsxLustreTarget
 
 __all__ = [
     "EBS_MINIMUM_S",
@@ -291,44 +291,33 @@ def usage_for_config(
     gateways: list[GatewayUsage] = []
     fs_seconds = seconds if file_system_seconds is None else file_system_seconds
     for target in config.targets:
-        if isinstance(target, FileGatewayTarget):
-            gateways.append(GatewayUsage(str(target.id), target.gateway_instance_type, seconds))
-            for label, disk, position in gateway_disks(target):
-                volume = target.root_volume if disk == GATEWAY_ROOT else target.cache_volumes[position or 0]
+        for item in kind_of(target).bill(target, config.instance_type).items:
+            if isinstance(item, InstanceBill):
+                gateways.append(GatewayUsage(item.target_id, item.instance_type, seconds))
+            elif isinstance(item, EbsVolumeBill):
                 volumes.append(
                     VolumeUsage(
-                        volume_type=volume.type,
-                        size_gib=volume.size_gib,
+                        volume_type=item.volume_type,
+                        size_gib=item.size_gib,
                         seconds=seconds,
-                        iops=volume.iops,
-                        throughput_mibps=volume.throughput_mibps,
-                        target_id=label,
+                        iops=item.iops,
+                        throughput_mibps=item.throughput_mibps,
+                        target_id=item.target_id,
+                        member=item.member,
                     )
                 )
-        elif isinstance(target, EbsTarget):
-            volumes += [
-                VolumeUsage(
-                    volume_type=target.type,
-                    size_gib=target.size_gib,
-                    seconds=seconds,
-                    iops=target.iops,
-                    throughput_mibps=target.throughput_mibps,
-                    target_id=str(target.id),
-                    member=member if target.count > 1 else None,
+            else:
+                tid = str(item.target.id)
+                read, written = (efs_transfer_gb or {}).get(tid, (0.0, 0.0))
+                file_systems.append(
+                    FileSystemUsage(
+                        target=item.target,
+                        seconds=fs_seconds,
+                        stored_gib=(efs_stored_gib or {}).get(tid),
+                        read_gb=read,
+                        written_gb=written,
+                    )
                 )
-                for member in range(target.count)
-            ]
-        elif isinstance(target, EfsTarget | FsxLustreTarget):
-            read, written = (efs_transfer_gb or {}).get(str(target.id), (0.0, 0.0))
-            file_systems.append(
-                FileSystemUsage(
-                    target=target,
-                    seconds=fs_seconds,
-                    stored_gib=(efs_stored_gib or {}).get(str(target.id)),
-                    read_gb=read,
-                    written_gb=written,
-                )
-            )
     return ConfigUsage(
         config_id=config.id,
         instance_type=config.instance_type,
@@ -552,7 +541,7 @@ def run_cost(
             hours = math.ceil(fs.seconds / 3600) if fs.seconds > 0 else 0
             tid = str(fs.target.id)
             what = f"{hours} started hour(s)"
-            if isinstance(fs.target, EfsTarget):
+            if fs.target.kind == "efs":  # EFS bills stored bytes and Elastic transfers; FSx capacity
                 parts, _, _ = efs_components(book, fs.target, stored_gib=fs.stored_gib, ask=ask)
                 if fs.stored_gib is None and fs.target.storage_gib_hint is None:
                     notes.append(f"{cid}/{tid}: EFS storage not priced: no stored size measured or hinted")

@@ -31,46 +31,18 @@ Everything is a pure function of the request: the dry run and the Plan step agre
 from __future__ import annotations
 
 import configparser
-import math
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from storagebench.agent.plan import Phase
-from storagebench.catalog.envelope import mb_to_mib
-from storagebench.catalog.loader import load_catalog
+from storagebench.kinds import Rates, kind_of
+from storagebench.kinds.base import INSTANCE_READY_S, MIB
 from storagebench.planning.steps import plan_steps
-from storagebench.request.model import (
-    BenchmarkRequest,
-    Config,
-    EbsTarget,
-    EfsTarget,
-    FileGatewayTarget,
-    FsxLustreTarget,
-    Target,
-    target_mode,
-)
+from storagebench.request.model import BenchmarkRequest, Config, Target, target_mode
 from storagebench.workloads.params import parse_duration, parse_size
 
-MIB = 1 << 20
-GIB_PER_TIB = 1024
-
-# Launch to "ready": the instance is running within about a minute, EC2 runs its status checks
-# every minute once it is (docs.aws.amazon.com/AWSEC2/latest/UserGuide/monitoring-system-instance-
-# status-check.html) and they typically pass 2-4 minutes after launch; SSM Agent registers within
-# a minute of boot. 5 minutes covers the usual case.
-INSTANCE_READY_S = 300.0
-# CreateFileSystem makes an EFS file system available within seconds; the mount target in the
-# instance's subnet takes about 90 s more (its network interface). Rounded up.
-EFS_READY_S = 120.0
-# FSx for Lustre documents only "within minutes" (aws.amazon.com/fsx/lustre/faqs); creations of
-# scratch and persistent file systems are commonly observed to take 5 to 15 minutes: the upper end.
-FSX_LUSTRE_READY_S = 900.0
-# A File Gateway: the appliance boots like any instance (INSTANCE_READY_S), then activation,
-# AddCache and CreateNFSFileShare, whose share AWS reports as CREATING for a minute or two before
-# AVAILABLE. No published figure; twice an instance's readiness, the safe side of a guardrail.
-FILE_GATEWAY_READY_S = 2 * INSTANCE_READY_S
 # fio from dnf (tens of seconds with a warm mirror), the agent zipapp from S3, mkfs and mount.
 AGENT_SETUP_S = 120.0
 # Per step: fio/dd start, the page cache dropped, the step's files removed, its records written.
@@ -119,65 +91,9 @@ class RunDuration(_Frozen):
         return {c.config_id: c.hours for c in self.configs}
 
 
-@dataclass(frozen=True)
-class Rates:
-    """What a target moves per second: MiB/s each way and, for EBS, IOPS of at most ``io_kib`` each."""
-
-    read_mibps: float
-    write_mibps: float
-    iops: float | None = None  # None: no operation limit in the catalog (file systems)
-    io_kib: int = 256
-
-    def mibps(self, direction: Literal["read", "write"], block_bytes: int) -> float:
-        """MiB/s for I/O of ``block_bytes``: the throughput ceiling, or the IOPS ceiling times the
-        bytes one operation counts for (a larger I/O counts as several ``io_kib`` operations)."""
-        ceiling = self.read_mibps if direction == "read" else self.write_mibps
-        if self.iops is None:
-            return ceiling
-        per_operation = min(block_bytes, self.io_kib * 1024)
-        return min(ceiling, self.iops * per_operation / MIB)
-
-    def seconds(self, read_bytes: float, write_bytes: float, block_bytes: int) -> float:
-        return read_bytes / MIB / self.mibps("read", block_bytes) + write_bytes / MIB / self.mibps(
-            "write", block_bytes
-        )
-
-
 def target_rates(config: Config, target: Target) -> Rates | None:
     """The catalog's sustained rates of a target on its config's instance; None when it has none."""
-    if isinstance(target, EbsTarget):
-        envelope = target.envelope(config.instance_type)
-        return Rates(
-            envelope.sustained_mibps,
-            envelope.sustained_mibps,
-            envelope.sustained_iops,
-            envelope.volume.io_size_kib,
-        )
-    if isinstance(target, EfsTarget):
-        rules = load_catalog().efs
-        if target.throughput_mode == "elastic":
-            client = rules.elastic_per_client_max_mibps or math.inf
-            return Rates(
-                min(client, rules.elastic_max_read_mibps), min(client, rules.elastic_max_write_mibps)
-            )
-        client = rules.per_client_max_mibps or math.inf
-        if target.throughput_mode == "provisioned":
-            assert target.provisioned_throughput_mibps is not None  # the request model requires it
-            rate = min(client, target.provisioned_throughput_mibps)
-        else:  # bursting: the burst rate while credits last (every file system bursts to >= 100 MiB/s)
-            stored_tib = (target.storage_gib_hint or 0) / GIB_PER_TIB
-            rate = min(client, max(rules.burst_floor_mibps, rules.burst_mibps_per_tib * stored_tib))
-        return Rates(rate, rate)
-    if isinstance(target, FsxLustreTarget):
-        deployment = load_catalog().fsx_lustre[target.deployment_type]
-        per_tib = (
-            mb_to_mib(target.per_unit_storage_throughput)
-            if target.per_unit_storage_throughput
-            else deployment.baseline_mibps_per_tib
-        )
-        rate = per_tib * target.storage_capacity_gib / GIB_PER_TIB
-        return Rates(rate, rate)
-    return None
+    return kind_of(target).rates(target, config.instance_type)
 
 
 @dataclass
@@ -272,8 +188,7 @@ def _phase_seconds(phase: Phase, target: Target, rates: Rates | None, tally: _Ta
         return tally.gap("a custom command runs as long as its program does (no duration, no timeout)")
     if rates is None:
         return tally.gap("a file loop on a target whose rate the catalog does not give")
-    network = target.kind in ("efs", "fsx_lustre", "nfs", "file_gateway")
-    per_file = PROCESS_START_S + (NETWORK_FILE_OPS_S if network else 0.0)
+    per_file = PROCESS_START_S + (NETWORK_FILE_OPS_S if kind_of(target).network else 0.0)
     # The slower direction: a loop's script may write or read (create, then read back).
     slower = min(rates.mibps("read", MIB), rates.mibps("write", MIB))
     files = accounting["files"] * per_file / command.get("parallel", 1)
@@ -281,10 +196,7 @@ def _phase_seconds(phase: Phase, target: Target, rates: Rates | None, tally: _Ta
 
 
 def _ready_seconds(request: BenchmarkRequest, config: Config) -> float:
-    waits = [INSTANCE_READY_S]
-    waits += [EFS_READY_S for t in config.targets if isinstance(t, EfsTarget)]
-    waits += [FSX_LUSTRE_READY_S for t in config.targets if isinstance(t, FsxLustreTarget)]
-    waits += [FILE_GATEWAY_READY_S for t in config.targets if isinstance(t, FileGatewayTarget)]
+    waits = [INSTANCE_READY_S, *(kind_of(t).ready_seconds for t in config.targets)]
     return max(waits) + request.timing.ready_poll_s
 
 
@@ -295,20 +207,7 @@ def _prewarm_seconds(request: BenchmarkRequest, config: Config, notes: list[str]
     block = parse_size(request.prewarm.block_size or {"dd": "1M", "fio": "128k"}[method])
     total = 0.0
     for target in config.targets:
-        if not isinstance(target, EbsTarget):
-            continue
-        rates = target_rates(config, target)
-        assert rates is not None
-        rate = rates.mibps("read", block)
-        if target.snapshot_id is not None:
-            if target.initialization_rate_mibps is not None:
-                rate = min(rate, target.initialization_rate_mibps * target.count)
-            else:
-                notes.append(
-                    f"prewarm of {target.id}: restored from {target.snapshot_id} without a provisioned "
-                    "initialization rate; its blocks come from S3 lazily and may read slower than estimated"
-                )
-        total += target.size_gib * target.count * GIB_PER_TIB / rate
+        total += kind_of(target).prewarm_seconds(target, config.instance_type, block, notes)
     return total
 
 
@@ -333,11 +232,8 @@ def config_duration(request: BenchmarkRequest, config: Config) -> ConfigDuration
     if hooks:
         complete = False
         notes.append(f"the {' and '.join(hooks)} hook(s) are scripts of unknown length: not estimated")
-    if any(isinstance(t, EfsTarget) and t.throughput_mode == "bursting" for t in config.targets):
-        notes.append(
-            "EFS bursting is estimated at its burst rate; once its credits run out it falls to its "
-            "baseline (half the burst rate per TiB stored) and the run takes longer"
-        )
+    for note in dict.fromkeys(n for t in config.targets for n in kind_of(t).duration_notes(t)):
+        notes.append(note)
     ready = _ready_seconds(request, config)
     prewarm = _prewarm_seconds(request, config, notes)
     total = ready + AGENT_SETUP_S + prewarm + workloads + COLLECT_CLEANUP_S

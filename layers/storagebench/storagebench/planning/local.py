@@ -14,7 +14,8 @@ from pathlib import Path
 
 from storagebench.agent.plan import Emulation, EmulationLimits, TargetSpec
 from storagebench.catalog.envelope import emulation_limits, volume_envelope
-from storagebench.request.model import Config, EbsTarget, LocalTarget
+from storagebench.kinds import kind_of
+from storagebench.request.model import Config, EbsTarget
 
 GIB = 1 << 30
 XFS_MINIMUM = 320 << 20
@@ -85,13 +86,11 @@ def local_targets(config: Config, options: LocalOptions | None = None) -> list[T
     options = options or LocalOptions()
     specs: list[TargetSpec] = []
     for position, target in enumerate(config.targets):
-        if isinstance(target, EbsTarget):
-            specs.append(emulated_ebs(target, options))
-        elif isinstance(target, LocalTarget):
-            specs.append({"id": str(target.id), "kind": "directory", "path": target.path})
-        else:
+        spec = kind_of(target).local_spec(target, lambda ebs: emulated_ebs(ebs, options))
+        if spec is None:
             raise LocalTargetError(
                 f"config {config.id}, targets[{position}] ({target.kind}): needs AWS and cannot be emulated "
                 "on this machine; run it against a deployed stack, or use an ebs or local target locally"
             )
+        specs.append(spec)
     return specs

@@ -8,8 +8,9 @@ rest of the plan (steps, pre-warm, hooks) is the same on both.
 from __future__ import annotations
 
 from storagebench.agent.plan import PLAN_VERSION, Plan, TargetSpec, check_plan
+from storagebench.kinds import kind_of
 from storagebench.planning.steps import plan_steps
-from storagebench.request.model import BenchmarkRequest, EbsTarget
+from storagebench.request.model import BenchmarkRequest
 
 
 def build_plan(request: BenchmarkRequest, config_id: str, run_id: str, targets: list[TargetSpec]) -> Plan:
@@ -20,7 +21,7 @@ def build_plan(request: BenchmarkRequest, config_id: str, run_id: str, targets: 
         raise ValueError(
             f"config {config_id}: targets {', '.join(map(str, missing))} are not bound to a device"
         )
-    prewarm_targets = [t.id for t in config.targets if isinstance(t, EbsTarget) and t.id is not None]
+    prewarm_targets = [t.id for t in config.targets if kind_of(t).prewarmed and t.id is not None]
     plan: Plan = {
         "plan_version": PLAN_VERSION,
         "run_id": run_id,

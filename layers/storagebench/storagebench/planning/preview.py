@@ -31,17 +31,18 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from storagebench.core.guardrails import Guardrails
 from storagebench.costs.document import cost_document
+from storagebench.kinds import kind_of
 from storagebench.planning.duration import RunDuration, estimate_duration
 from storagebench.planning.steps import plan_steps
 from storagebench.prices.models import PriceBook
-from storagebench.request.model import BenchmarkRequest, Config, EbsTarget, FileGatewayTarget, Target
+from storagebench.request.model import BenchmarkRequest, Config, Target
 
 INSTANCES_PER_CONFIG = 1  # launch_spec starts one instance per config; file systems are not instances
 
 
 def instances_per_config(config: Config) -> int:
     """The config's instance plus each File Gateway appliance it launches."""
-    return INSTANCES_PER_CONFIG + sum(isinstance(t, FileGatewayTarget) for t in config.targets)
+    return INSTANCES_PER_CONFIG + sum(kind_of(t).appliances for t in config.targets)
 
 
 PROXY_REGION = "us-east-1"  # priced with these when the snapshot lacks the request's region
@@ -132,11 +133,7 @@ def guardrail_prices(region: str) -> tuple[PriceBook, str]:
 
 
 def _describe_target(target: Target) -> str:
-    kind = f"{target.kind} {target.type}" if isinstance(target, EbsTarget) else target.kind
-    if isinstance(target, FileGatewayTarget):
-        caches = "+".join(f"{c.type} {c.size_gib} GiB" for c in target.cache_volumes)
-        kind = f"{target.kind} {target.gateway_instance_type}, cache {caches}"
-    return f"{target.id} ({kind})"
+    return f"{target.id} ({kind_of(target).preview_text(target)})"
 
 
 def _usd(value: float) -> str:
@@ -213,14 +210,16 @@ def _target_problems(configs: list[Config], limits: Guardrails) -> list[Guardrai
     for position, config in enumerate(configs):
         for index, target in enumerate(config.targets):
             where = f"configs[{position}].targets[{index}]"
-            if isinstance(target, FileGatewayTarget) and not limits.allows(target.gateway_instance_type):
+            for field, appliance in kind_of(target).appliance_instance_types(target):
+                if limits.allows(appliance):
+                    continue
                 problems.append(
                     GuardrailProblem(
-                        field=f"{where}.gateway_instance_type",
+                        field=f"{where}.{field}",
                         limit="AllowedInstanceTypes",
                         limit_value=list(limits.allowed_instance_types),
-                        value=target.gateway_instance_type,
-                        message=f"{target.gateway_instance_type} is not allowed by this stack "
+                        value=appliance,
+                        message=f"{appliance} is not allowed by this stack "
                         f"(AllowedInstanceTypes: {', '.join(limits.allowed_instance_types)})",
                     )
                 )

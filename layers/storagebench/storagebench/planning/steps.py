@@ -10,14 +10,12 @@ from __future__ import annotations
 
 import hashlib
 import re
-from typing import Literal
 
 from storagebench.agent.plan import Step
-from storagebench.catalog.loader import ebs_volume_type
+from storagebench.kinds import kind_of
 from storagebench.request.model import (
     BenchmarkRequest,
     Config,
-    EbsTarget,
     ResolvedWorkload,
     Target,
     target_mode,
@@ -30,18 +28,7 @@ MAX_ID = 128  # the agent's id rule
 
 def target_context(config: Config, target: Target) -> TargetContext:
     """What the planner knows of a target: mode, media and expected IOPS (for auto queue depth)."""
-    mode = target_mode(target)
-    if isinstance(target, EbsTarget):
-        envelope = target.envelope(config.instance_type)
-        media: Literal["ssd", "hdd"] = "hdd" if ebs_volume_type(target.type).media != "ssd" else "ssd"
-        return TargetContext(
-            mode=mode, media=media, expected_iops=envelope.expected_iops, devices=target.count
-        )
-    if target.kind in ("efs", "fsx_lustre", "nfs", "file_gateway"):
-        return TargetContext(mode=mode, media="network")
-    if target.kind == "instance_store":
-        return TargetContext(mode=mode, media="ssd")  # NVMe; its IOPS are not in the catalog
-    return TargetContext(mode=mode)
+    return kind_of(target).context(target, config.instance_type, target_mode(target))
 
 
 def step_id(workload_id: str, target_id: str, label: str, repetition: int) -> str:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 
+from storagebench.core.numbers import DASH, num
 from storagebench.costs.monthly import fmt_usd
 from storagebench.report.model import Delta, MetricInfo, Value
 
@@ -30,23 +31,7 @@ __all__ = [
     "verdict_counts",
 ]
 
-DASH = "-"
 ONE_RUN = "1 run"
-
-
-def num(value: float | None) -> str:
-    """12,345 / 123 / 12.3 / 0.0123; '-' for None and non-finite values."""
-    if value is None or not math.isfinite(value):
-        return DASH
-    if value == 0:
-        return "0"
-    if abs(value) >= 999.5:
-        return f"{value:,.0f}"
-    decimals = max(0, 2 - math.floor(math.log10(abs(value))))
-    text = f"{round(value, decimals):.{decimals}f}"
-    if abs(float(text)) >= 1000:  # 999.96 rounds up to 1000
-        return f"{value:,.0f}"
-    return text
 
 
 def metric_title(metric: MetricInfo) -> str:

@@ -7,23 +7,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from storagebench.catalog.envelope import volume_envelope
 from storagebench.core.clock import parse_iso
 from storagebench.costs.compare import compare
 from storagebench.costs.monthly import ConfigCost, price_request
+from storagebench.kinds import kind_of
 from storagebench.prices.snapshot import SnapshotPriceBook
-from storagebench.report.fmt import num
 from storagebench.request import RequestError, parse_request
-from storagebench.request.model import (
-    BenchmarkRequest,
-    Config,
-    EbsTarget,
-    EfsTarget,
-    FileGatewayTarget,
-    FsxLustreTarget,
-    InstanceStoreTarget,
-    NfsTarget,
-)
+from storagebench.request.model import BenchmarkRequest, Config, Target
 from storagebench.results.records import ResultRecord
 from storagebench.store.stored import PROBLEMS_SHOWN, read_records
 
@@ -132,61 +122,9 @@ def read_comparison(
     return computed.model_dump(mode="json"), costs
 
 
-def target_text(target: Any) -> tuple[str, str]:
+def target_text(target: Target) -> tuple[str, str]:
     """(short description, the catalog's envelope) of one request target."""
-    if isinstance(target, EbsTarget):
-        text = f"{target.type} {target.size_gib:,} GiB"
-        detail = text
-        try:
-            envelope = volume_envelope(target.type, target.size_gib, target.iops, target.throughput_mibps)
-        except (ValueError, KeyError):
-            envelope = None
-        if envelope is not None:
-            detail = envelope.describe()
-            if target.type in ("gp3", "io1", "io2"):
-                text += f" · {num(envelope.baseline_iops)} IOPS"
-                if target.type == "gp3":
-                    text += f" · {num(envelope.baseline_mibps)} MiB/s"
-            elif target.type == "gp2":
-                text += f" · {num(envelope.baseline_iops)} IOPS"
-                if envelope.burst_iops and envelope.burst_iops > envelope.baseline_iops:
-                    text += f" (burst {num(envelope.burst_iops)})"
-            elif target.type in ("st1", "sc1"):
-                text += f" · {num(envelope.baseline_mibps)} MiB/s"
-                if envelope.burst_mibps and envelope.burst_mibps > envelope.baseline_mibps:
-                    text += f" (burst {num(envelope.burst_mibps)})"
-        if target.count > 1:
-            text = f"{target.count} x {text} {target.layout.upper()}"
-            detail = f"{target.count} x ({detail}), {target.layout}"
-        return f"{text} · {target.filesystem}", detail
-    if isinstance(target, EfsTarget):
-        text = f"EFS {target.throughput_mode}"
-        if target.provisioned_throughput_mibps:
-            text += f" {num(target.provisioned_throughput_mibps)} MiB/s"
-        if target.one_zone:
-            text += " one zone"
-        return text, text
-    if isinstance(target, FsxLustreTarget):
-        text = f"FSx for Lustre {target.deployment_type} {target.storage_capacity_gib:,} GiB"
-        if target.per_unit_storage_throughput:
-            text += f" · {target.per_unit_storage_throughput} MB/s/TiB"
-        return text, text
-    if isinstance(target, InstanceStoreTarget):
-        devices = "all devices" if target.count is None else f"{target.count} device(s)"
-        text = f"instance store ({devices}) · {target.filesystem}"
-        return text, text
-    if isinstance(target, NfsTarget):
-        text = f"NFS {target.server}:{target.export}"
-        return text, text
-    if isinstance(target, FileGatewayTarget):
-        root = target.root_volume
-        caches = " + ".join(f"{c.type} {c.size_gib:,} GiB" for c in target.cache_volumes)
-        text = f"File Gateway {target.gateway_instance_type} · cache {caches}"
-        options = target.mount_options_for_client()
-        detail = f"{text} · root {root.type} {root.size_gib:,} GiB · NFS -o {options}"
-        return text, detail
-    text = f"directory {getattr(target, 'path', '?')}"
-    return text, text
+    return kind_of(target).report_text(target)
 
 
 def storage_text(

@@ -10,7 +10,8 @@ from storagebench.core.tags import TAG_CONFIG, TAG_RUN
 from storagebench.gateway.lifecycle import advance, launch, new_ref
 from storagebench.gateway.lifecycle import release as release_gateway
 from storagebench.gateway.plan import GatewayPlan, gateway_plan
-from storagebench.request.model import BenchmarkRequest, FileGatewayTarget
+from storagebench.kinds.file_gateway import gateway_targets
+from storagebench.request.model import BenchmarkRequest
 from storagebench.workflow.ports import GatewayServices
 
 
@@ -23,7 +24,7 @@ def gateway_plans(
 ) -> list[GatewayPlan]:
     """One plan per file_gateway target of the config (none for other configs)."""
     config = request.config(config_id)
-    targets = [t for t in config.targets if isinstance(t, FileGatewayTarget)]
+    targets = gateway_targets(config)
     if targets and setup is None:  # the Plan step refuses this already (Guardrails.unprovisionable_kinds)
         raise ProvisioningError(
             f"config {config_id}: this deployment cannot provision file_gateway targets (no gateway ports)"

@@ -39,10 +39,10 @@ from storagebench.core.state import (
     WorkItem,
 )
 from storagebench.core.tags import TAG_CONFIG, TAG_EXPIRES, TAG_RUN, TAG_STACK, TAG_TARGET
+from storagebench.kinds import kind_of
 from storagebench.planning import build_plan
 from storagebench.planning.preview import preview_request
 from storagebench.request import BenchmarkRequest, RequestError, parse_request
-from storagebench.request.model import EfsTarget, FsxLustreTarget
 from storagebench.results.collect import collect as collect_output
 from storagebench.results.errors import ResultsError
 from storagebench.workflow.artifact_keys import request_key, series_key
@@ -142,13 +142,13 @@ def provision(state: ConfigState, services: Services) -> ConfigState:
     plans = gateway_plans(request, item.config_id, item.run_id, labels, services.gateways)
     launch_gateways(resources, plans, services.gateways)
     for target in config.targets:
-        if isinstance(target, EfsTarget | FsxLustreTarget):
+        service = kind_of(target).file_system
+        if service is not None:
             if any(f.target_id == target.id for f in resources.file_systems):
                 continue
-            kind: Any = "efs" if isinstance(target, EfsTarget) else "fsx_lustre"
             spec = FileSystemSpec(
                 target_id=str(target.id),
-                kind=kind,
+                kind=service,
                 creation_token=creation_token(item.run_id, item.config_id, str(target.id)),
                 tags={**labels, TAG_TARGET: str(target.id)},
                 settings=target.model_dump(mode="json"),

@@ -42,6 +42,18 @@ def _setting(spec: FileSystemSpec, name: str, default: Any = None) -> Any:
     return default if value is None else value
 
 
+FILE_SYSTEM_SERVICES = ("efs", "fsx_lustre")
+
+
+def _service(kind: str) -> str:
+    """The service a file system kind is created in; an unknown kind is refused, never taken for FSx."""
+    if kind not in FILE_SYSTEM_SERVICES:
+        raise ProvisioningError(
+            f"file system kind {kind!r} has no AWS driver here; known: {', '.join(FILE_SYSTEM_SERVICES)}"
+        )
+    return kind
+
+
 class AwsFileSystems:
     """``FileSystems`` on EFS and FSx for Lustre, reachable from the stack's subnet and group."""
 
@@ -63,17 +75,15 @@ class AwsFileSystems:
         return self._ec2
 
     def create(self, spec: FileSystemSpec, subnet_hint: Resources | None) -> FileSystemRef:
-        if spec.kind == "efs":
-            return self._create_efs(spec)
-        return self._create_fsx(spec)
+        service = _service(spec.kind)
+        return self._create_efs(spec) if service == "efs" else self._create_fsx(spec)
 
     def status(self, ref: FileSystemRef) -> str:
-        if ref.kind == "efs":
-            return self._efs_status(ref)
-        return self._fsx_status(ref)
+        service = _service(ref.kind)
+        return self._efs_status(ref) if service == "efs" else self._fsx_status(ref)
 
     def delete(self, ref: FileSystemRef) -> None:
-        if ref.kind == "efs":
+        if _service(ref.kind) == "efs":
             self._delete_efs(ref)
         else:
             self._delete_fsx(ref)

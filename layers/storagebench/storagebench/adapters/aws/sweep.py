@@ -24,12 +24,17 @@ from storagebench.core.clock import SystemClock
 from storagebench.core.errors import ProvisioningError
 from storagebench.core.state import FileSystemRef
 from storagebench.core.tags import TAG_STACK, TAG_TARGET
-from storagebench.janitor.models import Attachment, ResourceKind, TaggedResource
+from storagebench.janitor.models import RESOURCE_KINDS, Attachment, ResourceKind, TaggedResource
 from storagebench.janitor.service import Janitor
 
 
 def _tags(described: dict[str, Any]) -> dict[str, str]:
     return {str(t["Key"]): str(t["Value"]) for t in described.get("Tags") or []}
+
+
+_SWEPT = RESOURCE_KINDS
+# The janitor's file system kinds and the filesystems port's: an unknown one is refused, never taken for FSx.
+_FILE_SYSTEM_OF = {"efs-file-system": "efs", "fsx-file-system": "fsx_lustre"}
 
 
 class AwsTaggedResources:
@@ -51,7 +56,9 @@ class AwsTaggedResources:
             return list(self._volumes(stack))
         if kind == "efs-file-system":
             return list(self._efs(stack))
-        return list(self._fsx(stack))
+        if kind == "fsx-file-system":
+            return list(self._fsx(stack))
+        raise ProvisioningError(f"resource kind {kind!r} cannot be swept; known: {', '.join(_SWEPT)}")
 
     def delete(self, resource: TaggedResource) -> str:
         if resource.kind in ("gateway-file-share", "storage-gateway"):
@@ -68,7 +75,12 @@ class AwsTaggedResources:
         if resource.kind == "ebs-volume":
             gone = not self.compute.delete_volume(resource.resource_id)
             return "already gone" if gone else "deleted"
-        kind: Any = "efs" if resource.kind == "efs-file-system" else "fsx_lustre"
+        kind: Any = _FILE_SYSTEM_OF.get(resource.kind)
+        if kind is None:
+            raise ProvisioningError(
+                f"resource kind {resource.kind!r} of {resource.resource_id} cannot be deleted; known: "
+                f"{', '.join(_SWEPT)}"
+            )
         ref = FileSystemRef(
             target_id=resource.tags.get(TAG_TARGET, "?"), kind=kind, file_system_id=resource.resource_id
         )

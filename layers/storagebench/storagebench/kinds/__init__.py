@@ -1,0 +1,6 @@
+"""Storage kinds: one module per kind (its option key, bill, envelope, rates, bindings), one registry."""
+
+from storagebench.kinds.base import Bill, Rates, StorageKind, UnknownKindError
+from storagebench.kinds.registry import KINDS, kind_of, storage_kind
+
+__all__ = ["KINDS", "Bill", "Rates", "StorageKind", "UnknownKindError", "kind_of", "storage_kind"]
