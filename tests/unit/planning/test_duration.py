@@ -168,3 +168,24 @@ def test_a_file_gateway_waits_for_its_appliance_and_share_and_its_steps_have_no_
     assert expected.prewarm_s == 0  # the gateway's disks are the appliance's, blank, and not pre-warmed
     assert not expected.complete
     assert any("on share (file_gateway): not estimated" in note for note in expected.notes)
+
+
+def test_a_preview_plans_each_config_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Steps once, duration from those steps, preview from those: no config is expanded twice."""
+    from storagebench.planning import duration, preview, steps
+
+    request = load_request(EVENTS / "genomics-file-systems.json")
+    calls: list[str] = []
+    real = steps.plan_steps
+
+    def counted(request: object, config: object) -> object:
+        calls.append(config.id)  # type: ignore[attr-defined]
+        return real(request, config)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(preview, "plan_steps", counted)
+    monkeypatch.setattr(duration, "plan_steps", counted)
+    result = preview_request(request, Guardrails())
+    assert sorted(calls) == sorted(c.id for c in request.configs)
+    assert [c.steps for c in result.configs] == [
+        [str(s["id"]) for s in real(request, c)] for c in request.configs
+    ]

@@ -31,12 +31,13 @@ Everything is a pure function of the request: the dry run and the Plan step agre
 from __future__ import annotations
 
 import configparser
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from storagebench.agent.plan import Phase
+from storagebench.agent.plan import Phase, Step
 from storagebench.kinds import Rates, kind_of
 from storagebench.kinds.base import INSTANCE_READY_S, MIB
 from storagebench.planning.steps import plan_steps
@@ -211,13 +212,15 @@ def _prewarm_seconds(request: BenchmarkRequest, config: Config, notes: list[str]
     return total
 
 
-def config_duration(request: BenchmarkRequest, config: Config) -> ConfigDuration:
-    """One config from launch to cleanup, by stage."""
+def config_duration(
+    request: BenchmarkRequest, config: Config, steps: list[Step] | None = None
+) -> ConfigDuration:
+    """One config from launch to cleanup, by stage (``steps``: its plan steps, when already planned)."""
     notes: list[str] = []
     complete = True
     targets = {t.id: t for t in config.targets}
     rates = {t.id: target_rates(config, t) for t in config.targets}
-    steps = plan_steps(request, config)
+    steps = plan_steps(request, config) if steps is None else steps
     tally = _Tally()
     for step in steps:
         target = targets[step["target"]]
@@ -262,9 +265,13 @@ def wall_hours(hours: list[float], concurrency: int) -> float:
     return max(slots)
 
 
-def estimate_duration(request: BenchmarkRequest, concurrency: int) -> RunDuration:
-    """Every config's expected duration and the run's wall time with ``concurrency`` at once."""
-    configs = [config_duration(request, c) for c in request.configs]
+def estimate_duration(
+    request: BenchmarkRequest, concurrency: int, steps: Mapping[str, list[Step]] | None = None
+) -> RunDuration:
+    """Every config's expected duration and the run's wall time with ``concurrency`` at once
+    (``steps``: every config's plan steps by config id, when already planned)."""
+    planned = steps or {}
+    configs = [config_duration(request, c, planned.get(c.id)) for c in request.configs]
     notes = [f"{c.config_id}: {note}" for c in configs for note in c.notes]
     return RunDuration(
         configs=configs,

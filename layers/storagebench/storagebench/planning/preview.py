@@ -303,7 +303,8 @@ def preview_request(
         estimate_notes.append(
             f"the price snapshot has no {request.region} prices: estimated with {priced_region}'s"
         )
-    duration = estimate_duration(request, concurrency)
+    steps = {c.id: plan_steps(request, c) for c in configs}  # planned once: duration and preview read them
+    duration = estimate_duration(request, concurrency, steps)
     if duration.wall_hours > hours:
         problems.append(_deadline_problem(request, duration, limits.max_run_hours))
     for position, expected in enumerate(duration.configs):
@@ -361,7 +362,7 @@ def preview_request(
                 id=c.id,
                 instance_type=c.instance_type,
                 targets=[_describe_target(t) for t in c.targets],
-                steps=[str(step["id"]) for step in plan_steps(request, c)],
+                steps=[str(step["id"]) for step in steps[c.id]],
                 expected_hours=round(expected_hours[c.id], 6),
                 run_usd=round(run_usd[c.id], 6),
                 upper_bound_usd=round(bound_usd[c.id], 6),
