@@ -15,12 +15,13 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar, Generic, Literal, TypeVar
 
+from storagebench.core.errors import NotYetConsistentError
 from storagebench.workloads.profile import TargetContext
 
 if TYPE_CHECKING:
     from storagebench.agent.plan import TargetSpec
     from storagebench.catalog.envelope import TargetEnvelope
-    from storagebench.core.state import LaunchVolume, Resources
+    from storagebench.core.state import FileSystemRef, LaunchVolume, Resources
     from storagebench.request.model import EbsTarget, EfsTarget, FsxLustreTarget
 
 T = TypeVar("T")
@@ -109,6 +110,14 @@ class Bill:
     items: tuple[BillItem, ...] = ()
     notes: tuple[str, ...] = ()
     unpriced: tuple[str, ...] = ()
+
+
+def recorded_file_system(resources: Resources, target_id: str) -> FileSystemRef:
+    """The file system Provision recorded for a target; not yet there is retried, never skipped."""
+    ref = next((f for f in resources.file_systems if f.target_id == target_id), None)
+    if ref is None:
+        raise NotYetConsistentError(f"file system of target {target_id} is not recorded yet")
+    return ref
 
 
 class UnknownKindError(ValueError):

@@ -16,6 +16,23 @@ from storagebench.request.model import EbsTarget
 from storagebench.workloads.profile import TargetContext
 
 
+def disk_spec(target: EbsTarget) -> TargetSpec:
+    """What the agent does with the target's devices, on AWS and on emulated volumes alike."""
+    spec: TargetSpec = {
+        "id": str(target.id),
+        "kind": "ebs",
+        "filesystem": target.filesystem,
+        "count": target.count,
+        "layout": target.layout,
+        "prepare": target.prepare,
+    }
+    if target.mount_options:
+        spec["mount_options"] = target.mount_options
+    if target.raid_chunk_kib:
+        spec["raid_chunk_kib"] = target.raid_chunk_kib
+    return spec
+
+
 class Ebs(StorageKind[EbsTarget]):
     name = "ebs"
     prewarmed = True
@@ -136,27 +153,16 @@ class Ebs(StorageKind[EbsTarget]):
         members = sorted((v for v in resources.volumes if v.target_id == target_id), key=lambda v: v.member)
         if len(members) != target.count or any(v.volume_id is None for v in members):
             raise NotYetConsistentError(f"volumes of target {target_id} are not all attached yet")
-        spec: TargetSpec = {
-            "id": target_id,
-            "kind": "ebs",
-            "volume_ids": [str(v.volume_id) for v in members],
-            "device_names": [v.device_name for v in members],
-            "count": target.count,
-            "layout": target.layout,
-            "filesystem": target.filesystem,
-            "allow_destroy": target.allow_destroy,
-            "prepare": target.prepare,
-            "volume": {
-                "type": target.type,
-                "size_gib": target.size_gib,
-                "iops": target.iops,
-                "throughput_mibps": target.throughput_mibps,
-            },
+        spec = disk_spec(target)
+        spec["volume_ids"] = [str(v.volume_id) for v in members]
+        spec["device_names"] = [v.device_name for v in members]
+        spec["allow_destroy"] = target.allow_destroy
+        spec["volume"] = {
+            "type": target.type,
+            "size_gib": target.size_gib,
+            "iops": target.iops,
+            "throughput_mibps": target.throughput_mibps,
         }
-        if target.mount_options:
-            spec["mount_options"] = target.mount_options
-        if target.raid_chunk_kib:
-            spec["raid_chunk_kib"] = target.raid_chunk_kib
         return spec
 
     def local_spec(self, target: EbsTarget, emulate_ebs: Callable[[EbsTarget], TargetSpec]) -> TargetSpec:

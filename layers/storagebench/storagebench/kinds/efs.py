@@ -6,10 +6,9 @@ import math
 
 from storagebench.agent.plan import TargetSpec
 from storagebench.catalog.loader import load_catalog
-from storagebench.core.errors import NotYetConsistentError
 from storagebench.core.numbers import num
 from storagebench.core.state import Resources
-from storagebench.kinds.base import GIB_PER_TIB, Bill, EfsBill, Rates, StorageKind
+from storagebench.kinds.base import GIB_PER_TIB, Bill, EfsBill, Rates, StorageKind, recorded_file_system
 from storagebench.request.model import EfsTarget
 
 # CreateFileSystem makes an EFS file system available within seconds; the mount target in the
@@ -70,9 +69,7 @@ class Efs(StorageKind[EfsTarget]):
 
     def agent_spec(self, target: EfsTarget, resources: Resources, region: str) -> TargetSpec:
         target_id = str(target.id)
-        ref = next((f for f in resources.file_systems if f.target_id == target_id), None)
-        if ref is None:
-            raise NotYetConsistentError(f"file system of target {target_id} is not recorded yet")
+        ref = recorded_file_system(resources, target_id)
         return {
             "id": target_id,
             "kind": "efs",

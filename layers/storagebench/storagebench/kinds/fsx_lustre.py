@@ -7,7 +7,14 @@ from storagebench.catalog.envelope import mb_to_mib
 from storagebench.catalog.loader import load_catalog
 from storagebench.core.errors import NotYetConsistentError
 from storagebench.core.state import Resources
-from storagebench.kinds.base import GIB_PER_TIB, Bill, FsxLustreBill, Rates, StorageKind
+from storagebench.kinds.base import (
+    GIB_PER_TIB,
+    Bill,
+    FsxLustreBill,
+    Rates,
+    StorageKind,
+    recorded_file_system,
+)
 from storagebench.request.model import FsxLustreTarget
 
 # FSx for Lustre documents only "within minutes" (aws.amazon.com/fsx/lustre/faqs); creations of
@@ -50,9 +57,7 @@ class FsxLustre(StorageKind[FsxLustreTarget]):
 
     def agent_spec(self, target: FsxLustreTarget, resources: Resources, region: str) -> TargetSpec:
         target_id = str(target.id)
-        ref = next((f for f in resources.file_systems if f.target_id == target_id), None)
-        if ref is None:
-            raise NotYetConsistentError(f"file system of target {target_id} is not recorded yet")
+        ref = recorded_file_system(resources, target_id)
         if not ref.dns_name or not ref.mount_name:
             raise NotYetConsistentError(f"FSx file system {ref.file_system_id} has no DNS name yet")
         spec: TargetSpec = {

@@ -15,6 +15,7 @@ from pathlib import Path
 from storagebench.agent.plan import Emulation, EmulationLimits, TargetSpec
 from storagebench.catalog.envelope import emulation_limits, volume_envelope
 from storagebench.kinds import kind_of
+from storagebench.kinds.ebs import disk_spec
 from storagebench.request.model import Config, EbsTarget
 
 GIB = 1 << 30
@@ -56,18 +57,7 @@ def emulated_ebs(target: EbsTarget, options: LocalOptions) -> TargetSpec:
         "capacity_bytes": capacity,
         "limits": limits,
     }
-    spec: TargetSpec = {
-        "id": str(target.id),
-        "kind": "ebs",
-        "filesystem": target.filesystem,
-        "count": target.count,
-        "layout": target.layout,
-        "prepare": target.prepare,
-    }
-    if target.mount_options:
-        spec["mount_options"] = target.mount_options
-    if target.raid_chunk_kib:
-        spec["raid_chunk_kib"] = target.raid_chunk_kib
+    spec = disk_spec(target)
     if target.count > 1 and target.layout == "raid0" and not options.can_stripe:
         merged: Emulation = {
             "volume_type": f"{target.type}x{target.count}-raid0-summed",
