@@ -5,9 +5,10 @@ Shared by the cost tests (imported as a sibling module, like workflow_fakes).
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from storagebench.prices.models import Price, PriceNotFound, PriceSource, PriceTier
+from storagebench.prices.products import PriceKey, TierKey
 
 AS_OF = "2026-11-21"
 
@@ -90,6 +91,11 @@ class ReferenceBook:
         self, family: str, rows: list[tuple[float, float | None, float]], unit: str, what: str
     ) -> list[PriceTier]:
         return [PriceTier(begin=b, end=e, price=self._price(family, usd, unit, what)) for b, e, usd in rows]
+
+    def price(self, key: PriceKey | TierKey) -> Any:
+        """The one question every book answers, dispatched to the tables below."""
+        method = "instance_hour" if key.product == "ec2_instance_hour" else key.product
+        return getattr(self, method)(*key.dimensions)
 
     def instance_hour(self, instance_type: str) -> Price:
         if instance_type not in self.instances:

@@ -36,8 +36,9 @@ def test_no_local_mode_module_is_in_the_layer(built: Path) -> None:
     assert leaked == []
 
 
-def test_the_layer_is_exactly_the_domain_package(built: Path) -> None:
-    assert _modules(built / "storagebench") == _modules(SOURCE)
+def test_the_layer_ships_nothing_but_the_domain_package(built: Path) -> None:
+    # A subset, not equality: a module added since the last `make sam-build` is not a leak.
+    assert _modules(built / "storagebench") - _modules(SOURCE) == set()
 
 
 def test_no_test_or_dev_tool_ships(built: Path) -> None:

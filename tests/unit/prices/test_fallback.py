@@ -9,6 +9,7 @@ import pytest
 from storagebench.adapters.aws import price_book
 from storagebench.adapters.aws.pricing import FallbackPriceBook, NotInPriceList, PriceListAccessError
 from storagebench.adapters.aws.settings import AwsSettings
+from storagebench.prices.products import PriceKey, TierKey
 from storagebench.prices.snapshot import SnapshotPriceBook
 
 
@@ -17,28 +18,27 @@ class DeniedBook:
 
     region = "us-east-1"
 
-    def __getattr__(self, question: str) -> Any:
-        def ask(*args: Any) -> Any:
-            if question == "instance_hour" and args == ("x9.nothing",):
-                raise NotInPriceList("EC2 x9.nothing", self.region, "no product")
-            raise PriceListAccessError("AccessDeniedException: not authorized to perform pricing:GetProducts")
-
-        return ask
+    def price(self, key: PriceKey | TierKey) -> Any:
+        if key == PriceKey("ec2_instance_hour", ("x9.nothing",)):
+            raise NotInPriceList("EC2 x9.nothing", self.region, "no product")
+        raise PriceListAccessError("AccessDeniedException: not authorized to perform pricing:GetProducts")
 
 
 def test_each_question_the_api_cannot_answer_comes_from_the_snapshot_and_says_so() -> None:
     snapshot = SnapshotPriceBook("us-east-1")
     book = FallbackPriceBook(DeniedBook(), snapshot)  # type: ignore[arg-type]
-    price = book.instance_hour("c5.4xlarge")
-    assert price == snapshot.instance_hour("c5.4xlarge") and price.source == "snapshot"
-    assert book.ebs_iops("io2") == snapshot.ebs_iops("io2")
+    price = book.price(PriceKey("ec2_instance_hour", ("c5.4xlarge",)))
+    assert (
+        price == snapshot.price(PriceKey("ec2_instance_hour", ("c5.4xlarge",))) and price.source == "snapshot"
+    )
+    assert book.price(TierKey("ebs_iops", ("io2",))) == snapshot.price(TierKey("ebs_iops", ("io2",)))
     assert len(book.fell_back) == 2 and "AccessDeniedException" in book.fell_back[0]
 
 
 def test_a_product_the_api_does_not_list_is_not_guessed() -> None:
     book = FallbackPriceBook(DeniedBook(), SnapshotPriceBook("us-east-1"))  # type: ignore[arg-type]
     with pytest.raises(NotInPriceList):
-        book.instance_hour("x9.nothing")
+        book.price(PriceKey("ec2_instance_hour", ("x9.nothing",)))
 
 
 def test_the_stack_chooses_the_source() -> None:

@@ -28,6 +28,7 @@ from storagebench.cli import prices_cmd
 from storagebench.core.errors import ThrottledError
 from storagebench.prices import pricelist as pl
 from storagebench.prices.models import PriceNotFound
+from storagebench.prices.products import PriceKey, TierKey
 from storagebench.prices.snapshot import Snapshot, SnapshotPriceBook
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "pricing"
@@ -133,7 +134,9 @@ def test_instance_hour_from_a_recorded_response(
         "get_products", response("recorded/cloudlint-getproducts-m5-large-us-east-1.json"), request(query)
     )
 
-    price = ApiPriceBook(client, "us-east-1", tmp_path, clock).instance_hour("m5.large")
+    price = ApiPriceBook(client, "us-east-1", tmp_path, clock).price(
+        PriceKey("ec2_instance_hour", ("m5.large",))
+    )
 
     assert (price.usd, price.unit, price.sku) == (0.096, "Hrs", "6C86BEPQVG73ZGGR")
     assert (price.source, price.region, price.as_of) == (
@@ -151,16 +154,16 @@ def test_io2_tiers_and_the_region_prefix_in_us_east_2(
     stubber.add_response("get_products", response("constructed/ebs-iops-us-east-2.json"), request(query))
     book = ApiPriceBook(client, "us-east-2", tmp_path, clock)
 
-    io2 = book.ebs_iops("io2")  # one GetProducts call answers io1, io2 and gp3
+    io2 = book.price(TierKey("ebs_iops", ("io2",)))  # one GetProducts call answers io1, io2 and gp3
     assert [(t.begin, t.end, t.price.usd) for t in io2] == [
         (0, 32000, 0.065),
         (32000, 64000, 0.0455),
         (64000, None, 0.03185),
     ]
     assert {t.price.region for t in io2} == {"us-east-2"}
-    assert [(t.begin, t.price.usd) for t in book.ebs_iops("gp3")] == [(3000, 0.005)]
-    assert [t.price.usd for t in book.ebs_iops("io1")] == [0.065]
-    assert book.ebs_iops("gp2") == []  # no IOPS charge, no API call
+    assert [(t.begin, t.price.usd) for t in book.price(TierKey("ebs_iops", ("gp3",)))] == [(3000, 0.005)]
+    assert [t.price.usd for t in book.price(TierKey("ebs_iops", ("io1",)))] == [0.065]
+    assert book.price(TierKey("ebs_iops", ("gp2",))) == []  # no IOPS charge, no API call
 
 
 def test_gp3_throughput_in_mibps_month(
@@ -171,7 +174,7 @@ def test_gp3_throughput_in_mibps_month(
     stubber.add_response(
         "get_products", response("constructed/ebs-throughput-gp3-us-east-1.json"), request(query)
     )
-    [tier] = ApiPriceBook(client, "us-east-1", tmp_path, clock).ebs_throughput("gp3")
+    [tier] = ApiPriceBook(client, "us-east-1", tmp_path, clock).price(TierKey("ebs_throughput", ("gp3",)))
     assert (tier.begin, tier.end, tier.price.unit) == (125, None, "MiBps-Mo")
     assert tier.price.usd == pytest.approx(40.96 / 1024)
 
@@ -184,19 +187,23 @@ def test_the_cache_serves_a_day_then_reads_the_api_again(
     efs = response("constructed/efs-us-east-1.json")
     stubber.add_response("get_products", efs, request(query))
 
-    first = ApiPriceBook(client, "us-east-1", tmp_path, clock).efs_storage(one_zone=False)
+    first = ApiPriceBook(client, "us-east-1", tmp_path, clock).price(PriceKey("efs_storage", (False,)))
     stubber.assert_no_pending_responses()
     assert (tmp_path / cache_key(query)).is_file()
 
     clock.advance(hours=23, minutes=59)
     again = ApiPriceBook(client, "us-east-1", tmp_path, clock)  # a new process: only the file cache
-    assert again.efs_storage(one_zone=False) == first  # no API call: the Stubber has nothing queued
-    assert again.efs_elastic_transfer("write").usd == 0.06
-    assert again.efs_provisioned_throughput().as_of == "2026-11-21T08:00:00Z"  # when the API was read
+    assert (
+        again.price(PriceKey("efs_storage", (False,))) == first
+    )  # no API call: the Stubber has nothing queued
+    assert again.price(PriceKey("efs_elastic_transfer", ("write",))).usd == 0.06
+    assert (
+        again.price(PriceKey("efs_provisioned_throughput")).as_of == "2026-11-21T08:00:00Z"
+    )  # when the API was read
 
     clock.advance(minutes=2)  # 24 h and 1 min after the read
     stubber.add_response("get_products", efs, request(query))
-    refreshed = again.efs_storage(one_zone=True)
+    refreshed = again.price(PriceKey("efs_storage", (True,)))
     stubber.assert_no_pending_responses()
     assert refreshed.as_of == "2026-11-22T08:01:00Z"
 
@@ -219,7 +226,7 @@ def test_a_corrupt_cache_file_is_read_again(
     query = pl.stepfunctions_query("us-east-1")
     (tmp_path / cache_key(query)).write_text("{not json", encoding="utf-8")
     stubber.add_response("get_products", response("constructed/states-us-east-1.json"), request(query))
-    price = ApiPriceBook(client, "us-east-1", tmp_path, clock).stepfunctions_transition()
+    price = ApiPriceBook(client, "us-east-1", tmp_path, clock).price(PriceKey("stepfunctions_transition"))
     assert (price.usd, price.unit) == (0.000025, "Transition")
 
 
@@ -230,7 +237,9 @@ def test_a_missing_product_says_what_where_and_how_it_was_asked(
     query = pl.ec2_instance_query("eu-west-3", "r3.4xlarge")
     stubber.add_response("get_products", response("constructed/empty-page.json"), request(query))
     with pytest.raises(PriceNotFound) as caught:
-        ApiPriceBook(client, "eu-west-3", tmp_path, clock).instance_hour("r3.4xlarge")
+        ApiPriceBook(client, "eu-west-3", tmp_path, clock).price(
+            PriceKey("ec2_instance_hour", ("r3.4xlarge",))
+        )
     message = str(caught.value)
     assert "EC2 r3.4xlarge on-demand Linux" in message and "eu-west-3" in message
     assert "instanceType=r3.4xlarge" in message and "none of the 0 product(s)" in message
@@ -250,17 +259,17 @@ def test_ambiguous_price_list_data_is_a_price_not_found_with_the_reason(
     stubber.add_response("get_products", efs, request(query))
     book = ApiPriceBook(client, "us-east-1", tmp_path, clock)
     with pytest.raises(PriceNotFound, match=r"unusable Price List data.*different prices"):
-        book.efs_storage(one_zone=False)
-    assert book.efs_storage(one_zone=True).usd == 0.16  # the rest of the answer is usable
+        book.price(PriceKey("efs_storage", (False,)))
+    assert book.price(PriceKey("efs_storage", (True,))).usd == 0.16  # the rest of the answer is usable
 
 
 def test_unknown_arguments_fail_before_any_api_call(clock: FakeClock, tmp_path: Path) -> None:
     book = ApiPriceBook(object(), "us-east-1", tmp_path, clock)  # a client that cannot be called
     with pytest.raises(PriceNotFound, match="gp9 storage in us-east-1"):
-        book.ebs_storage("gp9")
+        book.price(PriceKey("ebs_storage", ("gp9",)))
     with pytest.raises(PriceNotFound, match="PERSISTENT_2 storage in us-east-1"):
-        book.fsx_lustre_storage("PERSISTENT_2", 300)
-    assert book.ebs_throughput("st1") == []
+        book.price(PriceKey("fsx_lustre_storage", ("PERSISTENT_2", 300)))
+    assert book.price(TierKey("ebs_throughput", ("st1",))) == []
 
 
 # ------------------------------------------------------------------------------ build_snapshot
@@ -309,23 +318,23 @@ def test_build_snapshot_loads_in_snapshot_price_book(pricing: tuple[Any, Stubber
     assert snapshot.coverage.regions == ["us-east-1"]
     assert snapshot.as_of == "2026-11-21"
     book = SnapshotPriceBook("us-east-1", snapshot)
-    m5 = book.instance_hour("m5.large")
+    m5 = book.price(PriceKey("ec2_instance_hour", ("m5.large",)))
     assert (m5.usd, m5.sku, m5.source, m5.as_of) == (0.096, "6C86BEPQVG73ZGGR", "snapshot", "2026-11-21")
-    assert book.ebs_storage("gp2").usd == 0.10
-    assert [(t.begin, t.end, t.price.usd) for t in book.ebs_iops("io2")] == [
+    assert book.price(PriceKey("ebs_storage", ("gp2",))).usd == 0.10
+    assert [(t.begin, t.end, t.price.usd) for t in book.price(TierKey("ebs_iops", ("io2",)))] == [
         (0, 32000, 0.065),
         (32000, 64000, 0.0455),
         (64000, None, 0.03185),
     ]
-    assert book.ebs_throughput("gp3")[0].price.usd == pytest.approx(0.04)
-    assert book.efs_elastic_transfer("read").usd == 0.03
-    assert book.fsx_lustre_storage("PERSISTENT_2", 250).usd == 0.21
-    assert book.lambda_gb_second("arm64").usd == 0.0000133334
-    assert book.stepfunctions_transition().usd == 0.000025
+    assert book.price(TierKey("ebs_throughput", ("gp3",)))[0].price.usd == pytest.approx(0.04)
+    assert book.price(PriceKey("efs_elastic_transfer", ("read",))).usd == 0.03
+    assert book.price(PriceKey("fsx_lustre_storage", ("PERSISTENT_2", 250))).usd == 0.21
+    assert book.price(PriceKey("lambda_gb_second", ("arm64",))).usd == 0.0000133334
+    assert book.price(PriceKey("stepfunctions_transition")).usd == 0.000025
     # The product the API did not have is recorded, and the book says why.
     assert [m.key for m in snapshot.regions["us-east-1"].missing] == ["ec2_instance_hour.c7g.large"]
     with pytest.raises(PriceNotFound, match="none of the 0 product"):
-        book.instance_hour("c7g.large")
+        book.price(PriceKey("ec2_instance_hour", ("c7g.large",)))
     assert snapshot.regions["us-east-1"].unverified() == []
     raw = document["regions"]["us-east-1"]
     assert raw["ebs_throughput"]["gp3"][0]["api_unit"] == "GiBps-mo"
@@ -392,5 +401,8 @@ def test_refresh_writes_a_snapshot_and_keeps_other_regions(
     assert "us-east-1: every price read" in result.stderr
     written = Snapshot.model_validate_json(out.read_text(encoding="utf-8"))
     assert written.coverage.regions == ["eu-west-1", "us-east-1"]
-    assert SnapshotPriceBook("eu-west-1", written).ebs_storage("gp3").usd == 0.088
-    assert SnapshotPriceBook("us-east-1", written).instance_hour("m5.large").usd == 0.096
+    assert SnapshotPriceBook("eu-west-1", written).price(PriceKey("ebs_storage", ("gp3",))).usd == 0.088
+    assert (
+        SnapshotPriceBook("us-east-1", written).price(PriceKey("ec2_instance_hour", ("m5.large",))).usd
+        == 0.096
+    )

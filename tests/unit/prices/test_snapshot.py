@@ -12,7 +12,9 @@ from typer.testing import CliRunner
 
 from storagebench.catalog.loader import load_catalog
 from storagebench.cli import prices_cmd
-from storagebench.prices.models import PriceBook, PriceNotFound
+from storagebench.prices.book import PriceBook
+from storagebench.prices.models import PriceNotFound
+from storagebench.prices.products import PriceKey, TierKey
 from storagebench.prices.snapshot import (
     SNAPSHOT_PATH,
     Snapshot,
@@ -46,7 +48,7 @@ def test_snapshot_is_dated_and_names_its_coverage() -> None:
 
 def test_every_catalog_instance_has_a_us_east_1_price_equal_to_its_seed(book: SnapshotPriceBook) -> None:
     for name, spec in load_catalog().instances.items():
-        price = book.instance_hour(name)
+        price = book.price(PriceKey("ec2_instance_hour", (name,)))
         assert price.usd == spec.on_demand_usd_per_hour_us_east_1, name
         assert (price.unit, price.source, price.as_of) == ("Hrs", "snapshot", "2026-11-21")
         assert raw()["regions"]["us-east-1"]["ec2_instance_hour"][name]["usagetype"] == f"BoxUsage:{name}"
@@ -55,24 +57,31 @@ def test_every_catalog_instance_has_a_us_east_1_price_equal_to_its_seed(book: Sn
 def test_every_pricebook_question_has_an_answer_in_us_east_1(book: SnapshotPriceBook) -> None:
     answers: PriceBook = book  # the protocol, structurally
     prices = [
-        answers.instance_hour("c5.large"),
-        *(answers.ebs_storage(t) for t in ("gp2", "gp3", "io1", "io2", "st1", "sc1", "standard")),
-        answers.efs_storage(one_zone=False),
-        answers.efs_storage(one_zone=True),
-        answers.efs_provisioned_throughput(),
-        answers.efs_elastic_transfer("read"),
-        answers.efs_elastic_transfer("write"),
-        answers.fsx_lustre_storage("SCRATCH_1", None),
-        answers.fsx_lustre_storage("SCRATCH_2", None),
-        *(answers.fsx_lustre_storage("PERSISTENT_1", t) for t in (50, 100, 200)),
-        *(answers.fsx_lustre_storage("PERSISTENT_2", t) for t in (125, 250, 500, 1000)),
-        answers.stepfunctions_transition(),
-        answers.lambda_gb_second("x86_64"),
-        answers.lambda_gb_second("arm64"),
-        answers.lambda_request(),
+        answers.price(PriceKey("ec2_instance_hour", ("c5.large",))),
+        *(
+            answers.price(PriceKey("ebs_storage", (t,)))
+            for t in ("gp2", "gp3", "io1", "io2", "st1", "sc1", "standard")
+        ),
+        answers.price(PriceKey("efs_storage", (False,))),
+        answers.price(PriceKey("efs_storage", (True,))),
+        answers.price(PriceKey("efs_provisioned_throughput")),
+        answers.price(PriceKey("efs_elastic_transfer", ("read",))),
+        answers.price(PriceKey("efs_elastic_transfer", ("write",))),
+        answers.price(PriceKey("fsx_lustre_storage", ("SCRATCH_1", None))),
+        answers.price(PriceKey("fsx_lustre_storage", ("SCRATCH_2", None))),
+        *(answers.price(PriceKey("fsx_lustre_storage", ("PERSISTENT_1", t))) for t in (50, 100, 200)),
+        *(answers.price(PriceKey("fsx_lustre_storage", ("PERSISTENT_2", t))) for t in (125, 250, 500, 1000)),
+        answers.price(PriceKey("stepfunctions_transition")),
+        answers.price(PriceKey("lambda_gb_second", ("x86_64",))),
+        answers.price(PriceKey("lambda_gb_second", ("arm64",))),
+        answers.price(PriceKey("lambda_request")),
     ]
-    tiers = [*answers.ebs_iops("io1"), *answers.ebs_iops("io2"), *answers.ebs_iops("gp3")]
-    tiers += answers.ebs_throughput("gp3")
+    tiers = [
+        *answers.price(TierKey("ebs_iops", ("io1",))),
+        *answers.price(TierKey("ebs_iops", ("io2",))),
+        *answers.price(TierKey("ebs_iops", ("gp3",))),
+    ]
+    tiers += answers.price(TierKey("ebs_throughput", ("gp3",)))
     prices += [t.price for t in tiers]
     assert all(p.source == "snapshot" and p.region == "us-east-1" and p.as_of == "2026-11-21" for p in prices)
     assert all(p.usd > 0 for p in prices)
@@ -91,19 +100,23 @@ def test_every_pricebook_question_has_an_answer_in_us_east_1(book: SnapshotPrice
     ],
 )
 def test_ebs_storage_matches_the_reference(book: SnapshotPriceBook, volume_type: str, usd: float) -> None:
-    price = book.ebs_storage(volume_type)
+    price = book.price(PriceKey("ebs_storage", (volume_type,)))
     assert (price.usd, price.unit) == (usd, "GB-Mo")
 
 
 def test_iops_and_throughput_tiers(book: SnapshotPriceBook) -> None:
-    assert [(t.begin, t.end, t.price.usd) for t in book.ebs_iops("io2")] == [
+    assert [(t.begin, t.end, t.price.usd) for t in book.price(TierKey("ebs_iops", ("io2",)))] == [
         (0, 32000, 0.065),
         (32000, 64000, 0.0455),
         (64000, None, 0.03185),
     ]
-    assert [(t.begin, t.end, t.price.usd) for t in book.ebs_iops("io1")] == [(0, None, 0.065)]
-    assert [(t.begin, t.end, t.price.usd) for t in book.ebs_iops("gp3")] == [(3000, None, 0.005)]
-    [throughput] = book.ebs_throughput("gp3")
+    assert [(t.begin, t.end, t.price.usd) for t in book.price(TierKey("ebs_iops", ("io1",)))] == [
+        (0, None, 0.065)
+    ]
+    assert [(t.begin, t.end, t.price.usd) for t in book.price(TierKey("ebs_iops", ("gp3",)))] == [
+        (3000, None, 0.005)
+    ]
+    [throughput] = book.price(TierKey("ebs_throughput", ("gp3",)))
     assert (throughput.begin, throughput.end, throughput.price.usd, throughput.price.unit) == (
         125,
         None,
@@ -111,27 +124,37 @@ def test_iops_and_throughput_tiers(book: SnapshotPriceBook) -> None:
         "MiBps-Mo",
     )
     assert raw()["regions"]["us-east-1"]["ebs_throughput"]["gp3"][0]["api_unit"] == "GiBps-mo"
-    assert book.ebs_iops("gp2") == [] and book.ebs_iops("st1") == []
-    assert book.ebs_throughput("io2") == []
+    assert book.price(TierKey("ebs_iops", ("gp2",))) == [] and book.price(TierKey("ebs_iops", ("st1",))) == []
+    assert book.price(TierKey("ebs_throughput", ("io2",))) == []
 
 
 def test_other_reference_values(book: SnapshotPriceBook) -> None:
-    assert book.efs_storage(one_zone=False).usd == 0.30
-    assert book.efs_storage(one_zone=True).usd == 0.16
-    assert (book.efs_provisioned_throughput().usd, book.efs_provisioned_throughput().unit) == (
+    assert book.price(PriceKey("efs_storage", (False,))).usd == 0.30
+    assert book.price(PriceKey("efs_storage", (True,))).usd == 0.16
+    assert (
+        book.price(PriceKey("efs_provisioned_throughput")).usd,
+        book.price(PriceKey("efs_provisioned_throughput")).unit,
+    ) == (
         6.00,
         "MiBps-Mo",
     )
-    assert (book.efs_elastic_transfer("read").usd, book.efs_elastic_transfer("write").usd) == (0.03, 0.06)
-    assert book.fsx_lustre_storage("SCRATCH_2", None).usd == 0.14
-    assert book.fsx_lustre_storage("scratch_2", 200).usd == 0.14  # scratch has no throughput tiers
-    assert [book.fsx_lustre_storage("PERSISTENT_2", t).usd for t in (125, 250, 500, 1000)] == [
+    assert (
+        book.price(PriceKey("efs_elastic_transfer", ("read",))).usd,
+        book.price(PriceKey("efs_elastic_transfer", ("write",))).usd,
+    ) == (0.03, 0.06)
+    assert book.price(PriceKey("fsx_lustre_storage", ("SCRATCH_2", None))).usd == 0.14
+    assert (
+        book.price(PriceKey("fsx_lustre_storage", ("scratch_2", 200))).usd == 0.14
+    )  # scratch has no throughput tiers
+    assert [
+        book.price(PriceKey("fsx_lustre_storage", ("PERSISTENT_2", t))).usd for t in (125, 250, 500, 1000)
+    ] == [
         0.145,
         0.21,
         0.34,
         0.60,
     ]
-    transition = book.stepfunctions_transition()
+    transition = book.price(PriceKey("stepfunctions_transition"))
     assert (transition.usd, transition.unit) == (0.000025, "Transition")
 
 
@@ -150,9 +173,11 @@ def test_unverified_values_stay_visible(book: SnapshotPriceBook) -> None:
     for label in ("fsx_lustre_storage.SCRATCH_1", "fsx_lustre_storage.PERSISTENT_1/50", "lambda_request"):
         assert label in unverified
     assert "ebs_storage.gp3" not in unverified
-    assert "UNVERIFIED" in (book.instance_hour("r5b.large").description or "")
-    assert "UNVERIFIED" in (book.fsx_lustre_storage("PERSISTENT_2", 500).description or "")
-    assert "UNVERIFIED" not in (book.instance_hour("c5.large").description or "")
+    assert "UNVERIFIED" in (book.price(PriceKey("ec2_instance_hour", ("r5b.large",))).description or "")
+    assert "UNVERIFIED" in (
+        book.price(PriceKey("fsx_lustre_storage", ("PERSISTENT_2", 500))).description or ""
+    )
+    assert "UNVERIFIED" not in (book.price(PriceKey("ec2_instance_hour", ("c5.large",))).description or "")
     for rate in raw()["regions"]["us-east-1"]["fsx_lustre_storage"].values():
         assert not rate.get("unverified") or rate["note"]
 
@@ -163,24 +188,24 @@ def test_unverified_values_stay_visible(book: SnapshotPriceBook) -> None:
 def test_a_region_the_snapshot_lacks_names_product_region_and_refresh() -> None:
     book = SnapshotPriceBook("eu-west-1")
     with pytest.raises(PriceNotFound) as caught:
-        book.ebs_storage("gp3")
+        book.price(PriceKey("ebs_storage", ("gp3",)))
     message = str(caught.value)
     assert "EBS gp3 storage" in message and "eu-west-1" in message
     assert "storagebench prices refresh --region eu-west-1" in message
     assert "us-east-1" in message  # what it does cover
     with pytest.raises(PriceNotFound, match="Lambda arm64 duration in eu-west-1"):
-        book.lambda_gb_second("arm64")
+        book.price(PriceKey("lambda_gb_second", ("arm64",)))
 
 
 def test_a_product_the_snapshot_lacks(book: SnapshotPriceBook) -> None:
     with pytest.raises(PriceNotFound) as caught:
-        book.instance_hour("m9.huge")
+        book.price(PriceKey("ec2_instance_hour", ("m9.huge",)))
     assert "EC2 m9.huge on-demand Linux" in str(caught.value)
     assert "storagebench prices refresh --region us-east-1" in str(caught.value)
     with pytest.raises(PriceNotFound, match="unknown EBS volume type"):
-        book.ebs_iops("gp9")
+        book.price(TierKey("ebs_iops", ("gp9",)))
     with pytest.raises(PriceNotFound, match="125, 250, 500, 1000"):
-        book.fsx_lustre_storage("PERSISTENT_2", None)
+        book.price(PriceKey("fsx_lustre_storage", ("PERSISTENT_2", None)))
 
 
 def test_missing_entries_of_a_refresh_give_their_reason() -> None:
@@ -196,7 +221,7 @@ def test_missing_entries_of_a_refresh_give_their_reason() -> None:
     ]
     book = SnapshotPriceBook("us-east-1", Snapshot.model_validate(document))
     with pytest.raises(PriceNotFound, match="none of the 12 product"):
-        book.fsx_lustre_storage("SCRATCH_1", None)
+        book.price(PriceKey("fsx_lustre_storage", ("SCRATCH_1", None)))
 
 
 # ------------------------------------------------------------------------------ the model
@@ -231,7 +256,9 @@ def test_merge_keeps_the_regions_not_refreshed() -> None:
     assert merged.coverage.regions == ["eu-west-1", "us-east-1"]
     assert merged.as_of == "2026-11-21"  # the oldest region's date
     assert SnapshotPriceBook("eu-west-1", merged).as_of == "2026-12-01"
-    assert SnapshotPriceBook("us-east-1", merged).ebs_storage("gp3").as_of == "2026-11-21"
+    assert (
+        SnapshotPriceBook("us-east-1", merged).price(PriceKey("ebs_storage", ("gp3",))).as_of == "2026-11-21"
+    )
 
 
 # ------------------------------------------------------------------------------ prices show

@@ -14,6 +14,7 @@ from storagebench.core.state import AgentOutcome, ConfigResult, ConfigState
 from storagebench.costs.compare import compare
 from storagebench.costs.monthly import price_request
 from storagebench.prices.models import PriceNotFound
+from storagebench.prices.products import PriceKey
 from storagebench.prices.snapshot import SnapshotPriceBook
 from storagebench.request import parse_request
 from storagebench.workflow import steps
@@ -74,7 +75,9 @@ def test_the_run_cost_comes_from_the_measured_lifetimes(summary: Any, fakes: Any
         "gamma": 3600,
     }
     book = SnapshotPriceBook("us-east-1")
-    assert instances["gamma"]["usd"] == pytest.approx(book.instance_hour("i3en.large").usd)
+    assert instances["gamma"]["usd"] == pytest.approx(
+        book.price(PriceKey("ec2_instance_hour", ("i3en.large",))).usd
+    )
     assert summary.economics["run_cost_usd"] == pytest.approx(math.fsum(c["usd"] for c in cost["components"]))
     assert summary.economics["orchestration_usd"] > 0
     assert cost["transitions"] >= 3 + 3 * 6  # Plan, Map, Finalize + at least 6 states per config

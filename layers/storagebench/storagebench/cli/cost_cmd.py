@@ -21,7 +21,7 @@ from storagebench.cli.console import err, fail, out, print_json
 
 if TYPE_CHECKING:
     from storagebench.costs.monthly import ConfigCost
-    from storagebench.prices.models import PriceBook
+    from storagebench.prices.book import PriceBook
     from storagebench.request.model import BenchmarkRequest
 
 EXIT_MISSING_PRICES = 1

@@ -1,6 +1,6 @@
 """Costs: what a config costs per month, what a run cost, and what each config buys against the baseline.
 
-Pure functions over a :class:`storagebench.prices.models.PriceBook`; every figure carries the
+Pure functions over a :class:`storagebench.prices.book.PriceBook`; every figure carries the
 source and date of the prices it used.
 """
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from storagebench.costs.monthly import ConfigCost, combine_sources, cost_delta_pct, oldest_date, price_request
-from storagebench.prices.models import PriceBook
+from storagebench.prices.book import PriceBook
 from storagebench.request.model import BenchmarkRequest
 
 

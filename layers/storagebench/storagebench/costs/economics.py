@@ -31,7 +31,7 @@ from storagebench.costs.run_cost import (
     transitions_from_state,
     usage_for_config,
 )
-from storagebench.prices.models import PriceBook
+from storagebench.prices.book import PriceBook
 from storagebench.request.model import BenchmarkRequest
 from storagebench.store.stored import read_records
 

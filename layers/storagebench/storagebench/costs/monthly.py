@@ -1,6 +1,6 @@
 """What a config costs per month (and for any number of hours), component by component.
 
-Pure: every number comes from a :class:`~storagebench.prices.models.PriceBook` and the catalog's
+Pure: every number comes from a :class:`~storagebench.prices.book.PriceBook` and the catalog's
 rules; nothing is launched and nothing is priced from memory. Each component carries the price it
 used (its source and date), so a total can always be traced back and re-checked.
 
@@ -37,14 +37,9 @@ from storagebench.catalog import ebs_volume_type, instance_type, load_catalog
 from storagebench.kinds import Bill, kind_of
 from storagebench.kinds.base import EbsVolumeBill, EfsBill, InstanceBill
 from storagebench.kinds.file_gateway import GATEWAY_CACHE, GATEWAY_ROOT
-from storagebench.prices.models import (
-    HOURS_PER_MONTH,
-    Price,
-    PriceBook,
-    PriceNotFound,
-    PriceSource,
-    PriceTier,
-)
+from storagebench.prices.book import PriceBook
+from storagebench.prices.models import HOURS_PER_MONTH, Price, PriceNotFound, PriceSource, PriceTier
+from storagebench.prices.products import PriceKey, TierKey
 from storagebench.request.model import BenchmarkRequest, Config, EfsTarget, FsxLustreTarget
 
 __all__ = [
@@ -55,6 +50,7 @@ __all__ = [
     "DurationComponent",
     "DurationCost",
     "PriceLookup",
+    "asking",
     "combine_sources",
     "cost_delta_pct",
     "cost_for",
@@ -266,6 +262,11 @@ class PriceLookup:
             return None
 
 
+def asking(book: PriceBook, key: PriceKey) -> Callable[[], Price]:
+    """The question ``PriceLookup`` asks, bound to its key (safe to build in a loop)."""
+    return lambda: book.price(key)
+
+
 def _component(
     name: str,
     price: Price,
@@ -335,7 +336,7 @@ def ebs_volume_components(
     where = f"{target_id}" + (f"[{member}]" if member is not None else "")
     components: list[CostComponent] = []
     notes: list[str] = []
-    storage = asker(f"EBS {volume_type} storage", lambda: book.ebs_storage(volume_type))
+    storage = asker(f"EBS {volume_type} storage", lambda: book.price(PriceKey("ebs_storage", (volume_type,))))
     if storage is not None:
         components.append(
             _component(
@@ -354,7 +355,9 @@ def ebs_volume_components(
         effective = iops if iops is not None else spec.iops.default
         included = spec.included_iops or 0
         if effective is not None and effective > included:
-            tiers = asker(f"EBS {volume_type} provisioned IOPS", lambda: book.ebs_iops(volume_type))
+            tiers = asker(
+                f"EBS {volume_type} provisioned IOPS", lambda: book.price(TierKey("ebs_iops", (volume_type,)))
+            )
             for tier, units in _tier_units(effective, tiers or []):
                 label = _tier_label(tier, tiers or [])
                 components.append(
@@ -377,7 +380,8 @@ def ebs_volume_components(
         included_tp = spec.included_mibps or 0
         if effective_tp is not None and effective_tp > included_tp:
             tp_tiers = asker(
-                f"EBS {volume_type} provisioned throughput", lambda: book.ebs_throughput(volume_type)
+                f"EBS {volume_type} provisioned throughput",
+                lambda: book.price(TierKey("ebs_throughput", (volume_type,))),
             )
             for tier, units in _tier_units(effective_tp, tp_tiers or []):
                 components.append(
@@ -424,7 +428,9 @@ def efs_components(
             "gives no storage_gib_hint"
         )
     else:
-        price = asker(f"EFS {storage_class} storage", lambda: book.efs_storage(target.one_zone))
+        price = asker(
+            f"EFS {storage_class} storage", lambda: book.price(PriceKey("efs_storage", (target.one_zone,)))
+        )
         if price is not None:
             components.append(
                 _component(
@@ -450,7 +456,9 @@ def efs_components(
                 "the provisioned-throughput charge is an upper bound"
             )
         if billed > 0:
-            price = asker("EFS provisioned throughput", book.efs_provisioned_throughput)
+            price = asker(
+                "EFS provisioned throughput", lambda: book.price(PriceKey("efs_provisioned_throughput"))
+            )
             if price is not None:
                 components.append(
                     _component(
@@ -474,8 +482,8 @@ def efs_components(
                 "stored data includes: no throughput charge"
             )
     elif target.throughput_mode == "elastic":
-        read = asker("EFS Elastic reads", lambda: book.efs_elastic_transfer("read"))
-        write = asker("EFS Elastic writes", lambda: book.efs_elastic_transfer("write"))
+        read = asker("EFS Elastic reads", lambda: book.price(PriceKey("efs_elastic_transfer", ("read",))))
+        write = asker("EFS Elastic writes", lambda: book.price(PriceKey("efs_elastic_transfer", ("write",))))
         rates = (
             f" ({fmt_rate(read.usd)}/{read.unit} read, {fmt_rate(write.usd)}/{write.unit} written)"
             if read is not None and write is not None
@@ -503,7 +511,9 @@ def fsx_lustre_components(
     tier = f" {target.per_unit_storage_throughput} MB/s/TiB" if target.per_unit_storage_throughput else ""
     price = asker(
         f"FSx for Lustre {target.deployment_type}{tier} storage",
-        lambda: book.fsx_lustre_storage(target.deployment_type, target.per_unit_storage_throughput),
+        lambda: book.price(
+            PriceKey("fsx_lustre_storage", (target.deployment_type, target.per_unit_storage_throughput))
+        ),
     )
     if price is None:
         return []
@@ -535,7 +545,7 @@ def _instance_hours(
     book: PriceBook, kind: str, asker: PriceLookup, name: str, *, target_id: str | None, label: str
 ) -> list[CostComponent]:
     """A month of on-demand hours of one instance type (none when the book lacks its price)."""
-    hourly = asker(f"EC2 {kind} on-demand", lambda: book.instance_hour(kind))
+    hourly = asker(f"EC2 {kind} on-demand", lambda: book.price(PriceKey("ec2_instance_hour", (kind,))))
     if hourly is None:
         return []
     detail = f"{label}: {HOURS_PER_MONTH} h x {fmt_rate(hourly.usd)}/{hourly.unit} (on-demand Linux)"

@@ -30,7 +30,6 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import partial
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, computed_field
@@ -41,6 +40,7 @@ from storagebench.costs.monthly import (
     ROOT_TARGET_ID,
     CostComponent,
     PriceLookup,
+    asking,
     combine_sources,
     ebs_volume_components,
     efs_components,
@@ -50,7 +50,9 @@ from storagebench.costs.monthly import (
 )
 from storagebench.kinds import kind_of
 from storagebench.kinds.base import EbsVolumeBill, InstanceBill
-from storagebench.prices.models import HOURS_PER_MONTH, Price, PriceBook, PriceSource
+from storagebench.prices.book import PriceBook
+from storagebench.prices.models import HOURS_PER_MONTH, Price, PriceSource
+from storagebench.prices.products import PriceKey
 from storagebench.request.model import Config, EfsTarget, FsxLustreTarget
 
 __all__ = [
@@ -460,7 +462,10 @@ def _check(value: float, what: str) -> None:
 def _gateway_line(cid: str, gateway: GatewayUsage, book: PriceBook, ask: PriceLookup) -> RunComponent | None:
     """A File Gateway appliance's instance time, billed like any Linux instance."""
     _check(gateway.seconds, f"{cid}: gateway {gateway.target_id} seconds")
-    rate = ask(f"EC2 {gateway.instance_type} on-demand", partial(book.instance_hour, gateway.instance_type))
+    rate = ask(
+        f"EC2 {gateway.instance_type} on-demand",
+        lambda: book.price(PriceKey("ec2_instance_hour", (gateway.instance_type,))),
+    )
     if rate is None:
         return None
     billed = max(float(EC2_MINIMUM_S), gateway.seconds) if gateway.seconds > 0 else 0.0
@@ -493,7 +498,10 @@ def run_cost(
     for usage in configs:
         cid = usage.config_id
         _check(usage.instance_seconds, f"{cid}: instance_seconds")
-        hourly = ask(f"EC2 {usage.instance_type} on-demand", partial(book.instance_hour, usage.instance_type))
+        hourly = ask(
+            f"EC2 {usage.instance_type} on-demand",
+            asking(book, PriceKey("ec2_instance_hour", (usage.instance_type,))),
+        )
         if hourly is not None:
             billed = max(float(EC2_MINIMUM_S), usage.instance_seconds) if usage.instance_seconds > 0 else 0.0
             lines.append(
@@ -554,7 +562,8 @@ def run_cost(
                         if gb <= 0:
                             continue
                         price = ask(
-                            f"EFS Elastic {direction}s", partial(book.efs_elastic_transfer, direction)
+                            f"EFS Elastic {direction}s",
+                            asking(book, PriceKey("efs_elastic_transfer", (direction,))),
                         )
                         if price is not None:
                             lines.append(
@@ -590,7 +599,9 @@ def run_cost(
     if isinstance(transitions, TransitionCount):
         notes += transitions.notes
     if count:
-        price = ask("Step Functions state transition", book.stepfunctions_transition)
+        price = ask(
+            "Step Functions state transition", lambda: book.price(PriceKey("stepfunctions_transition"))
+        )
         if price is not None:
             lines.append(
                 _line(
@@ -608,7 +619,10 @@ def run_cost(
     for fn in lambdas:
         _check(fn.avg_duration_ms, f"{fn.function}: avg_duration_ms")
         gb_s = fn.invocations * fn.memory_mb / 1024 * fn.avg_duration_ms / 1000
-        compute = ask(f"Lambda {fn.architecture} GB-second", partial(book.lambda_gb_second, fn.architecture))
+        compute = ask(
+            f"Lambda {fn.architecture} GB-second",
+            asking(book, PriceKey("lambda_gb_second", (fn.architecture,))),
+        )
         if compute is not None and gb_s > 0:
             lines.append(
                 _line(
@@ -626,7 +640,7 @@ def run_cost(
                     ),
                 )
             )
-        requests = ask("Lambda requests", book.lambda_request)
+        requests = ask("Lambda requests", lambda: book.price(PriceKey("lambda_request")))
         if requests is not None and fn.invocations > 0:
             lines.append(
                 _line(

@@ -34,7 +34,7 @@ from storagebench.costs.document import cost_document
 from storagebench.kinds import kind_of
 from storagebench.planning.duration import RunDuration, estimate_duration
 from storagebench.planning.steps import plan_steps
-from storagebench.prices.models import PriceBook
+from storagebench.prices.book import PriceBook
 from storagebench.request.model import BenchmarkRequest, Config, Target
 
 INSTANCES_PER_CONFIG = 1  # launch_spec starts one instance per config; file systems are not instances

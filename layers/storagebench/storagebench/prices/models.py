@@ -8,7 +8,7 @@ that price's source and date, so a figure can always be traced and re-checked.
 
 from __future__ import annotations
 
-from typing import Literal, Protocol
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -40,41 +40,3 @@ class PriceTier(BaseModel):
 
 class PriceNotFound(LookupError):  # noqa: N818 - reads as what happened: no price was found
     """No price for this product in this region (the message names what was asked)."""
-
-
-class PriceBook(Protocol):
-    region: str
-
-    def instance_hour(self, instance_type: str) -> Price:
-        """On-demand Linux, shared tenancy, per hour."""
-
-    def ebs_storage(self, volume_type: str) -> Price:
-        """Per GB-month of provisioned size."""
-
-    def ebs_iops(self, volume_type: str) -> list[PriceTier]:
-        """Per provisioned IOPS-month, by tier of the IOPS count: io1 one tier; io2 three
-        (to 32,000, to 64,000, above); gp3 one tier starting at its 3,000 included IOPS."""
-
-    def ebs_throughput(self, volume_type: str) -> list[PriceTier]:
-        """gp3: per MiB/s-month above the 125 MiB/s included (one tier starting at 125)."""
-
-    def efs_storage(self, one_zone: bool) -> Price:
-        """EFS Standard (or One Zone) per GB-month."""
-
-    def efs_provisioned_throughput(self) -> Price:
-        """Per MiB/s-month of provisioned throughput above what the stored data includes."""
-
-    def efs_elastic_transfer(self, direction: Literal["read", "write"]) -> Price:
-        """Elastic throughput, per GB transferred."""
-
-    def fsx_lustre_storage(self, deployment_type: str, per_unit_throughput: int | None) -> Price:
-        """FSx for Lustre per GB-month, by deployment type and (persistent) throughput tier."""
-
-    def stepfunctions_transition(self) -> Price:
-        """Standard workflow, per state transition."""
-
-    def lambda_gb_second(self, architecture: Literal["x86_64", "arm64"]) -> Price:
-        """Lambda compute per GB-second."""
-
-    def lambda_request(self) -> Price:
-        """Lambda per request."""

@@ -17,12 +17,12 @@ from __future__ import annotations
 import itertools
 from functools import cache
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal, overload
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from storagebench.prices.models import Price, PriceNotFound, PriceTier
-from storagebench.prices.pricelist import EBS_IOPS_USAGE, check_volume_type, fsx_key
+from storagebench.prices.products import PriceKey, TierKey, checked_label
 
 __all__ = [
     "SNAPSHOT_PATH",
@@ -262,90 +262,27 @@ class SnapshotPriceBook:
     def _tiers(self, rates: list[SnapshotRate]) -> list[PriceTier]:
         return [PriceTier(begin=r.begin, end=r.end, price=self._price(r)) for r in rates]
 
-    def _pick(self, table: dict[Any, SnapshotRate], key: str, product: str) -> Price:
-        rate = table.get(key)
-        if rate is None:
-            raise self._not_found(product)
-        return self._price(rate)
-
-    def _volume_type(self, volume_type: str, product: str) -> None:
-        try:
-            check_volume_type(volume_type)
-        except PriceNotFound as exc:
-            raise self._bad_argument(product, exc) from None
-
     # ----------------------------------------------------------------------------- PriceBook
 
-    def instance_hour(self, instance_type: str) -> Price:
-        product = f"EC2 {instance_type} on-demand Linux"
-        return self._pick(self._region(product).ec2_instance_hour, instance_type, product)
+    @overload
+    def price(self, key: TierKey) -> list[PriceTier]: ...
 
-    def ebs_storage(self, volume_type: str) -> Price:
-        product = f"EBS {volume_type} storage"
-        self._volume_type(volume_type, product)
-        return self._pick(self._region(product).ebs_storage, volume_type, product)
+    @overload
+    def price(self, key: PriceKey) -> Price: ...
 
-    def ebs_iops(self, volume_type: str) -> list[PriceTier]:
-        """io1 one tier; io2 three; gp3 one from 3,000. gp2/st1/sc1/standard: ``[]`` (no IOPS charge)."""
-        product = f"EBS {volume_type} provisioned IOPS"
-        self._volume_type(volume_type, product)
-        prices = self._region(product)
-        if volume_type not in EBS_IOPS_USAGE:
-            return []
-        if volume_type not in prices.ebs_iops:
-            raise self._not_found(product)
-        return self._tiers(prices.ebs_iops[volume_type])
-
-    def ebs_throughput(self, volume_type: str) -> list[PriceTier]:
-        """gp3 one tier from 125 MiB/s; other volume types ``[]`` (no throughput charge)."""
-        product = f"EBS {volume_type} provisioned throughput"
-        self._volume_type(volume_type, product)
-        prices = self._region(product)
-        if volume_type != "gp3":
-            return []
-        if volume_type not in prices.ebs_throughput:
-            raise self._not_found(product)
-        return self._tiers(prices.ebs_throughput[volume_type])
-
-    def efs_storage(self, one_zone: bool) -> Price:
-        key = "one_zone" if one_zone else "standard"
-        product = f"EFS {'One Zone' if one_zone else 'Standard'} storage"
-        return self._pick(self._region(product).efs_storage, key, product)
-
-    def efs_provisioned_throughput(self) -> Price:
-        product = "EFS provisioned throughput"
-        rate = self._region(product).efs_provisioned_throughput
-        if rate is None:
-            raise self._not_found(product)
-        return self._price(rate)
-
-    def efs_elastic_transfer(self, direction: Literal["read", "write"]) -> Price:
-        product = f"EFS Elastic throughput {direction}s"
-        return self._pick(self._region(product).efs_elastic_transfer, direction, product)
-
-    def fsx_lustre_storage(self, deployment_type: str, per_unit_throughput: int | None) -> Price:
-        product = f"FSx for Lustre {deployment_type} storage"
-        prices = self._region(product)
+    def price(self, key: PriceKey | TierKey) -> Price | list[PriceTier]:
+        spec, dimensions = key.spec, key.dimensions
         try:
-            key = fsx_key(deployment_type, per_unit_throughput)
+            spec.check(*dimensions)
         except PriceNotFound as exc:
-            raise self._bad_argument(product, exc) from None
-        return self._pick(prices.fsx_lustre_storage, key, f"FSx for Lustre {key} storage")
-
-    def stepfunctions_transition(self) -> Price:
-        product = "Step Functions standard state transition"
-        rate = self._region(product).stepfunctions_transition
-        if rate is None:
-            raise self._not_found(product)
-        return self._price(rate)
-
-    def lambda_gb_second(self, architecture: Literal["x86_64", "arm64"]) -> Price:
-        product = f"Lambda {architecture} duration"
-        return self._pick(self._region(product).lambda_gb_second, architecture, product)
-
-    def lambda_request(self) -> Price:
-        product = "Lambda requests"
-        rate = self._region(product).lambda_request
-        if rate is None:
-            raise self._not_found(product)
-        return self._price(rate)
+            raise self._bad_argument(checked_label(key), exc) from None
+        prices = self._region(checked_label(key))
+        if not spec.charged(*dimensions):
+            return []
+        held = getattr(prices, spec.name)
+        found = held if spec.snapshot_key is None else held.get(spec.snapshot_key(*dimensions))
+        if found is None:
+            raise self._not_found(key.label())
+        if isinstance(key, TierKey):
+            return self._tiers(found)
+        return self._price(found)

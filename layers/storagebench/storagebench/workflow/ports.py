@@ -29,7 +29,7 @@ from storagebench.core.state import (
 )
 from storagebench.gateway.lifecycle import GatewayPorts
 from storagebench.notify import LogNotifier, Notifier
-from storagebench.prices.models import PriceBook
+from storagebench.prices.book import PriceBook
 from storagebench.results.records import ResultRecord
 
 

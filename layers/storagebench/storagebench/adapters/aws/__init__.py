@@ -24,7 +24,7 @@ from storagebench.adapters.aws.ssm import SsmAgents
 
 if TYPE_CHECKING:
     from storagebench.core.guardrails import Guardrails
-    from storagebench.prices.models import PriceBook
+    from storagebench.prices.book import PriceBook
     from storagebench.workflow.ports import GatewayServices, Services
 
 PRICE_SOURCES = ("price-list-api", "snapshot")

@@ -24,16 +24,17 @@ import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from functools import partial
 from pathlib import Path
-from typing import Any, Literal, cast
+from typing import Any, overload
 
 from storagebench.adapters.aws.errors import aws_call
 from storagebench.core.clock import Clock, SystemClock, iso, parse_iso
 from storagebench.core.errors import WorkflowError
 from storagebench.prices import pricelist as pl
-from storagebench.prices.models import Price, PriceBook, PriceNotFound, PriceTier
+from storagebench.prices.book import PriceBook
+from storagebench.prices.models import Price, PriceNotFound, PriceTier
 from storagebench.prices.pricelist import PriceListError, Product, Query, Rate
+from storagebench.prices.products import PRODUCTS, PriceKey, TierKey, checked_label, every_key
 
 __all__ = [
     "API_REGIONS",
@@ -214,74 +215,14 @@ class ApiPriceBook:
         except PriceNotFound as exc:
             raise NotInPriceList(product, self.region, str(exc)) from None
 
-    def _instance_hour(self, instance_type: str) -> tuple[Rate, str]:
-        query = pl.ec2_instance_query(self.region, instance_type)
-        return self._look_up(
-            query, f"EC2 {instance_type} on-demand Linux", lambda ps: pl.instance_hour(ps, instance_type)
-        )
-
-    def _ebs_storage(self, volume_type: str) -> tuple[Rate, str]:
-        self._known(f"EBS {volume_type} storage", lambda: pl.check_volume_type(volume_type))
-        query = pl.ebs_storage_query(self.region, volume_type)
-        return self._look_up(query, f"EBS {volume_type} storage", lambda ps: pl.ebs_storage(ps, volume_type))
-
-    def _ebs_iops(self, volume_type: str) -> tuple[list[Rate], str]:
-        product = f"EBS {volume_type} provisioned IOPS"
-        self._known(product, lambda: pl.check_volume_type(volume_type))
-        if volume_type not in pl.EBS_IOPS_USAGE:  # no IOPS charge: no API call needed
+    def _rates(self, key: PriceKey | TierKey) -> tuple[Any, str]:
+        """The Price List's rate (a tiered product: its rates) and when it was read."""
+        spec, dimensions = key.spec, key.dimensions
+        self._known(checked_label(key), lambda: spec.check(*dimensions))
+        if not spec.charged(*dimensions):  # no such charge: no API call needed
             return [], iso(self.clock.now())
-        return self._look_up(pl.ebs_iops_query(self.region), product, lambda ps: pl.ebs_iops(ps, volume_type))
-
-    def _ebs_throughput(self, volume_type: str) -> tuple[list[Rate], str]:
-        product = f"EBS {volume_type} provisioned throughput"
-        self._known(product, lambda: pl.check_volume_type(volume_type))
-        if volume_type != "gp3":  # no throughput charge: no API call needed
-            return [], iso(self.clock.now())
-        query = pl.ebs_throughput_query(self.region)
-        return self._look_up(query, product, lambda ps: pl.ebs_throughput(ps, volume_type))
-
-    def _efs_storage(self, one_zone: bool) -> tuple[Rate, str]:
-        product = f"EFS {'One Zone' if one_zone else 'Standard'} storage"
-        return self._look_up(pl.efs_query(self.region), product, lambda ps: pl.efs_storage(ps, one_zone))
-
-    def _efs_provisioned_throughput(self) -> tuple[Rate, str]:
-        return self._look_up(
-            pl.efs_query(self.region), "EFS provisioned throughput", pl.efs_provisioned_throughput
-        )
-
-    def _efs_elastic_transfer(self, direction: Literal["read", "write"]) -> tuple[Rate, str]:
-        product = f"EFS Elastic throughput {direction}s"
-        return self._look_up(
-            pl.efs_query(self.region), product, lambda ps: pl.efs_elastic_transfer(ps, direction)
-        )
-
-    def _fsx_lustre_storage(self, deployment_type: str, per_unit: int | None) -> tuple[Rate, str]:
-        self._known(
-            f"FSx for Lustre {deployment_type} storage", lambda: pl.fsx_key(deployment_type, per_unit)
-        )
-        product = f"FSx for Lustre {pl.fsx_key(deployment_type, per_unit)} storage"
-        return self._look_up(
-            pl.fsx_lustre_query(self.region),
-            product,
-            lambda ps: pl.fsx_lustre_storage(ps, deployment_type, per_unit),
-        )
-
-    def _stepfunctions_transition(self) -> tuple[Rate, str]:
-        return self._look_up(
-            pl.stepfunctions_query(self.region),
-            "Step Functions standard state transition",
-            pl.stepfunctions_transition,
-        )
-
-    def _lambda_gb_second(self, architecture: Literal["x86_64", "arm64"]) -> tuple[Rate, str]:
-        return self._look_up(
-            pl.lambda_query(self.region),
-            f"Lambda {architecture} duration",
-            lambda ps: pl.lambda_gb_second(ps, architecture),
-        )
-
-    def _lambda_request(self) -> tuple[Rate, str]:
-        return self._look_up(pl.lambda_query(self.region), "Lambda requests", pl.lambda_request)
+        query = spec.query(self.region, *dimensions)
+        return self._look_up(query, key.label(), lambda found: spec.select(found, *dimensions))
 
     # ----------------------------------------------------------------------------- PriceBook
 
@@ -300,40 +241,16 @@ class ApiPriceBook:
         rates, as_of = found
         return [PriceTier(begin=r.begin, end=r.end, price=self._price(r, as_of)) for r in rates]
 
-    def instance_hour(self, instance_type: str) -> Price:
-        return self._price(*self._instance_hour(instance_type))
+    @overload
+    def price(self, key: TierKey) -> list[PriceTier]: ...
 
-    def ebs_storage(self, volume_type: str) -> Price:
-        return self._price(*self._ebs_storage(volume_type))
+    @overload
+    def price(self, key: PriceKey) -> Price: ...
 
-    def ebs_iops(self, volume_type: str) -> list[PriceTier]:
-        """io1 one tier; io2 three; gp3 one from 3,000. gp2/st1/sc1/standard: ``[]`` (no IOPS charge)."""
-        return self._tiers(self._ebs_iops(volume_type))
-
-    def ebs_throughput(self, volume_type: str) -> list[PriceTier]:
-        """gp3 one tier from 125 MiB/s, per MiBps-month; other volume types ``[]``."""
-        return self._tiers(self._ebs_throughput(volume_type))
-
-    def efs_storage(self, one_zone: bool) -> Price:
-        return self._price(*self._efs_storage(one_zone))
-
-    def efs_provisioned_throughput(self) -> Price:
-        return self._price(*self._efs_provisioned_throughput())
-
-    def efs_elastic_transfer(self, direction: Literal["read", "write"]) -> Price:
-        return self._price(*self._efs_elastic_transfer(direction))
-
-    def fsx_lustre_storage(self, deployment_type: str, per_unit_throughput: int | None) -> Price:
-        return self._price(*self._fsx_lustre_storage(deployment_type, per_unit_throughput))
-
-    def stepfunctions_transition(self) -> Price:
-        return self._price(*self._stepfunctions_transition())
-
-    def lambda_gb_second(self, architecture: Literal["x86_64", "arm64"]) -> Price:
-        return self._price(*self._lambda_gb_second(architecture))
-
-    def lambda_request(self) -> Price:
-        return self._price(*self._lambda_request())
+    def price(self, key: PriceKey | TierKey) -> Price | list[PriceTier]:
+        if isinstance(key, TierKey):
+            return self._tiers(self._rates(key))
+        return self._price(*self._rates(key))
 
 
 class FallbackPriceBook:
@@ -347,45 +264,18 @@ class FallbackPriceBook:
         self.region = primary.region
         self.fell_back: list[str] = []
 
-    def _ask(self, question: str, *args: Any) -> Any:
+    @overload
+    def price(self, key: TierKey) -> list[PriceTier]: ...
+
+    @overload
+    def price(self, key: PriceKey) -> Price: ...
+
+    def price(self, key: PriceKey | TierKey) -> Price | list[PriceTier]:
         try:
-            return getattr(self.primary, question)(*args)
+            return self.primary.price(key)
         except WorkflowError as exc:
-            self.fell_back.append(f"{question}{args}: {type(exc).__name__}: {exc}")
-            return getattr(self.fallback, question)(*args)
-
-    def instance_hour(self, instance_type: str) -> Price:
-        return cast(Price, self._ask("instance_hour", instance_type))
-
-    def ebs_storage(self, volume_type: str) -> Price:
-        return cast(Price, self._ask("ebs_storage", volume_type))
-
-    def ebs_iops(self, volume_type: str) -> list[PriceTier]:
-        return cast(list[PriceTier], self._ask("ebs_iops", volume_type))
-
-    def ebs_throughput(self, volume_type: str) -> list[PriceTier]:
-        return cast(list[PriceTier], self._ask("ebs_throughput", volume_type))
-
-    def efs_storage(self, one_zone: bool) -> Price:
-        return cast(Price, self._ask("efs_storage", one_zone))
-
-    def efs_provisioned_throughput(self) -> Price:
-        return cast(Price, self._ask("efs_provisioned_throughput"))
-
-    def efs_elastic_transfer(self, direction: Literal["read", "write"]) -> Price:
-        return cast(Price, self._ask("efs_elastic_transfer", direction))
-
-    def fsx_lustre_storage(self, deployment_type: str, per_unit_throughput: int | None) -> Price:
-        return cast(Price, self._ask("fsx_lustre_storage", deployment_type, per_unit_throughput))
-
-    def stepfunctions_transition(self) -> Price:
-        return cast(Price, self._ask("stepfunctions_transition"))
-
-    def lambda_gb_second(self, architecture: Literal["x86_64", "arm64"]) -> Price:
-        return cast(Price, self._ask("lambda_gb_second", architecture))
-
-    def lambda_request(self) -> Price:
-        return cast(Price, self._ask("lambda_request"))
+            self.fell_back.append(f"{key.label()}: {type(exc).__name__}: {exc}")
+            return self.fallback.price(key)
 
 
 # --------------------------------------------------------------------------------- snapshot
@@ -409,69 +299,23 @@ def _catalog_instance_types() -> list[str]:
 
 
 def _region_prices(book: ApiPriceBook, instance_types: Sequence[str]) -> dict[str, Any]:
-    prices: dict[str, Any] = {
-        "ec2_instance_hour": {},
-        "ebs_storage": {},
-        "ebs_iops": {},
-        "ebs_throughput": {},
-        "efs_storage": {},
-        "efs_elastic_transfer": {},
-        "fsx_lustre_storage": {},
-        "lambda_gb_second": {},
-    }
+    prices: dict[str, Any] = {p.name: {} for p in PRODUCTS.values() if p.snapshot_key is not None}
     missing: list[dict[str, str]] = []
-
-    def record(family: str, key: str | None, product: str, read: Callable[[], tuple[Any, str]]) -> None:
+    for key in every_key(instance_types):
+        spec = key.spec
+        table = spec.snapshot_key(*key.dimensions) if spec.snapshot_key is not None else None
         try:
-            found, _ = read()
+            found, _ = book._rates(key)
         except PriceNotFound as exc:
-            label = f"{family}.{key}" if key is not None else family
+            label = f"{spec.name}.{table}" if table is not None else spec.name
             reason = exc.reason if isinstance(exc, NotInPriceList) else str(exc)
-            missing.append({"product": product, "key": label, "reason": reason})
-            return
+            missing.append({"product": key.label(), "key": label, "reason": reason})
+            continue
         value = [_entry(r) for r in found] if isinstance(found, list) else _entry(found)
-        if key is None:
-            prices[family] = value
+        if table is None:
+            prices[spec.name] = value
         else:
-            prices[family][key] = value
-
-    for name in instance_types:
-        record("ec2_instance_hour", name, f"EC2 {name} on-demand Linux", partial(book._instance_hour, name))
-    for volume in pl.EBS_VOLUME_TYPES:
-        record("ebs_storage", volume, f"EBS {volume} storage", partial(book._ebs_storage, volume))
-    for volume in pl.EBS_IOPS_USAGE:
-        record("ebs_iops", volume, f"EBS {volume} provisioned IOPS", partial(book._ebs_iops, volume))
-    record("ebs_throughput", "gp3", "EBS gp3 provisioned throughput", lambda: book._ebs_throughput("gp3"))
-    record("efs_storage", "standard", "EFS Standard storage", lambda: book._efs_storage(False))
-    record("efs_storage", "one_zone", "EFS One Zone storage", lambda: book._efs_storage(True))
-    record("efs_provisioned_throughput", None, "EFS provisioned throughput", book._efs_provisioned_throughput)
-    directions: tuple[Literal["read", "write"], ...] = ("read", "write")
-    for direction in directions:
-        record(
-            "efs_elastic_transfer",
-            direction,
-            f"EFS Elastic throughput {direction}s",
-            partial(book._efs_elastic_transfer, direction),
-        )
-    for deployment, tiers in pl.FSX_DEPLOYMENT_TYPES.items():
-        for tier in tiers or (None,):
-            key = pl.fsx_key(deployment, tier)
-            record(
-                "fsx_lustre_storage",
-                key,
-                f"FSx for Lustre {key} storage",
-                partial(book._fsx_lustre_storage, deployment, tier),
-            )
-    record(
-        "stepfunctions_transition",
-        None,
-        "Step Functions standard state transition",
-        book._stepfunctions_transition,
-    )
-    architectures: tuple[Literal["x86_64", "arm64"], ...] = ("x86_64", "arm64")
-    for arch in architectures:
-        record("lambda_gb_second", arch, f"Lambda {arch} duration", partial(book._lambda_gb_second, arch))
-    record("lambda_request", None, "Lambda requests", book._lambda_request)
+            prices[spec.name][table] = value
     prices["missing"] = missing
     return prices
 
