@@ -9,17 +9,12 @@ import pytest
 from pydantic import ValidationError
 from reference_book import ReferenceBook
 
-from storagebench.costs.compare import (
-    Comparison,
-    Target,
-    cheapest_meeting,
-    compare,
-    pareto_frontier,
-    verdict,
-    with_totals,
-    workload_names,
-)
+from storagebench.costs.compare import Comparison, compare
+from storagebench.costs.frontier import pareto_frontier
+from storagebench.costs.goals import Target, cheapest_meeting
+from storagebench.costs.measures import with_totals, workload_names
 from storagebench.costs.monthly import price_request
+from storagebench.costs.verdicts import verdict
 from storagebench.request import load_request
 from storagebench.results.records import LatencyStats, ResultRecord
 

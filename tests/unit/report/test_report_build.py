@@ -14,7 +14,7 @@ import report_fixtures as fx
 
 from storagebench.analysis.grades import grade
 from storagebench.analysis.stats import Aggregate, aggregate
-from storagebench.costs.compare import with_totals
+from storagebench.costs.measures import with_totals
 from storagebench.report import METRIC_INFO, Report, build_report, render_csv, render_html, render_markdown
 from storagebench.report.fmt import delta_text, metric_value, value_text
 from storagebench.report.markdown import md

@@ -4,17 +4,9 @@ Pure functions over a :class:`storagebench.prices.book.PriceBook`; every figure 
 source and date of the prices it used.
 """
 
-from storagebench.costs.compare import (
-    Comparison,
-    ConfigComparison,
-    ParetoFrontier,
-    Target,
-    TargetResult,
-    cheapest_meeting,
-    compare,
-    pareto_frontier,
-    verdict,
-)
+from storagebench.costs.compare import Comparison, ConfigComparison, compare
+from storagebench.costs.frontier import ParetoFrontier, pareto_frontier
+from storagebench.costs.goals import Target, TargetResult, cheapest_meeting
 from storagebench.costs.monthly import (
     ConfigCost,
     CostComponent,
@@ -36,6 +28,7 @@ from storagebench.costs.run_cost import (
     transitions_from_states,
     usage_for_config,
 )
+from storagebench.costs.verdicts import verdict
 
 __all__ = [
     "Comparison",

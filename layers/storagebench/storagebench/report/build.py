@@ -26,14 +26,14 @@ from storagebench.analysis.bimodal import detect_bimodal
 from storagebench.analysis.grades import grade
 from storagebench.analysis.series import downsample
 from storagebench.analysis.stats import Aggregate, Summary, aggregate, summarize
-from storagebench.costs.compare import (
+from storagebench.costs.deltas import metric_delta
+from storagebench.costs.frontier import representative_measure
+from storagebench.costs.measures import (
     INTENT_METRICS,
     TOTAL_LABEL,
     MeasureKey,
     index_aggregates,
     measurement_name,
-    metric_delta,
-    representative_measure,
     with_totals,
     workload_names,
 )

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from storagebench.costs.compare import TOTAL_LABEL
+from storagebench.costs.measures import TOTAL_LABEL
 from storagebench.report.fmt import num, pct
 from storagebench.report.model import METRIC_INFO, Finding, RegressionRow
 
