@@ -123,3 +123,14 @@ def test_the_variant_spelling_survives_a_round_trip_through_the_record_key() -> 
     assert stored_variant(read_back, keys.record_key(rec)) == "ratio=1.0"
     assert stored_variant(read_back) == "ratio=1"  # without the record key: the lossy spelling
     assert stored_variant(read_back, "something-else") == "ratio=1"
+
+
+def test_the_record_key_is_read_back_where_it_is_written() -> None:
+    """The writer (record_key) and the reader (spelled_variant) of a key's layout live side by side."""
+    rec = record(variant={"bs": "4k", "iodepth": 32}, group=2, repetition=3)
+    parts = (rec.target_id, rec.workload, rec.phase, rec.direction, rec.group, rec.repetition)
+    assert keys.spelled_variant(keys.record_key(rec), *parts) == "bs=4k,iodepth=32"
+    other = record(variant={"bs": "4k"}, repetition=4)
+    assert keys.spelled_variant(keys.record_key(other), *parts) is None  # another repetition's key
+    long = record(variant={"name": "x" * 1000})  # cut and hashed: not a spelling to trust
+    assert keys.spelled_variant(keys.record_key(long), *parts[:4], None, long.repetition) is None

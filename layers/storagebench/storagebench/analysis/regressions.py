@@ -37,6 +37,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from storagebench.analysis.stats import classify_change
 from storagebench.core.regression import INSUFFICIENT, Regression
+from storagebench.store import keys
 from storagebench.store.keys import variant_text
 
 __all__ = [
@@ -119,16 +120,17 @@ def stored_variant(record: Mapping[str, Any], record_key: object = None) -> str:
     keeps the original spelling: it is used when it matches the record.
     """
     if isinstance(record_key, str):
-        group = record.get("group")
-        prefix = f"{record.get('target_id')}#{record.get('workload')}#"
-        suffix = (
-            f"#{record.get('phase')}#{record.get('direction')}#{'-' if group is None else group}"
-            f"#r{record.get('repetition')}"
+        spelled = keys.spelled_variant(
+            record_key,
+            record.get("target_id"),
+            record.get("workload"),
+            record.get("phase"),
+            record.get("direction"),
+            record.get("group"),
+            record.get("repetition"),
         )
-        if record_key.startswith(prefix) and record_key.endswith(suffix):
-            spelled = record_key[len(prefix) : len(record_key) - len(suffix)]
-            if spelled:
-                return spelled
+        if spelled is not None:
+            return spelled
     return canonical_variant(record.get("variant"))
 
 
@@ -405,7 +407,7 @@ def compute_regressions(
         since = min(str(r.get("started_at", "")) for r in baseline)
         # GSI2 sort keys are <started>#<run>#r<rep>: ending the range at <started>#<run> keeps an
         # earlier run that started in the same second as this one, and leaves this run out
-        until = f"{started_at}#{run_id}"
+        until = keys.started_sk(started_at, run_id)
         allowed = set(report.baseline_runs)
         # fio job groups share a GSI2 partition: one Query per partition, split by group here
         partitions: dict[tuple[str, str, str, str, str], list[SeriesKey]] = {}

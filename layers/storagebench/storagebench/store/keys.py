@@ -73,6 +73,27 @@ def record_key(record: ResultRecord) -> str:
     return key
 
 
+def spelled_variant(
+    key: str,
+    target_id: object,
+    workload: object,
+    phase: object,
+    direction: object,
+    group: object,
+    repetition: object,
+) -> str | None:
+    """The variant as :func:`record_key` spelled it in ``key``, when ``key`` is that record's key.
+
+    A stored number loses its type (DynamoDB keeps ``1.0`` as ``1``); the key keeps the spelling
+    the series key was built from. None when ``key`` is not this record's (or was shortened).
+    """
+    prefix = f"{target_id}#{workload}#"
+    suffix = f"#{phase}#{direction}#{'-' if group is None else group}#r{repetition}"
+    if key.startswith(prefix) and key.endswith(suffix):
+        return key[len(prefix) : len(key) - len(suffix)] or None
+    return None
+
+
 def result_sk(config_id: str, record: ResultRecord) -> str:
     return f"RESULT#{config_id}#{record_key(record)}"
 
