@@ -11,6 +11,7 @@ import logging
 from datetime import UTC, datetime
 from pathlib import Path
 
+from storagebench.core.clock import iso
 from storagebench.notify.models import Notification
 from storagebench.notify.ports import NotificationError
 
@@ -23,7 +24,7 @@ class FileNotifier:
 
     def publish(self, notification: Notification) -> str:
         record = {
-            "sent_at": datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z"),
+            "sent_at": iso(datetime.now(UTC)),
             **notification.model_dump(mode="json"),
         }
         try:

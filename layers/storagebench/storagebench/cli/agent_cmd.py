@@ -19,6 +19,7 @@ from rich.text import Text
 
 from storagebench.cli.console import fail, out, print_json
 from storagebench.cli.options import parse_emulate, parse_params
+from storagebench.core.clock import stamp
 
 ADHOC_INSTANCE = "c5.4xlarge"  # no 30-minute EBS burst: the instance does not cap ad-hoc targets
 
@@ -51,8 +52,7 @@ def _adhoc_request(
 
 
 def _default_out() -> Path:
-    stamp = datetime.datetime.now(datetime.UTC).strftime("%Y%m%dT%H%M%SZ")
-    return Path(".storagebench") / "agent" / stamp
+    return Path(".storagebench") / "agent" / stamp()
 
 
 def agent(

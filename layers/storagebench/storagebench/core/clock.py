@@ -24,6 +24,11 @@ def iso(moment: datetime) -> str:
     return moment.astimezone(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
+def stamp(moment: datetime | None = None) -> str:
+    """``20300102T030405Z``: UTC to the second, for names that must sort by time and hold no colon."""
+    return (moment or datetime.now(UTC)).astimezone(UTC).strftime("%Y%m%dT%H%M%SZ")
+
+
 def parse_iso(text: str) -> datetime:
     """An ISO 8601 timestamp, ``Z`` or offset (ValueError for anything else)."""
     return datetime.fromisoformat(text.replace("Z", "+00:00"))

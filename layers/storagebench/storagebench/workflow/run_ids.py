@@ -7,9 +7,10 @@ readable, the UTC time sorts it, and four random hex digits keep two runs of one
 
 from __future__ import annotations
 
-import datetime
 import re
 import secrets
+
+from storagebench.core.clock import stamp
 
 # Any execution name: a schedule that starts an execution without a name gets a UUID from Step Functions
 RUN_ID_PATTERN = r"^[A-Za-z0-9_-]{1,80}$"
@@ -17,8 +18,7 @@ _RUN_ID = re.compile(RUN_ID_PATTERN)
 
 
 def new_run_id(suite: str) -> str:
-    stamp = datetime.datetime.now(datetime.UTC).strftime("%Y%m%dT%H%M%SZ")
-    return f"{suite[:40]}-{stamp}-{secrets.token_hex(2)}"
+    return f"{suite[:40]}-{stamp()}-{secrets.token_hex(2)}"
 
 
 def is_run_id(text: str) -> bool:
