@@ -45,3 +45,8 @@ def test_no_test_or_dev_tool_ships(built: Path) -> None:
     shipped = {p.name for p in built.iterdir()}
     dev_only = {"tests", "moto", "pytest", "_pytest", "mypy", "ruff", "importlinter", "typer", "rich"}
     assert not shipped & dev_only
+
+
+def test_the_data_the_package_reads_ships_with_it(built: Path) -> None:
+    data = {"catalog/catalog.json", "prices/snapshot.json", "workloads/fio_profiles.toml"}
+    assert {name for name in data if (built / "storagebench" / name).is_file()} == data

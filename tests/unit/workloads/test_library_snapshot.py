@@ -13,6 +13,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from storagebench.workloads import library
 from storagebench.workloads.profile import Profile, TargetContext, build_phases, variants
 
@@ -57,6 +59,18 @@ def describe_library() -> list[dict[str, Any]]:
 
 def test_the_library_is_what_it_was() -> None:
     assert describe_library() == json.loads(SNAPSHOT.read_text(encoding="utf-8"))
+
+
+def test_a_misspelled_field_in_the_data_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
+    rows = {
+        **library._DATA["fio"],
+        "std-randread-4k": {**library._DATA["fio"]["std-randread-4k"], "iodeth": 4},
+    }
+    monkeypatch.setitem(library._DATA, "fio", rows)
+    with pytest.raises(
+        ValueError, match=r"\[fio.std-randread-4k\]: unknown field\(s\) iodeth; allowed: .*iodepth"
+    ):
+        library.fio_profile("std-randread-4k")
 
 
 if __name__ == "__main__":

@@ -8,7 +8,9 @@ Each profile reproduces a command a practitioner ran (quoted in its description)
 from __future__ import annotations
 
 import math
+import tomllib
 from collections.abc import Mapping
+from importlib import resources
 from typing import Any
 
 from storagebench.agent.plan import FioJob, Phase
@@ -19,11 +21,16 @@ from storagebench.workloads.profile import Profile, TargetContext
 # use), total-latency percentiles, per-job reporting so job histograms merge exactly.
 FIO_BASE: dict[str, Any] = {"ioengine": "libaio", "direct": 1, "lat_percentiles": 1}
 
-STUDY_FILE_GATEWAY = "field study 1: File Gateway cache disks, io1 vs gp2"
-STUDY_VSAN = "field study 2: a virtual SAN built from EC2 controllers"
-STUDY_GENOMICS = "field study 3: shared and local file systems for genomics pipelines"
-STUDY_REPORT_CARD = "field study 4: an IO report card for database appliances on EBS"
-AWS_GUIDE = "AWS EBS benchmarking guidance (queue depth ~1 per 500 IOPS on SSD, >= 4 on HDD)"
+# The fio profiles, their sources and shared descriptions: data, read once (fio_profiles.toml).
+_DATA: dict[str, Any] = tomllib.loads(
+    resources.files("storagebench.workloads").joinpath("fio_profiles.toml").read_text(encoding="utf-8")
+)
+SOURCES: dict[str, str] = _DATA["sources"]
+STUDY_FILE_GATEWAY = SOURCES["file-gateway"]
+STUDY_VSAN = SOURCES["virtual-san"]
+STUDY_GENOMICS = SOURCES["genomics"]
+STUDY_REPORT_CARD = SOURCES["report-card"]
+AWS_GUIDE = SOURCES["aws-guide"]
 
 
 def _int(values: Mapping[str, ParamValue], name: str) -> int:
@@ -476,136 +483,48 @@ def _fio_profile(
 
 
 _SYNC = Param("sync", "int", 1, "1 opens with O_SYNC, as a database log writer does", minimum=0, maximum=1)
+_EXTRA_PARAMS = {"sync": _SYNC}
+_SWEEPS = ("bs_sweep", "numjobs_sweep", "iodepth_sweep")
+_FIO_FIELDS = frozenset(
+    {"title", "description", "description_of", "result", "source", "family", "intent", "rw"}
+    | {"bs", "iodepth", "numjobs", "runtime", "ramp", "size", "rwmixread", "sequential", "extra_params"}
+    | set(_SWEEPS)
+)
+
+
+def fio_profile(name: str) -> Profile:
+    """The fio profile ``name`` of ``fio_profiles.toml``, built with :func:`_fio_profile`."""
+    row = dict(_DATA["fio"][name])
+    unknown = sorted(set(row) - _FIO_FIELDS)
+    if unknown:
+        raise ValueError(
+            f"fio_profiles.toml [fio.{name}]: unknown field(s) {', '.join(unknown)}; "
+            f"allowed: {', '.join(sorted(_FIO_FIELDS))}"
+        )
+    shared = row.pop("description_of", None)
+    if shared is not None:
+        description = _DATA["descriptions"][shared].format(result=row.pop("result", ""))
+    else:
+        description = row.pop("description")
+    head = [row.pop(field) for field in ("title", "source", "family", "intent", "rw")]
+    title, source, family, intent, rw = head
+    options: dict[str, Any] = {k: tuple(v) if k in _SWEEPS else v for k, v in row.items()}
+    options["extra_params"] = tuple(_EXTRA_PARAMS[p] for p in options.pop("extra_params", ()))
+    return _fio_profile(name, title, description, SOURCES[source], family, intent, rw, **options)
 
 
 def _profiles() -> list[Profile]:
-    std = "standard"
-    std_desc = (
-        "Standard suite, runnable on any storage. Queue depth 'auto' follows AWS's guidance from the "
-        "target's expected IOPS (~1 outstanding I/O per 500 IOPS on SSD, >= 4 on HDD); 180 s as in "
-        "AWS's EBS benchmarking guide."
-    )
-    vsan_desc = "`fio ioengine=libaio direct=1`, 20-30 s per run in the study, which reported {result}."
     return [
         # ---- standard suite
-        _fio_profile(
-            "std-randread-4k",
-            "4k random read, IOPS-bound",
-            std_desc,
-            AWS_GUIDE,
-            std,
-            "iops",
-            "randread",
-            bs="4k",
-            iodepth="auto",
-            numjobs=4,
-            runtime=180,
-            ramp=10,
-        ),
-        _fio_profile(
-            "std-randwrite-4k",
-            "4k random write, IOPS-bound",
-            std_desc,
-            AWS_GUIDE,
-            std,
-            "iops",
-            "randwrite",
-            bs="4k",
-            iodepth="auto",
-            numjobs=4,
-            runtime=180,
-            ramp=10,
-        ),
-        _fio_profile(
-            "std-seqread-1m",
-            "1 MiB sequential read, throughput-bound",
-            std_desc,
-            AWS_GUIDE,
-            std,
-            "throughput",
-            "read",
-            bs="1m",
-            iodepth=8,
-            numjobs=1,
-            runtime=180,
-            ramp=10,
-            sequential=True,
-        ),
-        _fio_profile(
-            "std-seqwrite-1m",
-            "1 MiB sequential write, throughput-bound",
-            std_desc,
-            AWS_GUIDE,
-            std,
-            "throughput",
-            "write",
-            bs="1m",
-            iodepth=8,
-            numjobs=1,
-            runtime=180,
-            ramp=10,
-            sequential=True,
-        ),
-        _fio_profile(
-            "std-latency-4k-qd1",
-            "4k random read at queue depth 1, latency",
-            std_desc,
-            AWS_GUIDE,
-            std,
-            "latency",
-            "randread",
-            bs="4k",
-            iodepth=1,
-            numjobs=1,
-            runtime=180,
-            ramp=10,
-        ),
-        _fio_profile(
-            "std-mixed-16k-70read",
-            "16k random 70/30 read/write mix",
-            std_desc,
-            AWS_GUIDE,
-            std,
-            "iops",
-            "randrw",
-            bs="16k",
-            iodepth="auto",
-            numjobs=4,
-            runtime=180,
-            ramp=10,
-            rwmixread=70,
-        ),
+        fio_profile("std-randread-4k"),
+        fio_profile("std-randwrite-4k"),
+        fio_profile("std-seqread-1m"),
+        fio_profile("std-seqwrite-1m"),
+        fio_profile("std-latency-4k-qd1"),
+        fio_profile("std-mixed-16k-70read"),
         # ---- sweeps: one workload, a latency-vs-load curve
-        _fio_profile(
-            "sweep-qd-randread-4k",
-            "4k random read, queue depth 1 to 128",
-            "Latency against load: one run per queue depth, one job.",
-            AWS_GUIDE,
-            "sweep",
-            "latency",
-            "randread",
-            bs="4k",
-            iodepth=1,
-            numjobs=1,
-            runtime=30,
-            ramp=2,
-            iodepth_sweep=(1, 2, 4, 8, 16, 32, 64, 128),
-        ),
-        _fio_profile(
-            "sweep-jobs-randread-4k",
-            "4k random read, 1 to 32 jobs at queue depth 1",
-            "Latency against load: one run per job count (threads), queue depth 1.",
-            AWS_GUIDE,
-            "sweep",
-            "latency",
-            "randread",
-            bs="4k",
-            iodepth=1,
-            numjobs=1,
-            runtime=30,
-            ramp=2,
-            numjobs_sweep=(1, 2, 4, 8, 16, 32),
-        ),
+        fio_profile("sweep-qd-randread-4k"),
+        fio_profile("sweep-jobs-randread-4k"),
         # ---- field study 1: File Gateway
         _dd_write_profile(
             "dd-seq-write-1m-dsync",
@@ -648,87 +567,12 @@ def _profiles() -> list[Profile]:
             build=_randrw_4k_25read,
         ),
         # ---- field study 2: virtual SAN
-        _fio_profile(
-            "vsan-randwrite-8k",
-            "8k random write, 48 jobs x QD14",
-            vsan_desc.format(result="1.12 M IOPS at 595 us"),
-            STUDY_VSAN,
-            "field-study:virtual-san",
-            "iops",
-            "randwrite",
-            bs="8k",
-            iodepth=14,
-            numjobs=48,
-            runtime=30,
-        ),
-        _fio_profile(
-            "vsan-randread-8k",
-            "8k random read, 48 jobs x QD14",
-            vsan_desc.format(result="1.02 M IOPS at 635 us"),
-            STUDY_VSAN,
-            "field-study:virtual-san",
-            "iops",
-            "randread",
-            bs="8k",
-            iodepth=14,
-            numjobs=48,
-            runtime=30,
-        ),
-        _fio_profile(
-            "vsan-randrw-8k",
-            "8k random 50/50, 48 jobs x QD14",
-            vsan_desc.format(result="526 k + 526 k IOPS"),
-            STUDY_VSAN,
-            "field-study:virtual-san",
-            "iops",
-            "randrw",
-            bs="8k",
-            iodepth=14,
-            numjobs=48,
-            runtime=30,
-            rwmixread=50,
-        ),
-        _fio_profile(
-            "vsan-randwrite-256k",
-            "256k random write, 48 jobs x QD2",
-            vsan_desc.format(result="10.3 GiB/s"),
-            STUDY_VSAN,
-            "field-study:virtual-san",
-            "throughput",
-            "randwrite",
-            bs="256k",
-            iodepth=2,
-            numjobs=48,
-            runtime=30,
-        ),
-        _fio_profile(
-            "vsan-randrw-256k",
-            "256k random 50/50, 96 jobs x QD2",
-            vsan_desc.format(result="10 GiB/s each way"),
-            STUDY_VSAN,
-            "field-study:virtual-san",
-            "throughput",
-            "randrw",
-            bs="256k",
-            iodepth=2,
-            numjobs=96,
-            runtime=30,
-            rwmixread=50,
-        ),
-        _fio_profile(
-            "vsan-randread-small-blocks",
-            "2k/4k/8k random read, 32 jobs x QD64",
-            vsan_desc.format(result="5.79 M / 5.20 M / 3.10 M IOPS"),
-            STUDY_VSAN,
-            "field-study:virtual-san",
-            "iops",
-            "randread",
-            bs="4k",
-            iodepth=64,
-            numjobs=32,
-            runtime=30,
-            bs_sweep=("2k", "4k", "8k"),
-        ),
+        fio_profile("vsan-randwrite-8k"),
+        fio_profile("vsan-randread-8k"),
+        fio_profile("vsan-randrw-8k"),
+        fio_profile("vsan-randwrite-256k"),
+        fio_profile("vsan-randrw-256k"),
+        fio_profile("vsan-randread-small-blocks"),
         Profile(
             name="vsan-two-groups",
             title="8k and 128k random 50/50 as two concurrent job groups",
@@ -820,72 +664,10 @@ def _profiles() -> list[Profile]:
             build=_genomics_small_files,
         ),
         # ---- field study 4: IO report card
-        _fio_profile(
-            "reportcard-oltp-8k-randread",
-            "OLTP: 8 KB random reads, 16 then 32 threads",
-            "Graded A-D by p95 latency; load doubles from 16 to 32 threads. Point a jbod raw target at "
-            "all the volumes to read across all devices, as the study did.",
-            STUDY_REPORT_CARD,
-            "field-study:report-card",
-            "latency",
-            "randread",
-            bs="8k",
-            iodepth=1,
-            numjobs=16,
-            runtime=60,
-            ramp=5,
-            numjobs_sweep=(16, 32),
-        ),
-        _fio_profile(
-            "reportcard-dss-1m-seqread",
-            "DSS/batch: 1 MB sequential reads, 4 to 64 threads",
-            "Throughput against load, each thread streaming its own region.",
-            STUDY_REPORT_CARD,
-            "field-study:report-card",
-            "throughput",
-            "read",
-            bs="1m",
-            iodepth=1,
-            numjobs=4,
-            runtime=60,
-            ramp=5,
-            sequential=True,
-            numjobs_sweep=(4, 8, 16, 32, 64),
-        ),
-        _fio_profile(
-            "reportcard-log-1k-seqwrite",
-            "Log writer: 1 KB sequential synchronous writes",
-            "A database redo log writer: small sequential O_SYNC writes; graded by p95 latency.",
-            STUDY_REPORT_CARD,
-            "field-study:report-card",
-            "latency",
-            "write",
-            bs="1k",
-            iodepth=1,
-            numjobs=1,
-            runtime=60,
-            ramp=5,
-            sequential=True,
-            numjobs_sweep=(1, 2, 4, 8),
-            extra_params=(_SYNC,),
-        ),
-        _fio_profile(
-            "reportcard-log-128k-seqwrite",
-            "Heavy log writer: 128 KB sequential synchronous writes",
-            "A busy redo log writer: 128 KB sequential O_SYNC writes; graded by p95 latency.",
-            STUDY_REPORT_CARD,
-            "field-study:report-card",
-            "latency",
-            "write",
-            bs="128k",
-            iodepth=1,
-            numjobs=1,
-            runtime=60,
-            ramp=5,
-            sequential=True,
-            numjobs_sweep=(1, 2, 4, 8),
-            extra_params=(_SYNC,),
-        ),
+        fio_profile("reportcard-oltp-8k-randread"),
+        fio_profile("reportcard-dss-1m-seqread"),
+        fio_profile("reportcard-log-1k-seqwrite"),
+        fio_profile("reportcard-log-128k-seqwrite"),
         # ---- custom
         Profile(
             name="fio-custom",
