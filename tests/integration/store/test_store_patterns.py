@@ -26,7 +26,8 @@ pytest.importorskip("yaml", reason="PyYAML is not installed (the local extra)")
 import boto3
 from moto import mock_aws
 
-from storagebench.adapters.aws.dynamodb import MAX_ITEM_BYTES, DynamoResultsStore, item_size
+from storagebench.adapters.aws.dynamo.codec import MAX_ITEM_BYTES, item_size
+from storagebench.adapters.aws.dynamodb import DynamoResultsStore
 from storagebench.core.errors import InvalidRequestError, ProvisioningError
 from storagebench.core.regression import INSUFFICIENT, Regression
 from storagebench.core.state import ConfigResult, ConfigState, Resources, RunSummary, StepTiming, WorkItem

@@ -9,13 +9,13 @@ from typing import Any
 import boto3
 import pytest
 
-from storagebench.adapters.aws.dynamodb import (
+from storagebench.adapters.aws.dynamo.codec import (
     MAX_HISTOGRAM_BUCKETS,
     MAX_ITEM_BYTES,
-    DynamoResultsStore,
     coarsen_histogram,
     item_size,
 )
+from storagebench.adapters.aws.dynamodb import DynamoResultsStore
 from storagebench.core.errors import InvalidRequestError, ProvisioningError, ThrottledError
 from storagebench.core.state import (
     ConfigResult,

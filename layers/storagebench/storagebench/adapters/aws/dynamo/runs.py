@@ -1,0 +1,238 @@
+"""Pattern 1 (a run with its configs and results), 2 (a suite's runs) and 4 (runs in progress)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from storagebench.adapters.aws.dynamo.codec import (
+    KEY_ATTRIBUTES,
+    MAX_ITEM_BYTES,
+    REGRESSIONS,
+    to_dynamo,
+    value_size,
+)
+from storagebench.adapters.aws.dynamo.table import TableAccess
+from storagebench.adapters.aws.errors import ClientError, aws_call, error_code, workflow_error
+from storagebench.core.errors import (
+    InvalidRequestError,
+    ProvisioningError,
+    WorkflowError,
+)
+from storagebench.core.state import RunSummary
+from storagebench.store import keys
+
+
+class RunItems(TableAccess):
+    """Run items: started, finished, failed by the janitor; read whole (pattern 1), by suite (pattern 2),
+    in progress (pattern 4)."""
+
+    # -------------------------------------------------------------- runs
+
+    def start_run(
+        self,
+        run_id: str,
+        suite: str,
+        request: dict[str, Any],
+        started_at: str,
+        expires_at: str,
+        configs: list[str],
+    ) -> None:
+        sort = keys.started_sk(started_at, run_id)
+        item = {
+            "PK": keys.run_pk(run_id),
+            "SK": keys.RUN,
+            "GSI1PK": keys.suite_pk(suite),
+            "GSI1SK": sort,
+            "GSI3PK": keys.ACTIVE,
+            "GSI3SK": sort,
+            "type": "run",
+            "run_id": run_id,
+            "suite": suite,
+            "status": "RUNNING",
+            "request": request,
+            "configs": configs,
+            "started_at": started_at,
+            "expires_at": expires_at,
+        }
+        try:
+            self.db.put_item(
+                TableName=self.table, Item=self._item(item), ConditionExpression="attribute_not_exists(PK)"
+            )
+        except ClientError as exc:
+            if error_code(exc) != "ConditionalCheckFailedException":
+                raise workflow_error(exc, f"record run {run_id}", ProvisioningError) from exc
+            existing = self._get(keys.run_pk(run_id), keys.RUN) or {}
+            if existing.get("status") != "RUNNING":
+                raise InvalidRequestError(
+                    f"run {run_id} already exists with status {existing.get('status')}; "
+                    "a run id cannot be reused"
+                ) from exc
+
+    def finish_run(self, summary: RunSummary) -> None:
+        values = {
+            ":status": summary.status,
+            ":ended": summary.ended_at,
+            ":records": summary.records,
+            ":results": [c.model_dump(mode="json") for c in summary.configs],
+        }
+        try:
+            self.db.update_item(
+                TableName=self.table,
+                Key=self._item({"PK": keys.run_pk(summary.run_id), "SK": keys.RUN}),
+                UpdateExpression="SET #status = :status, ended_at = :ended, #records = :records, "
+                "config_results = :results REMOVE GSI3PK, GSI3SK",
+                ConditionExpression="attribute_exists(PK)",
+                ExpressionAttributeNames={"#status": "status", "#records": "records"},
+                ExpressionAttributeValues=self._item(values),
+            )
+        except ClientError as exc:
+            if error_code(exc) == "ConditionalCheckFailedException":
+                raise ProvisioningError(f"run {summary.run_id} was never recorded; cannot finish it") from exc
+            raise workflow_error(exc, f"finish run {summary.run_id}", ProvisioningError) from exc
+
+    def fail_stuck_run(self, run_id: str, reason: str, ended_at: str) -> bool:
+        """The janitor's verdict on a run past its deadline: FAILED with the reason, off GSI3.
+
+        Conditional on the run still being RUNNING, so a Finalize that got there first wins and
+        two sweeps at once fail it once; False when the condition did not hold."""
+        try:
+            self.db.update_item(
+                TableName=self.table,
+                Key=self._item({"PK": keys.run_pk(run_id), "SK": keys.RUN}),
+                UpdateExpression="SET #status = :failed, ended_at = :ended, failure_reason = :reason "
+                "REMOVE GSI3PK, GSI3SK",
+                ConditionExpression="#status = :running",
+                ExpressionAttributeNames={"#status": "status"},
+                ExpressionAttributeValues=self._item(
+                    {":failed": "FAILED", ":running": "RUNNING", ":ended": ended_at, ":reason": reason}
+                ),
+            )
+        except ClientError as exc:
+            if error_code(exc) == "ConditionalCheckFailedException":
+                return False
+            raise workflow_error(exc, f"fail stuck run {run_id}", ProvisioningError) from exc
+        return True
+
+    def list_runs(self, suite: str, limit: int = 10) -> list[dict[str, Any]]:
+        """The latest runs of a suite, newest first (one Query on GSI1)."""
+        return self._query_index("GSI1", keys.suite_pk(suite), limit)
+
+    def runs_in_progress(self, limit: int = 100) -> list[dict[str, Any]]:
+        """Runs still RUNNING, newest first (GSI3 holds only those: finish_run removes the keys)."""
+        return self._query_index("GSI3", keys.ACTIVE, limit)
+
+    def get_run(self, run_id: str) -> dict[str, Any]:
+        """The run, its configs and its results from one (paginated) Query; KeyError if unknown."""
+        run: dict[str, Any] | None = None
+        configs: list[dict[str, Any]] = []
+        results: list[dict[str, Any]] = []
+        query: dict[str, Any] = {
+            "TableName": self.table,
+            "KeyConditionExpression": "PK = :pk",
+            "ExpressionAttributeValues": self._item({":pk": keys.run_pk(run_id)}),
+        }
+        pagination: dict[str, Any] = {"PageSize": self.page_size} if self.page_size else {}
+        with aws_call(f"read run {run_id}", WorkflowError):
+            for page in self.db.get_paginator("query").paginate(**query, PaginationConfig=pagination):
+                for raw in page.get("Items", []):
+                    item = self._plain(raw)
+                    sort = str(item.get("SK", ""))
+                    plain = {k: v for k, v in item.items() if k not in KEY_ATTRIBUTES}
+                    if sort == keys.RUN:
+                        run = plain
+                    elif sort.startswith("CONFIG#"):
+                        configs.append(plain)
+                    elif sort.startswith("RESULT#"):
+                        results.append(plain)
+        if run is None:
+            raise KeyError(run_id)
+        return {"run": run, "configs": configs, "results": results}
+
+    # -------------------------------------------------------------- pattern 2 and 4, paged
+
+    def list_runs_page(
+        self, suite: str, limit: int = 10, cursor: str | None = None
+    ) -> tuple[list[dict[str, Any]], str | None]:
+        """One page of a suite's runs, newest first (GSI1), and the cursor of the next page (or None)."""
+        partition = keys.suite_pk(suite)
+        items, after = self._query_page(
+            f"list runs of suite {suite}",
+            self._index_arguments("GSI1", partition, newest_first=True),
+            "GSI1",
+            ("GSI1PK", partition),
+            limit,
+            cursor,
+        )
+        return [self._unkeyed(i) for i in items], after
+
+    def runs_in_progress_page(
+        self, limit: int = 100, cursor: str | None = None
+    ) -> tuple[list[dict[str, Any]], str | None]:
+        """One page of the runs still RUNNING, newest first (GSI3), and the next page's cursor."""
+        items, after = self._query_page(
+            "list runs in progress",
+            self._index_arguments("GSI3", keys.ACTIVE, newest_first=True),
+            "GSI3",
+            ("GSI3PK", keys.ACTIVE),
+            limit,
+            cursor,
+        )
+        return [self._unkeyed(i) for i in items], after
+
+    # -------------------------------------------------------------- pattern 1, paged
+
+    def get_run_page(
+        self, run_id: str, cursor: str | None = None, limit: int = 200
+    ) -> tuple[dict[str, Any], str | None]:
+        """One page of a run's partition: ``{"run", "configs", "results", "regressions"}``.
+
+        The partition is read in descending key order, so the run item (SK ``RUN``) opens the
+        first page (KeyError there if the run is unknown); later pages have ``run`` None. Results
+        come in descending key order, then the regression verdicts, then the configs.
+        """
+        partition = keys.run_pk(run_id)
+        arguments: dict[str, Any] = {
+            "TableName": self.table,
+            "KeyConditionExpression": "PK = :pk",
+            "ExpressionAttributeValues": self._item({":pk": partition}),
+            "ScanIndexForward": False,
+        }
+        items, after = self._query_page(
+            f"read run {run_id}", arguments, None, ("PK", partition), limit, cursor
+        )
+        page: dict[str, Any] = {"run": None, "configs": [], "results": [], "regressions": []}
+        for item in items:
+            sort = str(item.get("SK", ""))
+            plain = self._unkeyed(item)
+            if sort == keys.RUN:
+                page["run"] = plain
+            elif sort.startswith("CONFIG#"):
+                page["configs"].append(plain)
+            elif sort.startswith("RESULT#"):
+                page["results"].append(plain)
+            elif sort.startswith(REGRESSIONS):
+                page["regressions"].extend(plain.get("entries") or [])
+        if cursor is None and page["run"] is None:
+            raise KeyError(run_id)
+        return page, after
+
+    def record_economics(self, run_id: str, summary: Mapping[str, Any]) -> None:
+        """The run's cost and comparison summary (``costs.economics.economics_summary``) on the run
+        item, so the suite's history (pattern 2) carries each config's cost delta and verdict; the
+        full comparison stays in S3 at ``summary["artifact"]``. Idempotent (a SET)."""
+        size = value_size(to_dynamo(dict(summary)))
+        if size > MAX_ITEM_BYTES // 2:
+            raise ValueError(f"economics summary of run {run_id} is {size} bytes, over half the item budget")
+        try:
+            self.db.update_item(
+                TableName=self.table,
+                Key=self._item({"PK": keys.run_pk(run_id), "SK": keys.RUN}),
+                UpdateExpression="SET economics = :economics",
+                ConditionExpression="attribute_exists(PK)",
+                ExpressionAttributeValues=self._item({":economics": dict(summary)}),
+            )
+        except ClientError as exc:
+            if error_code(exc) == "ConditionalCheckFailedException":
+                raise ProvisioningError(f"run {run_id} was never recorded; cannot record its costs") from exc
+            raise workflow_error(exc, f"record costs of run {run_id}", ProvisioningError) from exc
