@@ -465,7 +465,6 @@ Target = Annotated[
     | LocalTarget,
     Field(discriminator="kind"),
 ]
-FILESYSTEM_KINDS = ("efs", "fsx_lustre", "nfs", "file_gateway", "local")
 
 
 def target_mode(target: Target) -> Literal["raw", "filesystem"]:
