@@ -33,6 +33,7 @@ from storagebench.core.errors import ThrottledError
 from storagebench.core.regression import INSUFFICIENT, Regression
 from storagebench.core.state import ConfigResult, RunSummary
 from storagebench.results.records import LatencyStats, ResultRecord
+from storagebench.store.models import HistoryPoint, decode_results
 from storagebench.workflow import steps
 
 OPTION = "c5.large/ebs:gp3:100GiB:xfs"
@@ -159,25 +160,29 @@ def test_aggregate_results_groups_by_series_and_averages_repetitions() -> None:
         stored(record(iops=70.0, workload="seqread")),
         stored(record(iops=1.0), option=None),  # no storage option: no history, skipped
     ]
-    out = aggregate_results(results)
+    out = aggregate_results(decode_results(results, []))
     assert set(out) == {KEY, KEY._replace(group=1), KEY._replace(workload="seqread")}
     main = out[KEY]
     assert main.repetitions == 3 and main.config_ids == ["gp3", "gp3-b"]
     assert main.metrics["iops"] == pytest.approx(1000.0)
     assert main.metrics["lat_mean_us"] == pytest.approx(500.0)
     assert "real_s" not in main.metrics  # absent from every repetition
-    assert aggregate_results(results, config_ids=["gp3-b"])[KEY].repetitions == 1
-    assert aggregate_results([{"labels": {"storage_option": OPTION}, "record": {"iops": 1}}]) == {}
+    assert aggregate_results(decode_results(results, []), config_ids=["gp3-b"])[KEY].repetitions == 1
+    assert (
+        aggregate_results(decode_results([{"labels": {"storage_option": OPTION}, "record": {"iops": 1}}], []))
+        == {}
+    )
 
 
 def test_per_run_means_one_value_per_run_oldest_first() -> None:
-    points = [
+    points_as_stored = [
         point("r2", day(2), record(iops=1200.0, repetition=1)),
         point("r2", day(2), record(iops=1000.0, repetition=2)),
         point("r1", day(1), record(iops=900.0)),
         point("r3", day(3), record(iops=10.0, group=4)),
         point("r0", day(0), record(iops=5.0)),
     ]
+    points = [p for p in map(HistoryPoint.decode, points_as_stored) if p is not None]
     means = per_run_means(points)
     assert [m["iops"] for m in means] == [5.0, 900.0, 1100.0]
     assert [m["iops"] for m in per_run_means(points, runs={"r1", "r2"})] == [900.0, 1100.0]

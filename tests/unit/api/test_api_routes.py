@@ -210,7 +210,7 @@ def test_a_cursor_of_another_suite_is_refused(stack: Stack) -> None:
 
 
 def test_a_run_with_its_configs_results_and_economics(stack: Stack) -> None:
-    from storagebench.store.stored import read_records  # noqa: F401 - the same reader the CLI uses
+    from storagebench.store.models import decode_run  # noqa: F401 - the same reader the CLI uses
 
     record_run(stack, "demo-1")
     stack.store.finish_run(

@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 
 from storagebench.costs.economics import MAX_VERDICT_CHARS, RunEconomics, config_lifetime_s, economics_summary
+from storagebench.store.models import StoredConfig
 
 
 def item(launched: str | None, updated: str | None) -> dict[str, Any]:
@@ -24,11 +25,14 @@ def item(launched: str | None, updated: str | None) -> dict[str, Any]:
     ],
 )
 def test_config_lifetime(launched: str | None, updated: str | None, expected: float) -> None:
-    assert config_lifetime_s(item(launched, updated), "2026-11-21T18:00:00Z") == expected
+    assert config_lifetime_s(StoredConfig.decode(item(launched, updated)), "2026-11-21T18:00:00Z") == expected
 
 
 def test_a_state_without_resources_lived_zero_seconds() -> None:
-    assert config_lifetime_s({"config_id": "c", "state": None}, "2026-11-21T18:00:00Z") == 0.0
+    assert (
+        config_lifetime_s(StoredConfig.decode({"config_id": "c", "state": None}), "2026-11-21T18:00:00Z")
+        == 0.0
+    )
 
 
 def test_the_summary_bounds_each_verdict_and_keeps_what_results_shows() -> None:

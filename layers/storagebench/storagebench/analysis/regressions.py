@@ -37,8 +37,16 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from storagebench.analysis.stats import classify_change
 from storagebench.core.regression import INSUFFICIENT, Regression
+from storagebench.results.records import ResultRecord
 from storagebench.store import keys
 from storagebench.store.keys import variant_text
+from storagebench.store.models import (
+    HistoryPoint,
+    StoredResult,
+    decode_run,
+    measured_metrics,
+    record_metrics,
+)
 
 __all__ = [
     "DEFAULT_K",
@@ -56,6 +64,7 @@ __all__ = [
     "detect",
     "metric_value",
     "per_run_means",
+    "series_key",
     "stored_variant",
 ]
 
@@ -79,22 +88,13 @@ METRICS: dict[str, bool] = {
 }
 """Metric name -> higher is better. Throughput up is good; latency and elapsed time up are bad."""
 
-_LATENCY_FIELDS = {"lat_mean_us": "mean_us", "lat_p95_us": "p95_us", "lat_p99_us": "p99_us"}
 HISTORY_FIELDS = ("iops", "bw_mibps", "latency", "real_s", "group", "repetition")
 """The record fields the history needs (not its histogram): what ``metric_history`` projects."""
 
 
 def metric_value(record: Mapping[str, Any], metric: str) -> float | None:
     """One metric of a record in its JSON form (``ResultRecord.model_dump(mode="json")``)."""
-    if metric in _LATENCY_FIELDS:
-        latency = record.get("latency")
-        raw = latency.get(_LATENCY_FIELDS[metric]) if isinstance(latency, Mapping) else None
-    else:
-        raw = record.get(metric)
-    if isinstance(raw, bool) or not isinstance(raw, int | float):
-        return None
-    value = float(raw)
-    return value if math.isfinite(value) else None
+    return record_metrics(record).get(metric)
 
 
 def canonical_variant(variant: Mapping[str, Any] | str | None) -> str:
@@ -111,7 +111,7 @@ class SeriesKey(NamedTuple):
     group: int | None
 
 
-def stored_variant(record: Mapping[str, Any], record_key: object = None) -> str:
+def stored_variant(record: ResultRecord, record_key: object = None) -> str:
     """The variant as it was spelled when the result was written.
 
     A stored number loses its type (DynamoDB keeps ``1.0`` as ``1``), so a variant like
@@ -122,33 +122,31 @@ def stored_variant(record: Mapping[str, Any], record_key: object = None) -> str:
     if isinstance(record_key, str):
         spelled = keys.spelled_variant(
             record_key,
-            record.get("target_id"),
-            record.get("workload"),
-            record.get("phase"),
-            record.get("direction"),
-            record.get("group"),
-            record.get("repetition"),
+            record.target_id,
+            record.workload,
+            record.phase,
+            record.direction,
+            record.group,
+            record.repetition,
         )
         if spelled is not None:
             return spelled
-    return canonical_variant(record.get("variant"))
+    return canonical_variant(record.variant)
 
 
-def _series_key(
-    storage_option: str, record: Mapping[str, Any], record_key: object = None
-) -> SeriesKey | None:
-    try:
-        group = record.get("group")
-        return SeriesKey(
-            storage_option=storage_option,
-            workload=str(record["workload"]),
-            variant=stored_variant(record, record_key),
-            phase=str(record["phase"]),
-            direction=str(record["direction"]),
-            group=int(group) if group is not None else None,
-        )
-    except (KeyError, TypeError, ValueError):
+def series_key(result: StoredResult) -> SeriesKey | None:
+    """The series a stored result belongs to; None without a storage option (no history)."""
+    if result.storage_option is None:
         return None
+    record = result.record
+    return SeriesKey(
+        storage_option=result.storage_option,
+        workload=record.workload,
+        variant=stored_variant(record, result.record_key),
+        phase=record.phase,
+        direction=record.direction,
+        group=record.group,
+    )
 
 
 class SeriesAggregate(BaseModel):
@@ -162,67 +160,55 @@ class SeriesAggregate(BaseModel):
     metrics: dict[str, float] = Field(description="metric -> mean over the repetitions that have it")
 
 
+def _means(measured: Sequence[Mapping[str, float]]) -> dict[str, float]:
+    """metric -> mean over the repetitions that have it."""
+    means: dict[str, float] = {}
+    for metric in METRICS:
+        values = [m[metric] for m in measured if metric in m]
+        if values:
+            means[metric] = math.fsum(values) / len(values)
+    return means
+
+
 def aggregate_results(
-    results: Iterable[Mapping[str, Any]], config_ids: Collection[str] | None = None
+    results: Iterable[StoredResult], config_ids: Collection[str] | None = None
 ) -> dict[SeriesKey, SeriesAggregate]:
-    """Group stored results (``get_run``'s ``results``) by series; those without a storage option are
-    skipped (they have no history to compare with)."""
-    members: dict[SeriesKey, list[Mapping[str, Any]]] = {}
+    """Group stored results (``decode_run(get_run(...)).results``) by series; those without a
+    storage option are skipped (they have no history to compare with)."""
+    members: dict[SeriesKey, list[dict[str, float]]] = {}
     configs: dict[SeriesKey, list[str]] = {}
     for result in results:
-        config_id = str(result.get("config_id", ""))
+        config_id = result.config_id
         if config_ids is not None and config_id not in config_ids:
             continue
-        labels = result.get("labels")
-        option = labels.get("storage_option") if isinstance(labels, Mapping) else None
-        record = result.get("record")
-        if not option or not isinstance(record, Mapping):
-            continue
-        key = _series_key(str(option), record, result.get("record_key"))
+        key = series_key(result)
         if key is None:
             continue
-        members.setdefault(key, []).append(record)
+        members.setdefault(key, []).append(measured_metrics(result.record))
         if config_id not in configs.setdefault(key, []):
             configs[key].append(config_id)
-    out: dict[SeriesKey, SeriesAggregate] = {}
-    for key, records in members.items():
-        metrics: dict[str, float] = {}
-        for metric in METRICS:
-            values = [v for v in (metric_value(r, metric) for r in records) if v is not None]
-            if values:
-                metrics[metric] = math.fsum(values) / len(values)
-        out[key] = SeriesAggregate(
-            key=key, config_ids=configs[key], repetitions=len(records), metrics=metrics
+    return {
+        key: SeriesAggregate(
+            key=key, config_ids=configs[key], repetitions=len(measured), metrics=_means(measured)
         )
-    return out
+        for key, measured in members.items()
+    }
 
 
 def per_run_means(
-    points: Iterable[Mapping[str, Any]], group: int | None = None, runs: Collection[str] | None = None
+    points: Iterable[HistoryPoint], group: int | None = None, runs: Collection[str] | None = None
 ) -> list[dict[str, float]]:
-    """History points (``metric_history``'s answer) -> one {metric: mean} per run, oldest run first.
-
-    Only points of ``group`` (fio job group, None for most records) and, when given, of ``runs``.
-    """
-    by_run: dict[str, tuple[str, list[Mapping[str, Any]]]] = {}
+    """History points (decoded ``metric_history`` answers) -> one {metric: mean} per run, oldest
+    run first. Only points of ``group`` (fio job group, None for most records) and, when given,
+    of ``runs``."""
+    by_run: dict[str, tuple[str, list[dict[str, float]]]] = {}
     for point in points:
-        run_id = str(point.get("run_id", ""))
-        record = point.get("record")
-        if runs is not None and run_id not in runs:
+        if runs is not None and point.run_id not in runs:
             continue
-        if not isinstance(record, Mapping) or record.get("group") != group:
+        if point.group != group:
             continue
-        started = str(point.get("started_at", ""))
-        by_run.setdefault(run_id, (started, []))[1].append(record)
-    means: list[dict[str, float]] = []
-    for _, (_, records) in sorted(by_run.items(), key=lambda entry: (entry[1][0], entry[0])):
-        run_metrics: dict[str, float] = {}
-        for metric in METRICS:
-            values = [v for v in (metric_value(r, metric) for r in records) if v is not None]
-            if values:
-                run_metrics[metric] = math.fsum(values) / len(values)
-        means.append(run_metrics)
-    return means
+        by_run.setdefault(point.run_id, (point.started_at, []))[1].append(point.metrics)
+    return [_means(measured) for _, (_, measured) in sorted(by_run.items(), key=lambda e: (e[1][0], e[0]))]
 
 
 def detect(
@@ -393,8 +379,8 @@ def compute_regressions(
         raise ValueError("runs must be at least 1")
     deadline = clock() + budget_s
     report = RegressionReport(run_id=run_id)
-    stored = store.get_run(run_id)
-    current = aggregate_results(stored.get("results", []), config_ids)
+    stored = decode_run(store.get_run(run_id))
+    current = aggregate_results(stored.results, config_ids)
     report.series = len(current)
     report.queries = 1
     if not current:
@@ -435,8 +421,9 @@ def compute_regressions(
                 fields=HISTORY_FIELDS,
             )
             report.queries += 1
+            decoded = [p for p in map(HistoryPoint.decode, points) if p is not None]
             for key in members:
-                history[key] = per_run_means(points, key.group, allowed)
+                history[key] = per_run_means(decoded, key.group, allowed)
     report.verdicts = detect(current, history, min_history=min_history, k=k, min_effect=min_effect)
     report.series_compared = len(current)
     report.notes.insert(0, report.summary_line())

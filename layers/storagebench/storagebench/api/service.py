@@ -29,6 +29,7 @@ from storagebench.api.queries import DIRECTIONS, MAX_CURSOR, ListRunsQuery, Resu
 from storagebench.core.guardrails import Guardrails
 from storagebench.planning.preview import preview_request
 from storagebench.request import RequestError, parse_request
+from storagebench.store.models import StoredRun
 from storagebench.workflow.artifact_keys import report_key
 from storagebench.workflow.ports import ResultsStore
 from storagebench.workflow.run_ids import new_run_id
@@ -114,7 +115,7 @@ class ApiService:
 
     def get_run(self, run_id: str) -> RunDetail:
         from storagebench.analysis.stats import aggregate
-        from storagebench.store.stored import read_records
+        from storagebench.store.models import decode_run
 
         execution = self.launcher.describe(run_id)
         try:
@@ -133,9 +134,8 @@ class ApiService:
                 regressions=[],
                 notes=["the run is not recorded yet: Plan records it first (or refused the request)"],
             )
-        run = stored["run"]
-        notes: list[str] = []
-        records, _ = read_records(stored.get("results") or [], notes)
+        run = stored["run"]  # passed through: the API's body is the stored document
+        document = decode_run(stored)
         configs = [
             ConfigProgress(
                 **{k: c[k] for k in _CONFIG_KEEP if c.get(k) is not None},
@@ -145,14 +145,14 @@ class ApiService:
         ]
         return RunDetail(
             run_id=run_id,
-            status=str(run.get("status")),
+            status=str(document.run.status),
             execution=execution,
             run=run,
             configs=configs,
-            results=[a.model_dump(mode="json") for a in aggregate(records)],
-            economics=run.get("economics"),
+            results=[a.model_dump(mode="json") for a in aggregate(document.records)],
+            economics=dict(document.run.economics) if document.run.economics is not None else None,
             regressions=self.store.get_regressions(run_id),
-            notes=notes,
+            notes=document.notes,
         )
 
     @staticmethod
@@ -252,12 +252,12 @@ class ApiService:
         execution = self.launcher.describe(run_id)
         try:
             page, _ = self.store.get_run_page(run_id, limit=1)
-            run: dict[str, Any] | None = page.get("run")
+            run = StoredRun.decode(page["run"]) if page.get("run") is not None else None
         except KeyError:
             run = None
         if execution is None and run is None:
             raise self._no_run(run_id)
-        status = execution.status if execution is not None else str((run or {}).get("status"))
+        status = execution.status if execution is not None else str(run.status if run else None)
         if status != "RUNNING":
             raise ApiError(
                 409,
@@ -274,9 +274,9 @@ class ApiService:
             )
         self.sweeper.sweep(
             run_id,
-            str(run.get("suite")),
-            str(run.get("started_at")),
-            [str(c) for c in run.get("configs") or []],
+            str(run.suite),
+            str(run.started_at),
+            run.configs,
             {"Error": STOPPED_ERROR, "Cause": f"stopped by DELETE /runs/{run_id}"},
         )
         return RunStopped(run_id=run_id, execution_arn=_arn(execution), cleanup="started")

@@ -260,22 +260,21 @@ def _results_on_stack(
 
 def _show_run(document: dict[str, Any]) -> None:
     from storagebench.analysis.stats import aggregate
-    from storagebench.store.stored import read_records
+    from storagebench.store.models import decode_run
 
     run = document["run"]
-    out.print(_runs_table([run], f"run {run.get('run_id')}"))
+    decoded = decode_run(document)
+    out.print(_runs_table([run], f"run {decoded.run.run_id}"))
     options = Table("config", "status", "storage option (for --storage)", title_justify="left")
-    notes: list[str] = []
-    records, stored_options = read_records(document.get("results") or [], notes)
-    status = {c.get("config_id"): c.get("status") for c in document.get("configs") or []}
-    for (config_id, _target), option in sorted(stored_options.items()):
+    status = {c.config_id: c.status for c in decoded.configs}
+    for (config_id, _target), option in sorted(decoded.options.items()):
         options.add_row(Text(config_id), Text(str(status.get(config_id, "-"))), Text(option))
     out.print(options)
     table = render.economics_table(run)
     if table is not None:
         out.print(table)
-    render.aggregates(out, aggregate(records))
-    for note in notes:
+    render.aggregates(out, aggregate(decoded.records))
+    for note in decoded.notes:
         err.print(Text.assemble(("note: ", "yellow"), note), highlight=False)
 
 

@@ -12,11 +12,11 @@ under 0.1 % of any run's cost).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
 from storagebench.core.clock import parse_iso
 from storagebench.core.state import ConfigState
@@ -33,7 +33,7 @@ from storagebench.costs.run_cost import (
 )
 from storagebench.prices.book import PriceBook
 from storagebench.request.model import BenchmarkRequest
-from storagebench.store.stored import read_records
+from storagebench.store.models import StoredConfig, decode_run
 
 __all__ = [
     "LAMBDA_MB",
@@ -67,28 +67,24 @@ def _moment(text: Any) -> datetime | None:
         return None
 
 
-def config_lifetime_s(item: Mapping[str, Any], ended_at: str) -> float:
+def config_lifetime_s(config: StoredConfig, ended_at: str) -> float:
     """Seconds the config's resources existed: launch to the last status write (or the run's end)."""
-    state = item.get("state")
-    resources = state.get("resources") if isinstance(state, Mapping) else None
-    start = _moment(resources.get("launched_at")) if isinstance(resources, Mapping) else None
+    start = _moment(config.launched_at)
     if start is None:
         return 0.0  # never launched: nothing was billed
-    end = _moment(item.get("updated_at")) or _moment(ended_at)
+    end = _moment(config.updated_at) or _moment(ended_at)
     if end is None or end < start:
         return 0.0
     return (end - start).total_seconds()
 
 
-def _states(configs: Sequence[Mapping[str, Any]], notes: list[str]) -> list[ConfigState]:
+def _states(configs: Iterable[StoredConfig], notes: list[str]) -> list[ConfigState]:
     states: list[ConfigState] = []
-    for item in configs:
-        try:
-            states.append(ConfigState.model_validate(item.get("state")))
-        except ValidationError:
-            notes.append(
-                f"config {item.get('config_id')}: stored state unreadable, its transitions not counted"
-            )
+    for config in configs:
+        if config.state is None:
+            notes.append(f"config {config.config_id}: stored state unreadable, its transitions not counted")
+        else:
+            states.append(config.state)
     return states
 
 
@@ -96,11 +92,11 @@ def run_economics(
     request: BenchmarkRequest, stored: Mapping[str, Any], book: PriceBook, *, ended_at: str
 ) -> RunEconomics:
     """Costs, the comparison with the baseline and the run's cost, from a ``get_run`` document."""
-    notes: list[str] = []
-    records, _ = read_records(stored.get("results") or [], notes)
+    document = decode_run(stored)
+    notes = list(document.notes)
     costs = price_request(request, book)
-    comparison = compare(request, costs, records)
-    items = {str(c.get("config_id")): c for c in stored.get("configs") or [] if isinstance(c, Mapping)}
+    comparison = compare(request, costs, document.records)
+    items = {c.config_id: c for c in document.configs}
     usages: list[ConfigUsage] = []
     for config in request.configs:
         item = items.get(config.id)

@@ -52,7 +52,6 @@ from storagebench.report.inputs import (
     mapping,
     read_comparison,
     read_config_states,
-    read_records,
     read_request,
     run_cost_by_config,
     seconds_between,
@@ -84,6 +83,7 @@ from storagebench.request.model import (
     BenchmarkRequest,
 )
 from storagebench.results.records import HistogramBucket, ResultRecord
+from storagebench.store.models import decode_run
 from storagebench.workloads import get_profile
 
 __all__ = ["METRIC_INFO", "build_report"]
@@ -334,10 +334,12 @@ class _Run:
     ) -> None:
         self.notes: list[str] = []
         self.findings: list[Finding] = []
-        self.run = mapping(stored.get("run"))
-        self.records, self.options = read_records(stored.get("results") or [], self.notes)
+        document = decode_run(stored)
+        self.notes += document.notes
+        self.run = document.run
+        self.records, self.options = document.records, document.options
         self.request = read_request(request, self.run, self.notes)
-        self.states = read_config_states(self.run, stored.get("configs") or [])
+        self.states = read_config_states(self.run, document.configs)
         self.comparison, self.computed_costs = read_comparison(
             comparison, self.request, self.records, self.notes
         )
@@ -392,7 +394,7 @@ class _Run:
         found: list[str] = []
         candidates = [
             *(c.id for c in (self.request.configs if self.request is not None else [])),
-            *(self.run.get("configs") or []),
+            *self.run.configs,
             *self.states,
             *self.compared,
             *(r.config_id for r in self.records),
@@ -729,16 +731,14 @@ class _Run:
         dates = [str(c["price_date"]) if c.get("price_date") else None for c in self.compared.values()]
         cost_source = self.run_cost.get("price_source") if self.run_cost is not None else None
         return Header(
-            run_id=str(run.get("run_id") or "unknown run"),
-            suite=str(run["suite"]) if run.get("suite") else (request.name if request is not None else None),
+            run_id=run.run_id or "unknown run",
+            suite=run.suite or (request.name if request is not None else None),
             name=request.name if request is not None else None,
             description=request.description if request is not None else None,
-            status=str(run["status"]) if run.get("status") else None,
-            started_at=str(run["started_at"]) if run.get("started_at") else None,
-            ended_at=str(run["ended_at"]) if run.get("ended_at") else None,
-            duration_s=seconds_between(run.get("started_at"), run.get("ended_at"))
-            if run.get("ended_at")
-            else None,
+            status=run.status,
+            started_at=run.started_at,
+            ended_at=run.ended_at,
+            duration_s=seconds_between(run.started_at, run.ended_at) if run.ended_at else None,
             region=request.region if request is not None else None,
             baseline=self.baseline or None,
             price_source=combine_sources(sources) if sources else None,

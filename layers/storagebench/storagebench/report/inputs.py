@@ -15,25 +15,21 @@ from storagebench.prices.snapshot import SnapshotPriceBook
 from storagebench.request import RequestError, parse_request
 from storagebench.request.model import BenchmarkRequest, Config, Target
 from storagebench.results.records import ResultRecord
-from storagebench.store.stored import PROBLEMS_SHOWN, read_records
+from storagebench.store.models import PROBLEMS_SHOWN, StoredConfig, StoredRun, mapping
 
 _STATUS_OF_COLLECT = {"ok": "succeeded", "partial": "partial", "failed": "failed"}
 
 
-__all__ = ["PROBLEMS_SHOWN", "mapping", "read_records"]  # re-exported for the report's modules
-
-
-def mapping(value: Any) -> Mapping[str, Any]:
-    return value if isinstance(value, Mapping) else {}
+__all__ = ["PROBLEMS_SHOWN", "mapping"]  # re-exported for the report's modules
 
 
 def read_request(
-    request: BenchmarkRequest | None, run: Mapping[str, Any], notes: list[str]
+    request: BenchmarkRequest | None, run: StoredRun, notes: list[str]
 ) -> BenchmarkRequest | None:
     if request is not None:
         return request
-    document = run.get("request")
-    if not isinstance(document, Mapping):
+    document = run.request
+    if document is None:
         notes.append("the run holds no request: workloads are named by id and configs are not priced")
         return None
     try:
@@ -55,45 +51,28 @@ class ConfigState:
         self.records: int | None = None
 
 
-def error_lines(errors: Any) -> list[str]:
-    lines: list[str] = []
-    for error in errors if isinstance(errors, list) else []:
-        if isinstance(error, Mapping):
-            parts = [str(error[k]) for k in ("step", "error", "cause") if error.get(k)]
-            lines.append(": ".join(parts) or "error without detail")
-        else:
-            lines.append(str(error))
-    return lines
-
-
-def read_config_states(run: Mapping[str, Any], items: Iterable[Any]) -> dict[str, ConfigState]:
+def read_config_states(run: StoredRun, configs: Iterable[StoredConfig]) -> dict[str, ConfigState]:
     states: dict[str, ConfigState] = {}
-    for item in items:
-        if not isinstance(item, Mapping) or not item.get("config_id"):
-            continue
-        state = states.setdefault(str(item["config_id"]), ConfigState())
-        document = mapping(item.get("state"))
-        collected = mapping(document.get("collected"))
-        state.errors = error_lines(item.get("errors") or document.get("errors"))
-        state.problems = [str(p) for p in collected.get("problems") or []]
-        state.leftovers = [str(p) for p in mapping(document.get("cleanup")).get("leftovers") or []]
-        if isinstance(collected.get("records"), int):
-            state.records = collected["records"]
-        if collected.get("status") in _STATUS_OF_COLLECT:
-            state.status = _STATUS_OF_COLLECT[str(collected["status"])]
+    for config in configs:
+        state = states.setdefault(config.config_id, ConfigState())
+        state.errors = config.errors
+        state.problems = config.collect_problems
+        state.leftovers = config.leftovers
+        if config.collected_records is not None:
+            state.records = config.collected_records
+        if config.collect_status in _STATUS_OF_COLLECT:
+            state.status = _STATUS_OF_COLLECT[config.collect_status]
         elif state.errors:
             state.status = "failed"
-        elif item.get("status"):
-            state.status = str(item["status"]).lower()
-    for result in run.get("config_results") or []:  # Finalize's verdict wins
-        if not isinstance(result, Mapping) or not result.get("config_id"):
-            continue
-        state = states.setdefault(str(result["config_id"]), ConfigState())
-        state.status = str(result.get("status") or state.status)
-        state.errors = error_lines(result.get("errors")) or state.errors
-        state.leftovers = [str(p) for p in result.get("leftovers") or []] or state.leftovers
-        if isinstance(result.get("records"), int):
-            state.records = result["records"]
+        elif config.status:
+            state.status = config.status.lower()
+    for result in run.config_results:  # Finalize's verdict wins
+        state = states.setdefault(result.config_id, ConfigState())
+        state.status = result.status or state.status
+        state.errors = result.errors or state.errors
+        state.leftovers = result.leftovers or state.leftovers
+        if result.records is not None:
+            state.records = result.records
     return states
 
 

@@ -126,7 +126,8 @@ class ResultsStore(Protocol):
         """Record the run's final status."""
 
     def get_run(self, run_id: str) -> dict[str, Any]:
-        """The run, its configs and results (one query)."""
+        """The run, its configs and results (one query), as the stored document (the API's body);
+        domain readers decode it once with ``store.models.decode_run``."""
 
     def get_run_page(
         self, run_id: str, cursor: str | None = None, limit: int = 200
@@ -162,7 +163,7 @@ class ResultsStore(Protocol):
     ) -> list[dict[str, Any]]:
         """Every repetition of one series from runs started in [since, until): dicts of started_at,
         run_id, config_id, repetition, labels and record (only ``fields`` of it, when given),
-        newest first (one query)."""
+        newest first (one query); ``store.models.HistoryPoint.decode`` reads one."""
 
     def metric_history_page(
         self,

@@ -10,12 +10,13 @@ import logging
 from typing import Any
 
 from storagebench.core.errors import WorkflowError
-from storagebench.core.state import RunSummary, WorkItem
+from storagebench.core.state import RunSummary
 from storagebench.costs.economics import economics_summary, run_economics
 from storagebench.notify import deliver
 from storagebench.notify.run_messages import run_notifications
 from storagebench.prices.models import PriceNotFound
 from storagebench.request import RequestError, parse_request
+from storagebench.store.models import decode_run
 from storagebench.workflow.artifact_keys import economics_key, report_key, request_key, series_key
 from storagebench.workflow.ports import Artifacts, ResultsStore, Services
 
@@ -60,13 +61,11 @@ def report_inputs(
         )
     economics = _optional_json(artifacts, economics_key(run_id))
     series: dict[str, Any] = {}
-    for item in stored.get("configs") or []:
-        state = item.get("state") if isinstance(item, dict) else None
-        work = state.get("item") if isinstance(state, dict) else None
-        if isinstance(work, dict):
-            document = _optional_json(artifacts, series_key(WorkItem.model_validate(work)))
+    for config in decode_run(stored).configs:
+        if config.state is not None:
+            document = _optional_json(artifacts, series_key(config.state.item))
             if document is not None:
-                series[str(item.get("config_id"))] = document
+                series[config.config_id] = document
     return {
         "stored": {**stored, "run": run},
         "comparison": (economics or {}).get("comparison"),
