@@ -5,9 +5,12 @@
 * its Lambda tasks are the handlers of ``functions/``, served in-process by a local Invoke
   endpoint (boto3 reaches it through AWS_ENDPOINT_URL_LAMBDA);
 * EC2, EFS, FSx and SSM parameters are moto's, driven by the same AWS adapters as on AWS;
-* the agent runs on this machine against emulated volumes (``adapters.local.agents``);
+* the agent reaches its instance the way it does on AWS: ``SsmAgents`` sends the template's
+  ``AgentDocument`` through SSM, and a local SSM agent runs that document's shell on a local
+  instance (its own mount namespace and metadata service) whose AWS calls reach the same
+  backends over HTTP (moto's server mode on 127.0.0.1); EBS targets stand on emulated volumes;
 * results go to DynamoDB Local (the real engine, persisted under ``.storagebench/dynamodb``)
-  and raw output to ``.storagebench/artifacts``.
+  and artifacts to the local bucket, mirrored to ``.storagebench/artifacts``.
 
 Without Java, DynamoDB Local cannot run: results then live in moto's in-memory DynamoDB for the
 duration of the run only (printed with the run, and in ``--json``), and the session says so.
@@ -16,6 +19,7 @@ duration of the run only (printed with the run, and in ``--json``), and the sess
 from __future__ import annotations
 
 import json
+import logging
 import os
 import time
 from collections.abc import Callable, Iterator
@@ -29,12 +33,12 @@ from storagebench.planning.local import LocalOptions
 from storagebench.wiring import services as wiring
 from storagebench.workflow.ports import Services
 from storagebench.workflow.run_ids import new_run_id
-from storagebench_local.adapters.agents import LocalAgents
-from storagebench_local.adapters.artifacts import LocalArtifacts
+from storagebench_local.adapters.artifacts import LocalArtifacts, MirroredArtifacts
 from storagebench_local.adapters.faults import FaultPlan
 from storagebench_local.adapters.notifications import FileNotifier
 
 REPO = Path(__file__).resolve().parents[2]
+TOOLS = REPO / ".tools"
 REGION = "us-east-1"
 ACCOUNT = "123456789012"
 STACK = "storagebench-local"
@@ -94,6 +98,12 @@ def fast_retries(node: Any) -> Any:
     return node
 
 
+INSTANCE_SIDES = ("document", "python")
+"""How the agent reaches a local instance: ``document`` runs the template's AgentDocument through
+the local SSM agent (the path AWS takes); ``python`` is the earlier in-process stand-in, kept only
+for the fault-matrix tests until they move to the document (their 3 s heartbeats are shorter
+than the document's AWS CLI calls can sustain)."""
+
 LOCAL_NO_GATEWAY = (
     "local mode has no Storage Gateway emulator; run file_gateway configs on a deployed stack "
     "(or the client side alone against a directory, kind local)"
@@ -112,7 +122,11 @@ class LocalSession:
         use_dynamodb_local: bool = True,
         fast_retries: bool = False,
         template: Path = REPO / "template.yaml",
+        instance_side: str = "document",
     ) -> None:
+        if instance_side not in INSTANCE_SIDES:
+            raise ValueError(f"instance_side {instance_side!r}: one of {', '.join(INSTANCE_SIDES)}")
+        self.instance_side = instance_side
         self.root = root.resolve()
         self.options = options or LocalOptions()
         self.faults = faults or FaultPlan()
@@ -130,6 +144,8 @@ class LocalSession:
         self.services: Services | None = None
         self.state_machine_arn = ""
         self.dynamodb_endpoint: str | None = None
+        self.aws_endpoint = ""
+        self.ssm_agent: Any = None
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -151,6 +167,7 @@ class LocalSession:
 
         from storagebench.adapters.aws.dynamodb import DynamoResultsStore
         from storagebench.adapters.aws.filesystems import AwsFileSystems
+        from storagebench.adapters.aws.s3 import S3Artifacts
         from storagebench.adapters.aws.settings import AwsSettings
         from storagebench_local.adapters.moto_ec2 import MotoEc2Compute
         from storagebench_local.template import Template
@@ -174,18 +191,28 @@ class LocalSession:
             agent_document="storagebench-agent",
             region=REGION,
         )
-        artifacts = LocalArtifacts(self.root / "artifacts")
-        sfn = boto3.client("stepfunctions", region_name=REGION)
         ec2 = boto3.client("ec2", region_name=REGION)
-        agents = LocalAgents(
-            artifacts,
-            sfn,
-            self.options,
-            self.mount_root,
-            self.volumes_dir,
-            self.faults,
-            on_instance_died=lambda instance_id: ec2.terminate_instances(InstanceIds=[instance_id]),
-        )
+        ssm = boto3.client("ssm", region_name=REGION)
+        s3 = boto3.client("s3", region_name=REGION)
+        s3.create_bucket(Bucket=settings.artifacts_bucket)
+        bucket = S3Artifacts(s3, settings.artifacts_bucket)
+        artifacts = MirroredArtifacts(bucket, LocalArtifacts(self.root / "artifacts"))
+        if self.instance_side == "document":
+            agents: Any = self._document_agents(ssm, s3, ec2, settings, bucket, template)
+        else:
+            from storagebench_local.adapters.agents import LocalAgents
+
+            sfn = boto3.client("stepfunctions", region_name=REGION)
+            agents = LocalAgents(
+                LocalArtifacts(self.root / "artifacts"),
+                sfn,
+                self.options,
+                self.mount_root,
+                self.volumes_dir,
+                self.faults,
+                on_instance_died=lambda instance_id: ec2.terminate_instances(InstanceIds=[instance_id]),
+            )
+            artifacts = LocalArtifacts(self.root / "artifacts")  # type: ignore[assignment]
         self.services = Services(
             compute=MotoEc2Compute(
                 boto3.client("ec2", region_name=REGION), boto3.client("ssm", region_name=REGION), settings
@@ -204,6 +231,46 @@ class LocalSession:
         wiring.configure(self.services)
         self._serve_functions(template)
         self.state_machine_arn = self._create_state_machine(template)
+
+    def _document_agents(
+        self, ssm: Any, s3: Any, ec2: Any, settings: Any, bucket: Any, template: Any
+    ) -> Any:
+        """SsmAgents on a local SSM agent: the template's document, run on local instances that
+        reach moto's backends over HTTP (moto's server mode, sharing this process's state)."""
+        from moto.server import ThreadedMotoServer
+
+        from storagebench_local.adapters.instance_agents import LocalSsmAgents
+        from storagebench_local.ssm.agent import LocalSsmAgent
+        from storagebench_local.ssm.document import agent_document
+        from storagebench_local.ssm.instance import Tools
+
+        ssm.create_document(
+            Name=settings.agent_document,
+            Content=json.dumps(agent_document(template).content),
+            DocumentType="Command",
+            DocumentFormat="JSON",
+        )
+        logging.getLogger("werkzeug").setLevel(logging.WARNING)  # one line per instance request otherwise
+        server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+        server.start()
+        self._stack.callback(server.stop)
+        host, port = server.get_host_and_port()
+        self.aws_endpoint = f"http://{host}:{port}"
+        tools = Tools(aws_cli_bin=TOOLS / "awscli" / "bin", imds_mock=TOOLS / "bin" / "ec2-metadata-mock")
+        self.ssm_agent = self._stack.enter_context(
+            LocalSsmAgent(ssm, s3, ec2, self.root / "instances", tools, self.aws_endpoint)
+        )
+        return LocalSsmAgents(
+            ssm,
+            s3,
+            settings,
+            bucket,
+            self.ssm_agent,
+            self.options,
+            str(self.mount_root),
+            str(self.volumes_dir),
+            self.faults,
+        )
 
     def _results_client(self, template: Any) -> Any:
         from storagebench_local.dynamodb_local import DynamoDBLocal, DynamoDBLocalUnavailable

@@ -41,7 +41,7 @@ REQUEST: dict[str, Any] = {
     ],
     "workloads": [{"profile": "std-randread-4k", "scale": 0.02}],
     "repetitions": 2,
-    "timing": {"ready_poll_s": 1, "command_poll_s": 2},
+    "timing": {"ready_poll_s": 1, "command_poll_s": 20},  # the document heartbeats every 10 s
 }
 
 

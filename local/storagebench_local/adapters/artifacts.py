@@ -43,3 +43,48 @@ class LocalArtifacts:
 
     def uri(self, key: str) -> str:
         return str(self._path(key))
+
+
+class MirroredArtifacts:
+    """Artifacts in the local S3 bucket (where instances read plans and write output), mirrored
+    to this machine's disk so they outlive the session (``storagebench report`` reads the disk).
+
+    Writes go to both; reads prefer the bucket (the instance's latest upload) and fall back to
+    the disk (a run of an earlier session); ``fetch`` downloads a prefix into its mirror.
+    ``put_*`` return the disk path (what a person opens); ``uri`` is the bucket's address (what
+    a machine reaches).
+    """
+
+    def __init__(self, bucket: Any, disk: LocalArtifacts) -> None:
+        self.bucket = bucket  # storagebench.adapters.aws.s3.S3Artifacts
+        self.disk = disk
+
+    def put_json(self, key: str, document: Any) -> str:
+        self.bucket.put_json(key, document)
+        return self.disk.put_json(key, document)
+
+    def put_text(self, key: str, text: str, content_type: str) -> str:
+        self.bucket.put_text(key, text, content_type)
+        return self.disk.put_text(key, text, content_type)
+
+    def get_json(self, key: str) -> Any:
+        try:
+            return self.bucket.get_json(key)
+        except KeyError:
+            return self.disk.get_json(key)
+
+    def fetch(self, prefix: str) -> Path:
+        import shutil
+
+        downloaded = self.bucket.fetch(prefix)
+        mirror = self.disk.fetch(prefix)
+        try:
+            if any(downloaded.iterdir()):
+                mirror.mkdir(parents=True, exist_ok=True)
+                shutil.copytree(downloaded, mirror, dirs_exist_ok=True)
+        finally:
+            shutil.rmtree(downloaded, ignore_errors=True)
+        return mirror
+
+    def uri(self, key: str) -> str:
+        return str(self.bucket.uri(key))

@@ -15,15 +15,25 @@ from rich.text import Text
 from storagebench.cli.console import err, fail, out, print_json
 
 
+def _agent_progress(session: Any, key: str) -> dict[str, Any]:
+    """The agent's progress as the instance last uploaded it (every heartbeat), {} before that."""
+    from storagebench.core.errors import WorkflowError
+
+    try:
+        found = session.services.artifacts.get_json(key)
+    except (KeyError, ValueError, OSError, WorkflowError):  # not uploaded yet; the next poll retries
+        return {}
+    return found if isinstance(found, dict) else {}
+
+
 def _progress_table(session: Any, run_id: str, configs: list[str], started: float) -> Table:
     table = Table(
         "config", "status", "agent stage", "step", "current", title=f"run {run_id}", title_justify="left"
     )
     run = _safe_run(session, run_id)
     statuses = {c.get("config_id"): c.get("status", "") for c in run.get("configs", [])}
-    artifacts = session.root / "artifacts" / "runs" / run_id
     for config_id in configs:
-        progress = _read_json(artifacts / config_id / "agent" / "progress.json")
+        progress = _agent_progress(session, f"runs/{run_id}/{config_id}/agent/progress.json")
         step = f"{progress.get('step', 0)}/{progress.get('steps', 0)}" if progress.get("steps") else "-"
         table.add_row(
             *(
@@ -39,14 +49,6 @@ def _progress_table(session: Any, run_id: str, configs: list[str], started: floa
         )
     table.caption = f"{time.monotonic() - started:.0f} s elapsed"
     return table
-
-
-def _read_json(path: Path) -> dict[str, Any]:
-    try:
-        document = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    return document if isinstance(document, dict) else {}
 
 
 def _safe_run(session: Any, run_id: str) -> dict[str, Any]:

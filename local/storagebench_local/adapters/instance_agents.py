@@ -1,0 +1,206 @@
+"""The agent on local instances, through the same SSM adapter and document as on AWS.
+
+``LocalSsmAgents`` *is* ``SsmAgents``: it stores the plan and the agent zipapp in the bucket and
+sends the stack's document with the task token; the local SSM agent
+(:mod:`storagebench_local.ssm.agent`) runs that document on a local instance, whose shell then
+fetches, verifies, runs, uploads and calls back exactly as on EC2. What differs is the machine:
+
+* ``online``: the instance is booted here (its metadata service started) instead of asking SSM
+  whether an agent registered;
+* the plan's EBS targets stand on emulated volumes of this machine (loop device and throttle at
+  the volume type's envelope); kinds that need AWS are refused with the reason;
+* ``stop`` cancels the instance's command through the local SSM agent (moto has no
+  CancelCommand) and sweeps what the agent left on this machine, which on AWS leaves with the
+  instance.
+
+Faults for the fault matrix act on the instance's world, never on the document: a wrong agent
+digest, an output address that leads elsewhere, a plan that never ends, a machine that dies.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from storagebench.adapters.aws.s3 import S3Artifacts
+from storagebench.adapters.aws.settings import AwsSettings
+from storagebench.adapters.aws.ssm import SsmAgents
+from storagebench.agent.plan import Plan, TargetSpec
+from storagebench.agent.sweep import sweep
+from storagebench.core.errors import AgentError
+from storagebench.core.state import AgentRun, ConfigState, Resources
+from storagebench.planning.local import LocalOptions, emulated_ebs
+from storagebench.request.model import EbsTarget
+from storagebench_local.adapters.faults import Fault, FaultPlan
+from storagebench_local.ssm.agent import LocalSsmAgent
+
+WRONG_DIGEST = "0" * 64
+LOST_OUTPUT = "lost-output/"  # where the output goes when the fault says it never arrives
+HANG_PLAN_S = 86_400
+
+
+class LocalSsmAgents(SsmAgents):
+    def __init__(
+        self,
+        ssm: Any,
+        s3: Any,
+        settings: AwsSettings,
+        artifacts: S3Artifacts,
+        host: LocalSsmAgent,
+        options: LocalOptions,
+        mount_root: str,
+        volumes_dir: str,
+        faults: FaultPlan | None = None,
+    ) -> None:
+        super().__init__(ssm, s3, settings, artifacts)
+        self.host = host
+        self.options = options
+        self.mount_root = mount_root
+        self.volumes_dir = volumes_dir
+        self.faults = faults or FaultPlan()
+        self._pending: dict[str, Fault] = {}  # task token -> the fault its command carries
+        self._lock = threading.Lock()
+
+    # ------------------------------------------------------------------ readiness
+
+    def online(self, resources: Resources) -> bool:
+        import os
+        import shutil
+
+        if os.geteuid() != 0:
+            raise AgentError(
+                "local mode emulates EBS volumes with loop devices and cgroup throttling: run as root"
+            )
+        missing = [tool for tool in ("fio", "losetup", "unshare") if shutil.which(tool) is None]
+        if missing:
+            raise AgentError(f"local mode needs {', '.join(missing)} (make setup installs them)")
+        if resources.instance_id is None:
+            return False
+        try:
+            self.host.boot(resources.instance_id)
+        except Exception as exc:
+            raise AgentError(f"local instance {resources.instance_id} cannot boot: {exc}") from exc
+        return True
+
+    # ------------------------------------------------------------------ the plan on this machine
+
+    def rebind(self, plan: Plan) -> Plan:
+        """The plan with its EBS targets standing on emulated volumes of this machine."""
+        targets: list[TargetSpec] = []
+        for spec in plan["targets"]:
+            if spec["kind"] == "ebs":
+                volume = spec.get("volume") or {}
+                target = EbsTarget.model_validate(
+                    {
+                        "kind": "ebs",
+                        "id": spec["id"],
+                        "type": volume.get("type"),
+                        "size_gib": volume.get("size_gib"),
+                        "iops": volume.get("iops"),
+                        "throughput_mibps": volume.get("throughput_mibps"),
+                        "count": spec.get("count", 1),
+                        "layout": spec.get("layout", "raid0"),
+                        "filesystem": spec.get("filesystem", "xfs"),
+                        "mount_options": spec.get("mount_options"),
+                        "raid_chunk_kib": spec.get("raid_chunk_kib"),
+                    }
+                )
+                targets.append(emulated_ebs(target, self.options))
+            elif spec["kind"] == "directory":
+                targets.append(spec)
+            else:
+                raise AgentError(
+                    f"target {spec['id']} ({spec['kind']}) needs AWS and cannot run on this machine"
+                )
+        rebound = dict(plan)
+        rebound["targets"] = targets
+        return rebound  # type: ignore[return-value]
+
+    # ------------------------------------------------------------------ running
+
+    def start(
+        self,
+        state: ConfigState,
+        plan: Plan,
+        output_prefix: str,
+        task_token: str,
+        heartbeat_s: int,
+        timeout_s: int,
+    ) -> AgentRun:
+        item = state.item
+        self.faults.raise_if("agents.start", item.config_id)
+        local_plan = self.rebind(plan)
+        fault = self.faults.take("agent.run", item.config_id)
+        if fault is not None:
+            with self._lock:
+                self._pending[task_token] = fault
+            if fault.kind == "command_timed_out":  # the agent runs until the command's timeout
+                local_plan = _hanging(local_plan)
+        run = super().start(state, local_plan, output_prefix, task_token, heartbeat_s, timeout_s)
+        if state.resources.instance_id is not None and run.command_id is not None:
+            self.host.deliver(run.command_id, state.resources.instance_id)
+        if fault is not None and fault.kind == "instance_died" and state.resources.instance_id is not None:
+            delay = max(1.0, heartbeat_s * 0.75)
+            timer = threading.Timer(delay, self._die, args=(state.resources.instance_id,))
+            timer.daemon = True
+            timer.start()
+        return run
+
+    def command_request(
+        self,
+        state: ConfigState,
+        plan_uri: str,
+        output_prefix: str,
+        task_token: str,
+        heartbeat_s: int,
+        timeout_s: int,
+    ) -> dict[str, Any]:
+        request = super().command_request(state, plan_uri, output_prefix, task_token, heartbeat_s, timeout_s)
+        with self._lock:
+            fault = self._pending.pop(task_token, None)
+        if fault is None:
+            return request
+        parameters = request["Parameters"]
+        if fault.kind == "command_failed":  # the instance refuses the agent it downloads
+            parameters["AgentSha256"] = [WRONG_DIGEST]
+        elif fault.kind == "output_missing":  # the upload succeeds, somewhere nobody reads
+            parameters["OutputUri"] = [
+                self.artifacts.uri(f"{LOST_OUTPUT}{state.item.run_id}/{state.item.config_id}/")
+            ]
+        return request
+
+    def _sent_before(self, request: dict[str, Any]) -> str | None:
+        """As on AWS (same token: that command; another live one: cancelled), asked of the local
+        SSM agent, which knows what runs where (moto's ListCommands names every instance)."""
+        instance_id = request["InstanceIds"][0]
+        token = request["Parameters"]["TaskToken"][0]
+        for invocation in self.host.on_instance(instance_id):
+            if invocation.token == token:
+                return invocation.command_id
+            if not invocation.done.is_set():
+                self._cancel(invocation.command_id)
+        return None
+
+    def _cancel(self, command_id: str) -> None:
+        """CancelCommand, which moto lacks: the local SSM agent ends the command's shell."""
+        self.host.cancel_command(command_id)
+
+    def _die(self, instance_id: str) -> None:
+        self.host.terminate(instance_id)
+        self.host.ec2.terminate_instances(InstanceIds=[instance_id])
+
+    # ------------------------------------------------------------------ stopping
+
+    def stop(self, run_id: str, config_id: str, resources: Resources) -> list[str]:
+        """Cancel the instance's command (the agent tears down on SIGTERM), then sweep by run id."""
+        if resources.instance_id is not None:
+            self.host.cancel(resources.instance_id)
+        report = sweep(run_id, self.mount_root, self.volumes_dir, config_id)
+        return list(report["leftovers"])
+
+
+def _hanging(plan: Plan) -> Plan:
+    """The plan with a setup hook that sleeps for a day: a command that never reports."""
+    hung = dict(plan)
+    hung["setup"] = f"sleep {HANG_PLAN_S}"
+    return hung  # type: ignore[return-value]

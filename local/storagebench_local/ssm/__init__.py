@@ -1,0 +1,1 @@
+"""A local stand-in for the SSM agent: the stack's command document, run on this machine."""

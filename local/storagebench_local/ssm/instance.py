@@ -1,0 +1,249 @@
+"""One local instance: its own view of the paths the document uses, its metadata service, its shell.
+
+An EC2 instance gives the document three things this machine must give each local instance
+separately, so configs that run at once cannot collide:
+
+* its own ``/opt/storagebench`` and ``/var/lib/storagebench``: each command runs in a private
+  mount namespace (``unshare --mount``) where both are bind mounts of the instance's directory;
+* an instance metadata service: AWS's ``ec2-metadata-mock`` on its own port, IMDSv2 only, with the
+  instance's id, type, zone and role credentials (the AWS CLI finds it through
+  ``AWS_EC2_METADATA_SERVICE_ENDPOINT``, the variable botocore reads for a non-default address);
+* AWS endpoints: ``AWS_ENDPOINT_URL`` points every call at the local server (moto's server mode),
+  as the instance's network would route them to AWS.
+
+Nothing else of the host's environment reaches the shell: SSM runs documents as root with a
+minimal environment, and host credentials must not stand in for the instance role's.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import socket
+import subprocess
+import time
+import urllib.error
+import urllib.request
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+INSTANCE_PATHS = ("/opt/storagebench", "/var/lib/storagebench")
+"""What the document writes on the instance: the agent and plan, and the agent's output."""
+SYSTEM_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+STOP_GRACE_S = 30.0
+IMDS_START_S = 10.0
+
+
+class InstanceError(RuntimeError):
+    """The local instance cannot be started (a tool is missing, its metadata service does not answer)."""
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@dataclass
+class Tools:
+    """Where the instance's own tools are (``make setup`` installs both under ``.tools``)."""
+
+    aws_cli_bin: Path
+    imds_mock: Path
+
+    def check(self) -> None:
+        missing = [str(p) for p in (self.aws_cli_bin / "aws", self.imds_mock) if not p.exists()]
+        if missing:
+            raise InstanceError(f"local instances need {', '.join(missing)} (make setup installs them)")
+
+
+@dataclass
+class MetadataService:
+    """``ec2-metadata-mock`` serving one instance's metadata and role credentials (IMDSv2 only)."""
+
+    binary: Path
+    directory: Path
+    instance_id: str
+    instance_type: str
+    zone: str
+    role: str
+    port: int = 0
+    process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def endpoint(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def config(self) -> dict[str, object]:
+        expires = (datetime.now(UTC) + timedelta(hours=12)).strftime("%Y-%m-%dT%H:%M:%SZ")
+        now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        return {
+            "imdsv2": True,
+            "server": {"hostname": "127.0.0.1", "port": str(self.port)},
+            "metadata": {
+                "paths": {
+                    "iam-security-credentials": f"/latest/meta-data/iam/security-credentials/{self.role}"
+                },
+                "values": {
+                    "instance-id": self.instance_id,
+                    "instance-type": self.instance_type,
+                    "instance-life-cycle": "on-demand",
+                    "placement-availability-zone": self.zone,
+                    "placement-region": self.zone[:-1],
+                    "iam-security-credentials-role": self.role,
+                    "iam-security-credentials": {
+                        "code": "Success",
+                        "type": "AWS-HMAC",
+                        "accesskeyid": "ASIALOCALINSTANCE",
+                        "secretaccesskey": "local-instance-secret",
+                        "token": f"local-instance-token-{self.instance_id}",
+                        "lastupdated": now,
+                        "expiration": expires,
+                    },
+                },
+            },
+        }
+
+    def start(self) -> None:
+        self.port = free_port()
+        self.directory.mkdir(parents=True, exist_ok=True)
+        config = self.directory / "imds.json"
+        config.write_text(json.dumps(self.config(), indent=2))
+        log = (self.directory / "imds.log").open("wb")
+        self.process = subprocess.Popen(
+            [str(self.binary), "--config-file", str(config)],
+            cwd=self.directory,
+            env={"HOME": str(self.directory), "PATH": SYSTEM_PATH},
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        log.close()
+        deadline = time.monotonic() + IMDS_START_S
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                break
+            if self.answers():
+                return
+            time.sleep(0.1)
+        self.stop()
+        raise InstanceError(
+            f"the metadata service of {self.instance_id} did not answer on {self.endpoint} "
+            f"(log: {self.directory / 'imds.log'})"
+        )
+
+    def answers(self) -> bool:
+        request = urllib.request.Request(
+            f"{self.endpoint}/latest/api/token",
+            method="PUT",
+            headers={"X-aws-ec2-metadata-token-ttl-seconds": "60"},
+        )
+        try:
+            with urllib.request.urlopen(request, timeout=1) as response:
+                return bool(response.status == 200)
+        except (urllib.error.URLError, OSError):
+            return False
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGTERM)
+            try:
+                self.process.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.process.pid, signal.SIGKILL)
+                self.process.wait()
+
+
+@dataclass
+class LocalInstance:
+    """A benchmark instance on this machine: the document's shell runs here, isolated per instance."""
+
+    instance_id: str
+    directory: Path
+    tools: Tools
+    aws_endpoint: str
+    metadata: MetadataService
+    region: str
+    processes: list[subprocess.Popen[bytes]] = field(default_factory=list)
+    terminated: bool = False
+
+    @classmethod
+    def boot(
+        cls,
+        instance_id: str,
+        instance_type: str,
+        zone: str,
+        role: str,
+        root: Path,
+        tools: Tools,
+        aws_endpoint: str,
+    ) -> LocalInstance:
+        tools.check()
+        directory = root / instance_id
+        for path in INSTANCE_PATHS:
+            Path(path).mkdir(parents=True, exist_ok=True)  # mount points on the host, left empty
+            (directory / "root" / path.lstrip("/")).mkdir(parents=True, exist_ok=True)
+        metadata = MetadataService(
+            tools.imds_mock, directory / "imds", instance_id, instance_type, zone, role
+        )
+        metadata.start()
+        return cls(instance_id, directory, tools, aws_endpoint, metadata, zone[:-1])
+
+    def environment(self) -> dict[str, str]:
+        return {
+            "PATH": f"{self.tools.aws_cli_bin}:{SYSTEM_PATH}",
+            "HOME": "/root",
+            "LANG": "C.UTF-8",
+            "AWS_EC2_METADATA_SERVICE_ENDPOINT": self.metadata.endpoint,
+            "AWS_EC2_METADATA_SERVICE_ENDPOINT_MODE": "IPv4",
+            "AWS_ENDPOINT_URL": self.aws_endpoint,
+            # the host's AWS configuration is not the instance's
+            "AWS_CONFIG_FILE": str(self.directory / "aws-config"),
+            "AWS_SHARED_CREDENTIALS_FILE": str(self.directory / "aws-credentials"),
+        }
+
+    def shell(self, script: Path, stdout: Path, stderr: Path) -> subprocess.Popen[bytes]:
+        """Start ``bash script`` as root in the instance's own mount namespace."""
+        if self.terminated:
+            raise InstanceError(f"{self.instance_id} is terminated")
+        own = self.directory / "root"
+        binds = " && ".join(f'mount --bind "{own / path.lstrip("/")}" "{path}"' for path in INSTANCE_PATHS)
+        with stdout.open("wb") as out, stderr.open("wb") as err:
+            process = subprocess.Popen(
+                [
+                    "unshare",
+                    "--mount",
+                    "--propagation",
+                    "private",
+                    "--",
+                    "/bin/bash",
+                    "-c",
+                    f'{binds} && cd / && exec /bin/bash "$0"',
+                    str(script),
+                ],
+                env=self.environment(),
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=err,
+                start_new_session=True,
+            )
+        self.processes.append(process)
+        return process
+
+    def signal_all(self, sig: int) -> None:
+        for process in self.processes:
+            if process.poll() is None:
+                with contextlib.suppress(ProcessLookupError):  # ended meanwhile
+                    os.killpg(process.pid, sig)
+
+    def terminate(self) -> None:
+        """The machine goes away: every process it runs dies at once, nothing is torn down."""
+        self.terminated = True
+        self.signal_all(signal.SIGKILL)
+        for process in self.processes:
+            process.wait()
+        self.metadata.stop()

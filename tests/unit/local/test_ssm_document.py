@@ -1,0 +1,92 @@
+"""The template's AgentDocument as SSM renders it: parameter checks, defaults, substitution."""
+
+from __future__ import annotations
+
+import pytest
+
+from storagebench_local.ssm.document import (
+    CommandDocument,
+    InvalidDocumentError,
+    InvalidParametersError,
+    agent_document,
+)
+from storagebench_local.template import Template
+
+GIVEN = {
+    "AgentUri": ["s3://bucket/agents/agent.pyz"],
+    "AgentSha256": ["a" * 64],
+    "PlanUri": ["s3://bucket/runs/r/c/plan.json"],
+    "OutputUri": ["s3://bucket/runs/r/c/agent/"],
+    "TaskToken": ["token-1"],
+    "Region": ["eu-west-1"],
+}
+
+
+@pytest.fixture(scope="module")
+def document() -> CommandDocument:
+    return agent_document(Template())
+
+
+def test_every_placeholder_is_substituted_and_defaults_apply(document: CommandDocument) -> None:
+    [step] = document.render(GIVEN)
+    assert step.name == "runAgent" and step.timeout_s == 43200  # executionTimeout's default
+    assert "{{" not in step.script
+    assert "export AWS_DEFAULT_REGION='eu-west-1'" in step.script
+    assert "timeout '120' tail" in step.script  # HeartbeatSeconds' default
+    assert f"echo '{'a' * 64}  agent.pyz' | sha256sum --check" in step.script
+
+
+def test_the_step_timeout_is_the_execution_timeout_given(document: CommandDocument) -> None:
+    [step] = document.render({**GIVEN, "executionTimeout": ["900"]})
+    assert step.timeout_s == 900
+
+
+@pytest.mark.parametrize(
+    ("change", "named"),
+    [
+        ({"AgentSha256": ["not-a-digest"]}, "AgentSha256: 'not-a-digest' does not match allowedPattern"),
+        ({"HeartbeatSeconds": ["1200"]}, "HeartbeatSeconds: '1200' does not match"),
+        ({"executionTimeout": ["1; rm -rf /"]}, "executionTimeout: '1; rm -rf /' does not match"),
+        ({"Unknown": ["x"]}, "Unknown: not a parameter of this document"),
+        ({"Region": ["a", "b"]}, "Region: a String parameter takes exactly one value"),
+    ],
+)
+def test_parameters_ssm_would_refuse_are_refused_with_their_name(
+    document: CommandDocument, change: dict[str, list[str]], named: str
+) -> None:
+    with pytest.raises(InvalidParametersError, match=named.replace("(", r"\(").replace(";", ";")):
+        document.render({**GIVEN, **change})
+
+
+def test_a_required_parameter_left_out_is_named(document: CommandDocument) -> None:
+    given = {k: v for k, v in GIVEN.items() if k != "TaskToken"}
+    with pytest.raises(InvalidParametersError, match="TaskToken: required and not given"):
+        document.render(given)
+
+
+def test_a_placeholder_without_a_parameter_is_refused() -> None:
+    content = {
+        "schemaVersion": "2.2",
+        "parameters": {"A": {"type": "String"}},
+        "mainSteps": [
+            {"action": "aws:runShellScript", "name": "s", "inputs": {"runCommand": ["echo {{ B }}"]}}
+        ],
+    }
+    with pytest.raises(InvalidDocumentError, match=r"\{\{ B \}\} names no parameter"):
+        CommandDocument(content).render({"A": ["x"]})
+
+
+@pytest.mark.parametrize(
+    ("content", "named"),
+    [
+        ({"schemaVersion": "1.2", "mainSteps": []}, "schemaVersion '1.2'"),
+        (
+            {"schemaVersion": "2.2", "mainSteps": [{"action": "aws:runPowerShellScript", "name": "p"}]},
+            "only aws:run",
+        ),
+        ({"schemaVersion": "2.2", "mainSteps": []}, "mainSteps: a non-empty list"),
+    ],
+)
+def test_documents_the_stand_in_cannot_run_are_refused(content: dict[str, object], named: str) -> None:
+    with pytest.raises(InvalidDocumentError, match=named):
+        CommandDocument(content)
