@@ -232,9 +232,7 @@ class LocalSession:
         self._serve_functions(template)
         self.state_machine_arn = self._create_state_machine(template)
 
-    def _document_agents(
-        self, ssm: Any, s3: Any, ec2: Any, settings: Any, bucket: Any, template: Any
-    ) -> Any:
+    def _document_agents(self, ssm: Any, s3: Any, ec2: Any, settings: Any, bucket: Any, template: Any) -> Any:
         """SsmAgents on a local SSM agent: the template's document, run on local instances that
         reach moto's backends over HTTP (moto's server mode, sharing this process's state)."""
         from moto.server import ThreadedMotoServer
