@@ -196,15 +196,18 @@ class LocalSession:
         s3 = boto3.client("s3", region_name=REGION)
         s3.create_bucket(Bucket=settings.artifacts_bucket)
         bucket = S3Artifacts(s3, settings.artifacts_bucket)
-        artifacts = MirroredArtifacts(bucket, LocalArtifacts(self.root / "artifacts"))
+        disk = LocalArtifacts(self.root / "artifacts")
+        artifacts: Any
         if self.instance_side == "document":
+            artifacts = MirroredArtifacts(bucket, disk)
             agents: Any = self._document_agents(ssm, s3, ec2, settings, bucket, template)
         else:
             from storagebench_local.adapters.agents import LocalAgents
 
+            artifacts = disk  # the in-process stand-in writes the agent's output to disk itself
             sfn = boto3.client("stepfunctions", region_name=REGION)
             agents = LocalAgents(
-                LocalArtifacts(self.root / "artifacts"),
+                disk,
                 sfn,
                 self.options,
                 self.mount_root,
@@ -212,7 +215,6 @@ class LocalSession:
                 self.faults,
                 on_instance_died=lambda instance_id: ec2.terminate_instances(InstanceIds=[instance_id]),
             )
-            artifacts = LocalArtifacts(self.root / "artifacts")  # type: ignore[assignment]
         self.services = Services(
             compute=MotoEc2Compute(
                 boto3.client("ec2", region_name=REGION), boto3.client("ssm", region_name=REGION), settings

@@ -21,14 +21,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from storagebench.agent.plan import Plan, TargetSpec
+from storagebench.agent.plan import Plan
 from storagebench.agent.sweep import sweep
-from storagebench.core.errors import AgentError
 from storagebench.core.state import AgentRun, ConfigState, Resources
-from storagebench.planning.local import LocalOptions, emulated_ebs
-from storagebench.request.model import EbsTarget
+from storagebench.planning.local import LocalOptions
 from storagebench_local.adapters.artifacts import LocalArtifacts
 from storagebench_local.adapters.faults import FaultPlan
+from storagebench_local.adapters.local_plan import check_machine, rebind
 
 STOP_GRACE_S = 30.0
 # moto records a task outcome only once the waitForTaskToken wait is armed, which happens after
@@ -70,48 +69,10 @@ class LocalAgents:
     # ------------------------------------------------------------------ readiness
 
     def online(self, resources: Resources) -> bool:
-        missing = [tool for tool in ("fio", "losetup") if shutil.which(tool) is None]
-        if os.geteuid() != 0:
-            raise AgentError(
-                "local mode emulates EBS volumes with loop devices and cgroup throttling: run as root"
-            )
-        if missing:
-            raise AgentError(f"local mode needs {', '.join(missing)} (make setup installs them)")
+        check_machine()
         return True
 
     # ------------------------------------------------------------------ running
-
-    def rebind(self, plan: Plan) -> Plan:
-        """The plan with its EBS targets standing on emulated volumes of this machine."""
-        targets: list[TargetSpec] = []
-        for spec in plan["targets"]:
-            if spec["kind"] == "ebs":
-                volume = spec.get("volume") or {}
-                target = EbsTarget.model_validate(
-                    {
-                        "kind": "ebs",
-                        "id": spec["id"],
-                        "type": volume.get("type"),
-                        "size_gib": volume.get("size_gib"),
-                        "iops": volume.get("iops"),
-                        "throughput_mibps": volume.get("throughput_mibps"),
-                        "count": spec.get("count", 1),
-                        "layout": spec.get("layout", "raid0"),
-                        "filesystem": spec.get("filesystem", "xfs"),
-                        "mount_options": spec.get("mount_options"),
-                        "raid_chunk_kib": spec.get("raid_chunk_kib"),
-                    }
-                )
-                targets.append(emulated_ebs(target, self.options))
-            elif spec["kind"] == "directory":
-                targets.append(spec)
-            else:
-                raise AgentError(
-                    f"target {spec['id']} ({spec['kind']}) needs AWS and cannot run on this machine"
-                )
-        rebound = dict(plan)
-        rebound["targets"] = targets
-        return rebound  # type: ignore[return-value]
 
     def start(
         self,
@@ -126,7 +87,7 @@ class LocalAgents:
         self.faults.raise_if("agents.start", item.config_id)
         # A retried RunAgent has a new token: an agent an earlier attempt started is stopped first.
         self.stop(item.run_id, item.config_id, state.resources)
-        local_plan = self.rebind(plan)
+        local_plan = rebind(plan, self.options)
         plan_key = f"{item.artifacts_prefix}plan.local.json"
         self.artifacts.put_json(plan_key, local_plan)
         output = self.artifacts.fetch(output_prefix)

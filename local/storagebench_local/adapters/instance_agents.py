@@ -25,13 +25,13 @@ from typing import Any
 from storagebench.adapters.aws.s3 import S3Artifacts
 from storagebench.adapters.aws.settings import AwsSettings
 from storagebench.adapters.aws.ssm import SsmAgents
-from storagebench.agent.plan import Plan, TargetSpec
+from storagebench.agent.plan import Plan
 from storagebench.agent.sweep import sweep
 from storagebench.core.errors import AgentError
 from storagebench.core.state import AgentRun, ConfigState, Resources
-from storagebench.planning.local import LocalOptions, emulated_ebs
-from storagebench.request.model import EbsTarget
+from storagebench.planning.local import LocalOptions
 from storagebench_local.adapters.faults import Fault, FaultPlan
+from storagebench_local.adapters.local_plan import check_machine, rebind
 from storagebench_local.ssm.agent import LocalSsmAgent
 
 WRONG_DIGEST = "0" * 64
@@ -64,16 +64,7 @@ class LocalSsmAgents(SsmAgents):
     # ------------------------------------------------------------------ readiness
 
     def online(self, resources: Resources) -> bool:
-        import os
-        import shutil
-
-        if os.geteuid() != 0:
-            raise AgentError(
-                "local mode emulates EBS volumes with loop devices and cgroup throttling: run as root"
-            )
-        missing = [tool for tool in ("fio", "losetup", "unshare") if shutil.which(tool) is None]
-        if missing:
-            raise AgentError(f"local mode needs {', '.join(missing)} (make setup installs them)")
+        check_machine(("fio", "losetup", "unshare"))
         if resources.instance_id is None:
             return False
         try:
@@ -81,40 +72,6 @@ class LocalSsmAgents(SsmAgents):
         except Exception as exc:
             raise AgentError(f"local instance {resources.instance_id} cannot boot: {exc}") from exc
         return True
-
-    # ------------------------------------------------------------------ the plan on this machine
-
-    def rebind(self, plan: Plan) -> Plan:
-        """The plan with its EBS targets standing on emulated volumes of this machine."""
-        targets: list[TargetSpec] = []
-        for spec in plan["targets"]:
-            if spec["kind"] == "ebs":
-                volume = spec.get("volume") or {}
-                target = EbsTarget.model_validate(
-                    {
-                        "kind": "ebs",
-                        "id": spec["id"],
-                        "type": volume.get("type"),
-                        "size_gib": volume.get("size_gib"),
-                        "iops": volume.get("iops"),
-                        "throughput_mibps": volume.get("throughput_mibps"),
-                        "count": spec.get("count", 1),
-                        "layout": spec.get("layout", "raid0"),
-                        "filesystem": spec.get("filesystem", "xfs"),
-                        "mount_options": spec.get("mount_options"),
-                        "raid_chunk_kib": spec.get("raid_chunk_kib"),
-                    }
-                )
-                targets.append(emulated_ebs(target, self.options))
-            elif spec["kind"] == "directory":
-                targets.append(spec)
-            else:
-                raise AgentError(
-                    f"target {spec['id']} ({spec['kind']}) needs AWS and cannot run on this machine"
-                )
-        rebound = dict(plan)
-        rebound["targets"] = targets
-        return rebound  # type: ignore[return-value]
 
     # ------------------------------------------------------------------ running
 
@@ -129,7 +86,7 @@ class LocalSsmAgents(SsmAgents):
     ) -> AgentRun:
         item = state.item
         self.faults.raise_if("agents.start", item.config_id)
-        local_plan = self.rebind(plan)
+        local_plan = rebind(plan, self.options)
         fault = self.faults.take("agent.run", item.config_id)
         if fault is not None:
             with self._lock:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import signal
 import subprocess
 import threading
@@ -47,7 +48,6 @@ class Invocation:
     stderr: str = ""
     output_uri: str | None = None
     token: str = ""
-    process: subprocess.Popen[bytes] | None = None
     cancelled: threading.Event = field(default_factory=threading.Event)
     done: threading.Event = field(default_factory=threading.Event)
 
@@ -184,7 +184,6 @@ class LocalSsmAgent:
             except Exception as exc:  # the instance is gone: the command never ran
                 self._finish(invocation, "Failed", "Undeliverable", 1, "", str(exc))
                 return
-            invocation.process = process
             status, code = self._wait(invocation, process, step.timeout_s)
             stdout, stderr = _read(out), _read(err)
             self._upload(command, invocation, step.name, stdout, stderr)
@@ -259,14 +258,9 @@ class LocalSsmAgent:
     def on_instance(self, instance_id: str) -> list[Invocation]:
         return [i for i in list(self.invocations.values()) if i.instance_id == instance_id]
 
-    def invocation(self, command_id: str, instance_id: str) -> Invocation:
-        return self.invocations[(command_id, instance_id)]
-
 
 def _end(process: subprocess.Popen[bytes]) -> None:
     """SIGTERM (the agent tears down on it), then SIGKILL after the grace period."""
-    import os
-
     try:
         os.killpg(process.pid, signal.SIGTERM)
         process.wait(timeout=STOP_GRACE_S)

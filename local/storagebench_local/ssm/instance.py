@@ -167,7 +167,6 @@ class LocalInstance:
     tools: Tools
     aws_endpoint: str
     metadata: MetadataService
-    region: str
     processes: list[subprocess.Popen[bytes]] = field(default_factory=list)
     terminated: bool = False
 
@@ -191,7 +190,7 @@ class LocalInstance:
             tools.imds_mock, directory / "imds", instance_id, instance_type, zone, role
         )
         metadata.start()
-        return cls(instance_id, directory, tools, aws_endpoint, metadata, zone[:-1])
+        return cls(instance_id, directory, tools, aws_endpoint, metadata)
 
     def environment(self) -> dict[str, str]:
         return {
