@@ -3,9 +3,11 @@ moto does not implement (DescribeInstanceInformation, CancelCommand) with botoco
 
 from __future__ import annotations
 
+import hashlib
 import re
 from datetime import UTC, datetime
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
 import boto3
 import pytest
@@ -103,10 +105,17 @@ def test_start_uploads_plan_and_agent_and_sends_the_document(
     )
     assert command["DocumentName"] == settings.agent_document
     assert command["InstanceIds"] == [INSTANCE]
-    assert command["Parameters"] == {
-        "AgentUri": [f"s3://{bucket}/agent/{bundle.version}/{bundle.sha256}.pyz"],
+    parameters = dict(command["Parameters"])
+    agent_url, plan_url = parameters.pop("AgentUrl")[0], parameters.pop("PlanUrl")[0]
+    # presigned GETs: the instance reads exactly these two objects, and no others, without S3 rights
+    assert urlsplit(agent_url).path.endswith(f"/agent/{bundle.version}/{bundle.sha256}.pyz")
+    assert urlsplit(plan_url).path.endswith("/runs/r1/gp3/plan.json")
+    for url in (agent_url, plan_url):
+        assert "Signature" in parse_qs(urlsplit(url).query) or "X-Amz-Signature" in url
+    plan_bytes = s3.get_object(Bucket=bucket, Key="runs/r1/gp3/plan.json")["Body"].read()
+    assert parameters == {
         "AgentSha256": [bundle.sha256],
-        "PlanUri": [f"s3://{bucket}/runs/r1/gp3/plan.json"],
+        "PlanSha256": [hashlib.sha256(plan_bytes).hexdigest()],
         "OutputUri": [f"s3://{bucket}/runs/r1/gp3/agent/"],
         "TaskToken": [TOKEN],
         "HeartbeatSeconds": ["150"],  # half the task's heartbeat timeout
@@ -123,7 +132,8 @@ def test_parameters_match_the_agent_document_in_the_template(
 ) -> None:
     request = agents.command_request(
         state(),
-        "s3://b/runs/r1/gp3/plan.json",
+        "runs/r1/gp3/plan.json",
+        "a" * 64,
         "runs/r1/gp3/agent",
         TOKEN,
         heartbeat_s=600,
@@ -181,9 +191,9 @@ def test_heartbeat_is_half_the_timeout(timeout: int, interval: int) -> None:
 
 def test_a_run_longer_than_ssm_allows_is_refused(agents: SsmAgents) -> None:
     with pytest.raises(AgentError, match="172800"):
-        agents.command_request(state(), "s3://b/p", "out/", TOKEN, heartbeat_s=300, timeout_s=172_801)
+        agents.command_request(state(), "p", "a" * 64, "out/", TOKEN, heartbeat_s=300, timeout_s=172_801)
     with pytest.raises(AgentError, match="no instance"):
-        agents.command_request(state(None), "s3://b/p", "out/", TOKEN, heartbeat_s=300, timeout_s=60)
+        agents.command_request(state(None), "p", "a" * 64, "out/", TOKEN, heartbeat_s=300, timeout_s=60)
 
 
 def test_send_to_an_unregistered_instance_is_retried(stack_env: dict[str, str]) -> None:
@@ -198,7 +208,14 @@ def test_send_to_an_unregistered_instance_is_retried(stack_env: dict[str, str]) 
         def uri(self, key: str) -> str:
             return f"s3://bucket/{key}"
 
-    agents = SsmAgents(ssm, object(), stub_settings(), artifacts=Artifacts(), bundle=current_bundle())  # type: ignore[arg-type]
+    class S3:
+        def put_object(self, **_: Any) -> None:
+            pass
+
+        def generate_presigned_url(self, _: str, Params: dict[str, str], ExpiresIn: int) -> str:  # noqa: N803
+            return f"https://{Params['Bucket']}.s3.amazonaws.com/{Params['Key']}?X-Amz-Signature=x"
+
+    agents = SsmAgents(ssm, S3(), stub_settings(), artifacts=Artifacts(), bundle=current_bundle())  # type: ignore[arg-type]
     agents._uploaded.add(current_bundle().key)
     with Stubber(ssm) as stub:
         stub.add_response("list_commands", {"Commands": []}, {"InstanceId": INSTANCE})
@@ -302,7 +319,14 @@ def _start_without_list_permission() -> None:
         def uri(self, key: str) -> str:
             return f"s3://bucket/{key}"
 
-    agents = SsmAgents(ssm, object(), stub_settings(), artifacts=Artifacts(), bundle=current_bundle())  # type: ignore[arg-type]
+    class S3:
+        def put_object(self, **_: Any) -> None:
+            pass
+
+        def generate_presigned_url(self, _: str, Params: dict[str, str], ExpiresIn: int) -> str:  # noqa: N803
+            return f"https://{Params['Bucket']}.s3.amazonaws.com/{Params['Key']}?X-Amz-Signature=x"
+
+    agents = SsmAgents(ssm, S3(), stub_settings(), artifacts=Artifacts(), bundle=current_bundle())  # type: ignore[arg-type]
     agents._uploaded.add(current_bundle().key)
     with Stubber(ssm) as stub:
         stub.add_client_error(

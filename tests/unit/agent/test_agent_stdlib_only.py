@@ -13,7 +13,7 @@ import pytest
 import storagebench.agent
 
 AGENT = Path(storagebench.agent.__file__).resolve().parent
-MODULES = sorted(p.name for p in AGENT.glob("*.py"))
+MODULES = sorted(p.relative_to(AGENT).as_posix() for p in AGENT.rglob("*.py"))
 
 
 def is_stdlib(name: str) -> bool:
@@ -52,6 +52,7 @@ def test_the_module_list_is_complete() -> None:
         "fio_output.py",
         "log.py",
         "manifest.py",
+        "packages.py",
         "plan.py",
         "prewarm.py",
         "proc.py",
@@ -59,7 +60,14 @@ def test_the_module_list_is_complete() -> None:
         "sweep.py",
         "sysinfo.py",
         "targets.py",
+        "task.py",
         "throttle.py",
+        "aws/__init__.py",
+        "aws/client.py",
+        "aws/credentials.py",
+        "aws/s3.py",
+        "aws/sigv4.py",
+        "aws/states.py",
     }
     assert expected <= set(MODULES)
 

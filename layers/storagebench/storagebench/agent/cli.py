@@ -18,6 +18,7 @@ import sys
 from typing import List, Optional
 
 from storagebench import __version__
+from storagebench.agent import task
 from storagebench.agent.devices import list_block_devices
 from storagebench.agent.plan import PlanError, check_plan
 from storagebench.agent.runner import EXIT_INVALID, Runner
@@ -38,6 +39,7 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--mount-root", default=DEFAULT_MOUNT_ROOT, help="where targets are mounted")
     run.add_argument("--volumes-dir", default=DEFAULT_VOLUMES_DIR, help="backing files of emulated volumes")
     run.add_argument("--quiet", action="store_true", help="no progress on stderr (agent.log still written)")
+    task.add_parser(commands)
     commands.add_parser("devices", help="list block devices with their EBS volume id / model (JSON)")
     commands.add_parser("sysinfo", help="the system facts a manifest records (JSON)")
     cleanup = commands.add_parser("sweep", help="remove mounts, arrays, loop devices and cgroups of a run")
@@ -64,6 +66,8 @@ def _load_plan(source: str) -> object:
 
 def main(argv: Optional[List[str]] = None) -> int:
     args = _parser().parse_args(argv)
+    if args.command == "task":
+        return task.main(args)
     if args.command == "devices":
         print(json.dumps([d.info() for d in list_block_devices()], indent=2))
         return 0

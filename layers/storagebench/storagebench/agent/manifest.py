@@ -137,6 +137,7 @@ class Manifest(TypedDict, total=False):
     started_at: str
     ended_at: Optional[str]
     system: Dict[str, Any]
+    packages: Dict[str, str]  # what the task installed or found, with versions
     targets: List[TargetResult]
     prewarm: List[PrewarmResult]
     steps: List[StepResult]

@@ -66,6 +66,7 @@ class Runner:
         mount_root: str,
         volumes_dir: str,
         progress: Optional[Progress] = None,
+        packages: Optional[Dict[str, str]] = None,
     ) -> None:
         self.plan = check_plan(plan)
         self.output_dir = os.path.abspath(output_dir)
@@ -89,6 +90,7 @@ class Runner:
             "started_at": utc_now(),
             "ended_at": None,
             "system": {},
+            "packages": dict(packages or {}),
             "targets": [],
             "prewarm": [],
             "steps": [],

@@ -98,5 +98,7 @@ class AwsSettings(BaseModel):
             region_name=region or self.region,
             retries={"mode": "adaptive", "max_attempts": 8},
             user_agent_extra=f"storagebench/{self.stack_name}",
+            # presigned GETs (the agent, the plan) in SigV4: SigV2 is refused in newer regions
+            **({"signature_version": "s3v4"} if service == "s3" else {}),
         )
         return boto3.client(service, config=config, endpoint_url=self.endpoint_url)

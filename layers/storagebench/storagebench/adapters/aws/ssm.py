@@ -2,8 +2,11 @@
 
 ``start`` stores the plan, makes sure this package's agent zipapp is in the bucket under its
 digest, and sends the document with a Step Functions task token; the instance reports on that
-token itself (heartbeats, success, failure). The full command output goes to S3 as well
-(``GetCommandInvocation`` keeps only 24,000 characters of stdout), next to the agent's output.
+token itself (heartbeats, success, failure). The instance gets the agent and the plan through
+presigned GETs with their SHA-256 (it needs no read access to the bucket, and no AWS CLI:
+the document fetches with python3 and the verified agent makes its own signed calls). The full
+command output goes to S3 as well (``GetCommandInvocation`` keeps only 24,000 characters of
+stdout), next to the agent's output.
 A retried ``start`` with the same task token finds the command already sent instead of
 running the agent twice.
 """
@@ -12,6 +15,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import json
 import logging
 from typing import Any
 
@@ -28,6 +32,7 @@ LOG = logging.getLogger(__name__)
 MAX_EXECUTION_S = 172_800  # aws:runShellScript's ceiling (48 h)
 DELIVERY_TIMEOUT_S = 600  # SendCommand's TimeoutSeconds: how long the command may wait to start
 HEARTBEAT_MAX_S = 999  # the document's HeartbeatSeconds pattern: 1-3 digits
+PRESIGNED_S = 3_600  # the command may wait DELIVERY_TIMEOUT_S to start; the agent fetches at once
 OVER = ("Failed", "Cancelled", "Cancelling", "TimedOut")
 
 
@@ -47,9 +52,11 @@ class SsmAgents:
         artifacts: S3Artifacts | None = None,
         clock: Clock | None = None,
         bundle: AgentBundle | None = None,
+        presigner: Any | None = None,
     ) -> None:
         self.ssm = ssm
         self.s3 = s3
+        self.presigner = presigner if presigner is not None else s3  # an S3 client the instance can reach
         self.settings = settings
         self.artifacts = artifacts if artifacts is not None else S3Artifacts(s3, settings.artifacts_bucket)
         self.clock: Clock = clock or SystemClock()
@@ -111,10 +118,21 @@ class SsmAgents:
 
     # -------------------------------------------------------------- run
 
+    def presign(self, key: str) -> str:
+        with aws_call(f"presign s3://{self.settings.artifacts_bucket}/{key}", AgentError):
+            return str(
+                self.presigner.generate_presigned_url(
+                    "get_object",
+                    Params={"Bucket": self.settings.artifacts_bucket, "Key": key},
+                    ExpiresIn=PRESIGNED_S,
+                )
+            )
+
     def command_request(
         self,
         state: ConfigState,
-        plan_uri: str,
+        plan_key: str,
+        plan_sha256: str,
         output_prefix: str,
         task_token: str,
         heartbeat_s: int,
@@ -136,9 +154,10 @@ class SsmAgents:
             "InstanceIds": [state.resources.instance_id],
             "Comment": f"storagebench {state.item.run_id}/{state.item.config_id}"[:100],
             "Parameters": {
-                "AgentUri": [self.artifacts.uri(bundle.key)],
+                "AgentUrl": [self.presign(bundle.key)],
                 "AgentSha256": [bundle.sha256],
-                "PlanUri": [plan_uri],
+                "PlanUrl": [self.presign(plan_key)],
+                "PlanSha256": [plan_sha256],
                 "OutputUri": [self.artifacts.uri(output)],
                 "TaskToken": [task_token],
                 "HeartbeatSeconds": [str(heartbeat_interval(heartbeat_s))],
@@ -161,9 +180,21 @@ class SsmAgents:
         timeout_s: int,
     ) -> AgentRun:
         plan_key = f"{state.item.artifacts_prefix}plan.json"
-        plan_uri = self.artifacts.put_json(plan_key, plan)
+        body = json.dumps(plan, indent=1, sort_keys=True).encode("utf-8")
+        with aws_call(f"store the plan at s3://{self.settings.artifacts_bucket}/{plan_key}", AgentError):
+            self.s3.put_object(
+                Bucket=self.settings.artifacts_bucket, Key=plan_key, Body=body, ContentType="application/json"
+            )
         self.ensure_agent()
-        request = self.command_request(state, plan_uri, output_prefix, task_token, heartbeat_s, timeout_s)
+        request = self.command_request(
+            state,
+            plan_key,
+            hashlib.sha256(body).hexdigest(),
+            output_prefix,
+            task_token,
+            heartbeat_s,
+            timeout_s,
+        )
         command_id = self._sent_before(request)
         if command_id is None:
             with aws_call(f"send the agent command to {state.resources.instance_id}", AgentError):

@@ -1,0 +1,250 @@
+"""The agent as a Step Functions task: what the SSM document hands over to once the agent is verified.
+
+    python3 agent.pyz task --plan-url URL --plan-sha256 HEX --output-uri s3://... \
+        --task-token TOKEN --heartbeat-s 60 --region us-east-1 --out /var/lib/storagebench/out
+
+Each named step either completes or ends the task with ``SendTaskFailure`` naming it (error
+``AgentError``, cause ``step 'verify plan' failed: ...``), so the workflow never waits out a
+heartbeat timeout for a failure the instance saw. While the plan runs, a thread heartbeats and
+uploads the output every ``--heartbeat-s`` seconds (the CLI's live progress, and what a lost
+instance leaves behind); the final upload comes before the callback, so the output is in S3
+before the workflow collects it. Whatever was measured is uploaded on every path that can.
+
+Exit status: 0 reported success; 1 a step failed (reported); 2 the command line is invalid;
+5 Step Functions could not be told (the workflow learns from the heartbeat timeout, and the
+SSM command's output names the step); 6 the workflow stopped waiting (the plan was stopped).
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import shutil
+import signal
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+from typing import Any, List, Optional
+
+from storagebench.agent.aws.client import AwsError, Client
+from storagebench.agent.aws.s3 import S3, DirectorySync, parse_s3_uri
+from storagebench.agent.aws.states import StepFunctions, TaskGoneError
+from storagebench.agent.log import Progress
+from storagebench.agent.packages import PackageError, ensure_packages, needs
+from storagebench.agent.plan import Plan, PlanError, check_plan
+from storagebench.agent.runner import EXIT_INTERRUPTED, EXIT_OK, Runner
+
+EXIT_FAILED = 1
+EXIT_USAGE = 2
+EXIT_UNREPORTED = 5
+EXIT_GONE = 6
+FETCH_ATTEMPTS = 4
+FETCH_TIMEOUT_S = 60.0
+MIN_HEARTBEAT_S = 1
+MAX_HEARTBEAT_S = 999
+
+
+class StepFailedError(RuntimeError):
+    def __init__(self, step: str, message: str) -> None:
+        super().__init__(f"step '{step}' failed: {message}")
+        self.step = step
+
+
+def _say(message: str) -> None:
+    print(f"storagebench-agent: {message}", file=sys.stderr, flush=True)
+
+
+def add_parser(commands: Any) -> None:
+    task = commands.add_parser(
+        "task", help="run a plan as a Step Functions task (what the SSM document calls)"
+    )
+    task.add_argument("--plan-url", required=True, help="http(s) address of the plan (a presigned GET)")
+    task.add_argument("--plan-sha256", required=True, help="SHA-256 the plan's bytes must have")
+    task.add_argument("--output-uri", required=True, help="s3:// prefix the output is uploaded under")
+    task.add_argument("--task-token", required=True, help="the Step Functions task token to report on")
+    task.add_argument("--heartbeat-s", type=int, required=True, help="seconds between heartbeats (1-999)")
+    task.add_argument("--region", required=True, help="the region of the bucket and the state machine")
+    task.add_argument("--out", required=True, help="local output directory (replaced)")
+    task.add_argument("--mount-root", default="/mnt/storagebench")
+    task.add_argument("--volumes-dir", default="/var/tmp/storagebench-volumes")
+
+
+def fetch(url: str) -> bytes:
+    """GET with a few retries: the plan's presigned address needs no credentials."""
+    last = ""
+    for attempt in range(FETCH_ATTEMPTS):
+        if attempt:
+            time.sleep(min(8.0, 0.5 * 2**attempt))
+        try:
+            with urllib.request.urlopen(url, timeout=FETCH_TIMEOUT_S) as response:
+                return bytes(response.read())
+        except urllib.error.HTTPError as exc:
+            last = f"HTTP {exc.code} {exc.reason}"
+            if exc.code < 500:
+                break  # expired or denied: asking again changes nothing
+        except (urllib.error.URLError, OSError) as exc:
+            last = str(exc)
+    raise RuntimeError(f"GET of the plan failed ({last})")
+
+
+def verified_plan(data: bytes, expected_sha256: str) -> Plan:
+    digest = hashlib.sha256(data).hexdigest()
+    if digest != expected_sha256.lower():
+        raise RuntimeError(f"the plan's SHA-256 is {digest}, the command expects {expected_sha256}")
+    try:
+        return check_plan(json.loads(data.decode("utf-8")))
+    except (ValueError, PlanError) as exc:
+        raise RuntimeError(f"the plan is invalid: {exc}") from exc
+
+
+class Heartbeat(threading.Thread):
+    """Every ``interval`` seconds: a heartbeat, then an upload of what the output holds so far."""
+
+    def __init__(self, states: StepFunctions, sync: DirectorySync, interval: float) -> None:
+        super().__init__(name="heartbeat", daemon=True)
+        self.states = states
+        self.sync = sync
+        self.interval = interval
+        self.stopped = threading.Event()
+        self.gone: Optional[str] = None
+        self.misses = 0
+
+    def run(self) -> None:
+        while not self.stopped.wait(self.interval):
+            try:
+                self.states.heartbeat()
+            except TaskGoneError as exc:
+                self.gone = str(exc)
+                _say(f"the workflow stopped waiting ({exc}): stopping the plan")
+                os.kill(os.getpid(), signal.SIGTERM)  # the runner tears down on SIGTERM
+                return
+            except AwsError as exc:
+                self.misses += 1  # one lost heartbeat is survivable: the interval is half the timeout
+                _say(f"heartbeat failed ({exc})")
+            try:
+                self.sync.run()
+            except AwsError as exc:
+                _say(f"progress upload failed ({exc}); the final upload retries")
+
+    def stop(self) -> None:
+        self.stopped.set()
+        if self.is_alive():
+            self.join(timeout=60)
+
+
+class Task:
+    def __init__(self, args: argparse.Namespace) -> None:
+        self.args = args
+        self.states = StepFunctions(Client("states", args.region), args.task_token)
+        self.sync = DirectorySync(S3(Client("s3", args.region)), args.out, args.output_uri)
+        self.step = "start"
+
+    def execute(self) -> int:
+        try:
+            self.step = "first heartbeat"  # proves credentials and the route to Step Functions
+            self.states.heartbeat()
+            return self._run()
+        except TaskGoneError as exc:
+            _say(f"nobody waits for this task any more ({exc})")
+            self._upload_quietly()
+            return EXIT_GONE
+        except StepFailedError as exc:
+            _say(str(exc))
+            if exc.step != "upload output":
+                self._upload_quietly()
+            return self._report_failure(str(exc))
+        except AwsError as exc:  # the first heartbeat itself could not be sent
+            _say(f"step '{self.step}' failed: {exc}")
+            return self._report_failure(f"step '{self.step}' failed: {exc}")
+
+    def _run(self) -> int:
+        args = self.args
+        self.step = "fetch plan"
+        data = self._do(lambda: fetch(args.plan_url))
+        self.step = "verify plan"
+        plan = self._do(lambda: verified_plan(data, args.plan_sha256))
+        shutil.rmtree(args.out, ignore_errors=True)
+        os.makedirs(args.out)
+        self.step = "install packages"
+        installed = self._do(lambda: ensure_packages(needs(plan), _say))
+        self.step = "run"
+        heartbeat = Heartbeat(self.states, self.sync, args.heartbeat_s)
+        heartbeat.start()
+        try:
+            progress = Progress(args.out, quiet=True)
+            code = Runner(plan, args.out, args.mount_root, args.volumes_dir, progress, installed).execute()
+        finally:
+            heartbeat.stop()
+        if heartbeat.gone:
+            raise TaskGoneError(heartbeat.gone)
+        self.step = "upload output"
+        self._do(self.sync.run)
+        if code == EXIT_INTERRUPTED:
+            raise StepFailedError(
+                "run",
+                "the agent was stopped by a signal (the command was cancelled or "
+                "reached its executionTimeout); its output so far is uploaded",
+            )
+        self.step = "report"
+        try:
+            self.states.success({"status": "completed", "exit_code": code})
+        except AwsError as exc:
+            _say(f"step 'report' failed: {exc}; the output is uploaded, the workflow will time out on it")
+            return EXIT_UNREPORTED
+        return EXIT_OK if code == EXIT_OK else EXIT_FAILED
+
+    def _do(self, action: Any) -> Any:
+        try:
+            return action()
+        except (AwsError, PackageError, RuntimeError, OSError, ValueError) as exc:
+            raise StepFailedError(self.step, str(exc)) from exc
+
+    def _upload_quietly(self) -> None:
+        try:
+            self.sync.run()
+        except (AwsError, OSError) as exc:
+            _say(f"output upload failed too ({exc})")
+
+    def _report_failure(self, cause: str) -> int:
+        try:
+            self.states.failure("AgentError", cause)
+        except TaskGoneError:
+            return EXIT_GONE
+        except AwsError as exc:
+            _say(f"could not report the failure to Step Functions ({exc})")
+            return EXIT_UNREPORTED
+        return EXIT_FAILED
+
+
+def check_arguments(args: argparse.Namespace) -> List[str]:
+    problems: List[str] = []
+    if len(args.plan_sha256) != 64 or any(c not in "0123456789abcdef" for c in args.plan_sha256.lower()):
+        problems.append(f"--plan-sha256 {args.plan_sha256!r}: 64 hexadecimal digits expected")
+    if not MIN_HEARTBEAT_S <= args.heartbeat_s <= MAX_HEARTBEAT_S:
+        problems.append(f"--heartbeat-s {args.heartbeat_s}: {MIN_HEARTBEAT_S}..{MAX_HEARTBEAT_S} expected")
+    if not args.plan_url.startswith(("https://", "http://")):
+        problems.append(f"--plan-url {args.plan_url[:60]!r}: an http(s) address expected")
+    try:
+        parse_s3_uri(args.output_uri)
+    except ValueError as exc:
+        problems.append(f"--output-uri: {exc}")
+    return problems
+
+
+def main(args: argparse.Namespace) -> int:
+    problems = check_arguments(args)
+    if not problems:
+        return Task(args).execute()
+    for problem in problems:
+        _say(problem)
+    try:  # the token and region may still be good: the workflow hears of it now, not at a timeout
+        StepFunctions(Client("states", args.region), args.task_token).failure(
+            "AgentError", "step 'arguments' failed: " + "; ".join(problems)
+        )
+    except (AwsError, TaskGoneError, ValueError) as exc:
+        _say(f"could not report the failure to Step Functions ({exc})")
+    return EXIT_USAGE

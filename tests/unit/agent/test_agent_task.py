@@ -1,0 +1,138 @@
+"""The agent as a Step Functions task: each step completes or is reported by name; output before callback."""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fake_aws import FakeAws, environment
+
+from storagebench.agent import task as task_module
+from storagebench.agent.task import EXIT_FAILED, EXIT_GONE, EXIT_UNREPORTED, EXIT_USAGE, main
+
+TOKEN = "task-token-1"
+
+
+@pytest.fixture
+def fake(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeAws]:
+    server = FakeAws()
+    for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_ENDPOINT_URL_SFN"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in environment(server).items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.setattr(task_module.time, "sleep", lambda _: None)
+    monkeypatch.setattr("storagebench.agent.aws.client.time.sleep", lambda _: None)
+    yield server
+    server.close()
+
+
+def plan(tmp_path: Path) -> dict[str, Any]:
+    work = tmp_path / "target"
+    work.mkdir(exist_ok=True)
+    return {
+        "plan_version": 1,
+        "run_id": "r-task",
+        "config_id": "c1",
+        "targets": [{"id": "main", "kind": "directory", "path": str(work)}],
+        "prewarm": {"method": "none"},
+        "steps": [
+            {
+                "id": "s1",
+                "target": "main",
+                "repetition": 1,
+                "phases": [{"name": "hello", "engine": "command", "command": {"script": "echo measured"}}],
+            }
+        ],
+    }
+
+
+def arguments(fake: FakeAws, tmp_path: Path, document: dict[str, Any], **changes: Any) -> argparse.Namespace:
+    data = json.dumps(document).encode()
+    fake.files["/runs/r-task/c1/plan.json"] = data
+    values = {
+        "plan_url": fake.url + "/runs/r-task/c1/plan.json?X-Amz-Signature=abc",
+        "plan_sha256": hashlib.sha256(data).hexdigest(),
+        "output_uri": "s3://artifacts/runs/r-task/c1/agent/",
+        "task_token": TOKEN,
+        "heartbeat_s": 1,
+        "region": "us-east-1",
+        "out": str(tmp_path / "out"),
+        "mount_root": str(tmp_path / "mnt"),
+        "volumes_dir": str(tmp_path / "volumes"),
+    }
+    values.update(changes)
+    return argparse.Namespace(**values)
+
+
+def failure_cause(fake: FakeAws) -> str:
+    [cause] = [body["cause"] for action, body in fake.calls if action == "SendTaskFailure"]
+    return str(cause)
+
+
+def uploaded(fake: FakeAws) -> list[str]:
+    return sorted(key.split("/agent/", 1)[1] for key in fake.objects)
+
+
+def test_a_plan_runs_uploads_then_reports_success(fake: FakeAws, tmp_path: Path) -> None:
+    assert main(arguments(fake, tmp_path, plan(tmp_path))) == 0
+    actions = fake.actions()
+    assert actions[0] == "SendTaskHeartbeat" and actions[-1] == "SendTaskSuccess"
+    assert json.loads(fake.calls[-1][1]["output"]) == {"status": "completed", "exit_code": 0}
+    assert "manifest.json" in uploaded(fake) and "plan.json" in uploaded(fake)
+    manifest = json.loads(fake.objects["artifacts/runs/r-task/c1/agent/manifest.json"])
+    assert manifest["status"] == "ok" and manifest["packages"] == {}  # a command step needs no package
+    assert fake.unsigned == []
+
+
+def test_a_plan_with_the_wrong_digest_is_refused_by_name(fake: FakeAws, tmp_path: Path) -> None:
+    args = arguments(fake, tmp_path, plan(tmp_path), plan_sha256="0" * 64)
+    assert main(args) == EXIT_FAILED
+    assert failure_cause(fake).startswith("step 'verify plan' failed: the plan's SHA-256 is ")
+    assert fake.objects == {}  # nothing ran, nothing to upload
+
+
+def test_an_expired_plan_address_is_a_fetch_failure(fake: FakeAws, tmp_path: Path) -> None:
+    args = arguments(fake, tmp_path, plan(tmp_path), plan_url=fake.url + "/expired.json")
+    assert main(args) == EXIT_FAILED
+    assert failure_cause(fake) == "step 'fetch plan' failed: GET of the plan failed (HTTP 403 Forbidden)"
+
+
+def test_an_invalid_plan_is_named(fake: FakeAws, tmp_path: Path) -> None:
+    broken = plan(tmp_path)
+    broken["steps"][0]["target"] = "nowhere"
+    assert main(arguments(fake, tmp_path, broken)) == EXIT_FAILED
+    assert "step 'verify plan' failed: the plan is invalid" in failure_cause(fake)
+
+
+def test_a_failed_upload_is_reported_after_retries(fake: FakeAws, tmp_path: Path) -> None:
+    fake.missing_buckets.add("artifacts")
+    assert main(arguments(fake, tmp_path, plan(tmp_path))) == EXIT_FAILED
+    assert failure_cause(fake).startswith("step 'upload output' failed: PutObject s3://artifacts/")
+    assert "NoSuchBucket" in failure_cause(fake)
+    assert (tmp_path / "out" / "manifest.json").is_file()  # still on the instance
+
+
+def test_a_refused_callback_leaves_the_output_uploaded(fake: FakeAws, tmp_path: Path) -> None:
+    fake.fail["SendTaskSuccess"] = 500
+    assert main(arguments(fake, tmp_path, plan(tmp_path))) == EXIT_UNREPORTED
+    assert "manifest.json" in uploaded(fake)
+    assert fake.actions().count("SendTaskSuccess") == 5  # retried, then given up
+
+
+def test_a_task_nobody_waits_for_stops_at_once(fake: FakeAws, tmp_path: Path) -> None:
+    fake.fail["SendTaskHeartbeat"] = 400  # TaskTimedOut
+    assert main(arguments(fake, tmp_path, plan(tmp_path))) == EXIT_GONE
+    assert fake.actions() == ["SendTaskHeartbeat"]
+
+
+def test_bad_arguments_are_reported_on_the_token(fake: FakeAws, tmp_path: Path) -> None:
+    args = arguments(fake, tmp_path, plan(tmp_path), plan_sha256="xyz", heartbeat_s=0, output_uri="/tmp/out")
+    assert main(args) == EXIT_USAGE
+    cause = failure_cause(fake)
+    assert cause.startswith("step 'arguments' failed: --plan-sha256 'xyz': 64 hexadecimal digits expected")
+    assert "--heartbeat-s 0: 1..999 expected" in cause and "--output-uri: not an s3:// address" in cause
