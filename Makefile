@@ -24,22 +24,15 @@ $(STAMP): pyproject.toml
 	$(UV) pip install -q --python $(BIN)/python -e '.[cli,aws,local,dev]'
 	@touch $@
 
-# What a local instance runs besides the host's own tools: the AWS CLI the agent document calls
-# (its own virtualenv: awscli pins its botocore) and AWS's EC2 metadata-service emulator (IMDSv2
-# tokens, role credentials, Spot notices) that hands the instance its credentials.
+# What a local instance needs besides the host's own tools: AWS's EC2 metadata-service emulator
+# (IMDSv2 tokens, role credentials, Spot notices) that hands the instance its credentials.
 TOOLS := .tools
-AWSCLI := $(TOOLS)/awscli/.installed
 IMDS_MOCK := $(TOOLS)/bin/ec2-metadata-mock
-
-$(AWSCLI):
-	$(PYTHON) -m venv $(TOOLS)/awscli
-	$(TOOLS)/awscli/bin/pip install -q awscli==1.45.11
-	@touch $@
 
 $(IMDS_MOCK):
 	GOBIN=$(abspath $(TOOLS)/bin) GOFLAGS=-mod=mod go install github.com/aws/amazon-ec2-metadata-mock/cmd/ec2-metadata-mock@v1.13.0
 
-setup: $(STAMP) $(AWSCLI) $(IMDS_MOCK) ## virtualenv, Python packages, system tools (fio, mkfs, losetup, mdadm), the local instance's AWS CLI and metadata service
+setup: $(STAMP) $(IMDS_MOCK) ## virtualenv, Python packages, system tools (fio, mkfs, losetup, mdadm), the local instance's metadata service
 	@bash scripts/ensure-system-deps.sh
 
 demo: setup ## the main job: the whole workflow on this machine, three emulated EBS options

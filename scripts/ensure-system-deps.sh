@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Install the system tools the benchmark agent drives (fio, dd, losetup, mkfs.*, mdadm, blkid), and
-# the headless browser the report's browser tests open (chromium, chromedriver), through apt when
+# the headless browser the report's browser tests open (chromium, chromedriver), and debootstrap (the
+# Debian root the document is tested in), through apt when
 # they are missing and we are root; otherwise say exactly what is missing.
 set -euo pipefail
 
@@ -8,6 +9,7 @@ declare -A package_of=(
   [fio]=fio [mdadm]=mdadm [mkfs.xfs]=xfsprogs [mkfs.btrfs]=btrfs-progs [mkfs.ext4]=e2fsprogs
   [losetup]=mount [blkid]=util-linux [dd]=coreutils
   [chromium]=chromium [chromedriver]=chromium-driver
+  [debootstrap]=debootstrap  # the Debian 12 root the document is tested in (tests/integration/images)
 )
 missing=()
 for tool in "${!package_of[@]}"; do

@@ -98,12 +98,6 @@ def fast_retries(node: Any) -> Any:
     return node
 
 
-INSTANCE_SIDES = ("document", "python")
-"""How the agent reaches a local instance: ``document`` runs the template's AgentDocument through
-the local SSM agent (the path AWS takes); ``python`` is the earlier in-process stand-in, kept only
-for the fault-matrix tests until they move to the document (their 3 s heartbeats are shorter
-than the document's AWS CLI calls can sustain)."""
-
 LOCAL_NO_GATEWAY = (
     "local mode has no Storage Gateway emulator; run file_gateway configs on a deployed stack "
     "(or the client side alone against a directory, kind local)"
@@ -122,11 +116,9 @@ class LocalSession:
         use_dynamodb_local: bool = True,
         fast_retries: bool = False,
         template: Path = REPO / "template.yaml",
-        instance_side: str = "document",
+        image_root: Path | None = None,
     ) -> None:
-        if instance_side not in INSTANCE_SIDES:
-            raise ValueError(f"instance_side {instance_side!r}: one of {', '.join(INSTANCE_SIDES)}")
-        self.instance_side = instance_side
+        self.image_root = image_root  # instances chroot into a copy of it (None: this machine's root)
         self.root = root.resolve()
         self.options = options or LocalOptions()
         self.faults = faults or FaultPlan()
@@ -165,6 +157,10 @@ class LocalSession:
         import boto3
         from moto import mock_aws
 
+        from storagebench_local import moto_fixes
+
+        moto_fixes.apply()
+
         from storagebench.adapters.aws.dynamodb import DynamoResultsStore
         from storagebench.adapters.aws.filesystems import AwsFileSystems
         from storagebench.adapters.aws.s3 import S3Artifacts
@@ -197,24 +193,8 @@ class LocalSession:
         s3.create_bucket(Bucket=settings.artifacts_bucket)
         bucket = S3Artifacts(s3, settings.artifacts_bucket)
         disk = LocalArtifacts(self.root / "artifacts")
-        artifacts: Any
-        if self.instance_side == "document":
-            artifacts = MirroredArtifacts(bucket, disk)
-            agents: Any = self._document_agents(ssm, s3, ec2, settings, bucket, template)
-        else:
-            from storagebench_local.adapters.agents import LocalAgents
-
-            artifacts = disk  # the in-process stand-in writes the agent's output to disk itself
-            sfn = boto3.client("stepfunctions", region_name=REGION)
-            agents = LocalAgents(
-                disk,
-                sfn,
-                self.options,
-                self.mount_root,
-                self.volumes_dir,
-                self.faults,
-                on_instance_died=lambda instance_id: ec2.terminate_instances(InstanceIds=[instance_id]),
-            )
+        artifacts = MirroredArtifacts(bucket, disk)
+        agents = self._document_agents(ssm, s3, ec2, settings, bucket, template)
         self.services = Services(
             compute=MotoEc2Compute(
                 boto3.client("ec2", region_name=REGION), boto3.client("ssm", region_name=REGION), settings
@@ -237,6 +217,8 @@ class LocalSession:
     def _document_agents(self, ssm: Any, s3: Any, ec2: Any, settings: Any, bucket: Any, template: Any) -> Any:
         """SsmAgents on a local SSM agent: the template's document, run on local instances that
         reach moto's backends over HTTP (moto's server mode, sharing this process's state)."""
+        import boto3
+        import botocore.config
         from moto.server import ThreadedMotoServer
 
         from storagebench_local.adapters.instance_agents import LocalSsmAgents
@@ -256,11 +238,18 @@ class LocalSession:
         self._stack.callback(server.stop)
         host, port = server.get_host_and_port()
         self.aws_endpoint = f"http://{host}:{port}"
-        tools = Tools(aws_cli_bin=TOOLS / "awscli" / "bin", imds_mock=TOOLS / "bin" / "ec2-metadata-mock")
-        self.ssm_agent = self._stack.enter_context(
-            LocalSsmAgent(ssm, s3, ec2, self.root / "instances", tools, self.aws_endpoint)
+        # presigned GETs must name the address the instance reaches: moto's server, not the in-process mock
+        presigner = boto3.client(
+            "s3",
+            region_name=REGION,
+            endpoint_url=self.aws_endpoint,
+            config=botocore.config.Config(signature_version="s3v4"),
         )
-        return LocalSsmAgents(
+        tools = Tools(imds_mock=TOOLS / "bin" / "ec2-metadata-mock")
+        self.ssm_agent = self._stack.enter_context(
+            LocalSsmAgent(ssm, s3, ec2, self.root / "instances", tools, self.aws_endpoint, self.image_root)
+        )
+        agents = LocalSsmAgents(
             ssm,
             s3,
             settings,
@@ -270,7 +259,12 @@ class LocalSession:
             str(self.mount_root),
             str(self.volumes_dir),
             self.faults,
+            presigner=presigner,
+            sfn=boto3.client("stepfunctions", region_name=REGION),
         )
+        if agents.refusal is not None:
+            self._stack.callback(agents.refusal.close)
+        return agents
 
     def _results_client(self, template: Any) -> Any:
         from storagebench_local.dynamodb_local import DynamoDBLocal, DynamoDBLocalUnavailable

@@ -16,8 +16,12 @@ from typing import Any
 from storagebench.core import errors
 
 AGENT_BEHAVIOURS = (
-    "command_failed",  # the command fails before the agent runs (as an SSM command Failed)
-    "command_timed_out",  # the agent runs forever, heartbeating: the task's timeout ends it
+    "agent_checksum",  # the agent's SHA-256 does not match: the document stops before the agent runs
+    "plan_checksum",  # the plan's SHA-256 does not match: the agent refuses it and reports the step
+    "package_install",  # the image's package manager fails: the agent reports the step
+    "output_upload",  # every upload fails (no such bucket): the agent reports the step
+    "callback",  # Step Functions refuses the final callback: the output is uploaded, the task times out
+    "command_timed_out",  # the agent runs forever, heartbeating: the command's timeout ends it
     "instance_died",  # the machine disappears mid-run: no more heartbeats, nothing cleaned on it
     "output_missing",  # the agent finishes but its output never reaches the artifacts
 )

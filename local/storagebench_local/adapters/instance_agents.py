@@ -13,8 +13,10 @@ fetches, verifies, runs, uploads and calls back exactly as on EC2. What differs 
   CancelCommand) and sweeps what the agent left on this machine, which on AWS leaves with the
   instance.
 
-Faults for the fault matrix act on the instance's world, never on the document: a wrong agent
-digest, an output address that leads elsewhere, a plan that never ends, a machine that dies.
+Faults for the fault matrix act on the instance's world or the command's parameters, never on
+the document: a wrong agent or plan digest, a package manager that fails, an output bucket that
+does not exist or leads elsewhere, a Step Functions endpoint that refuses the callback, a plan
+that never ends, a machine that dies.
 """
 
 from __future__ import annotations
@@ -31,11 +33,14 @@ from storagebench.core.errors import AgentError
 from storagebench.core.state import AgentRun, ConfigState, Resources
 from storagebench.planning.local import LocalOptions
 from storagebench_local.adapters.faults import Fault, FaultPlan
+from storagebench_local.adapters.instance_faults import CallbackRefusal, broken_packages
 from storagebench_local.adapters.local_plan import check_machine, rebind
 from storagebench_local.ssm.agent import LocalSsmAgent
+from storagebench_local.ssm.instance import SYSTEM_PATH
 
 WRONG_DIGEST = "0" * 64
 LOST_OUTPUT = "lost-output/"  # where the output goes when the fault says it never arrives
+NO_SUCH_BUCKET = "storagebench-no-such-bucket"  # an output bucket the upload cannot reach
 HANG_PLAN_S = 86_400
 
 
@@ -51,14 +56,18 @@ class LocalSsmAgents(SsmAgents):
         mount_root: str,
         volumes_dir: str,
         faults: FaultPlan | None = None,
+        presigner: Any | None = None,
+        sfn: Any | None = None,
     ) -> None:
-        super().__init__(ssm, s3, settings, artifacts)
+        super().__init__(ssm, s3, settings, artifacts, presigner=presigner)
         self.host = host
+        self.refusal = CallbackRefusal(sfn) if sfn is not None else None
         self.options = options
         self.mount_root = mount_root
         self.volumes_dir = volumes_dir
         self.faults = faults or FaultPlan()
         self._pending: dict[str, Fault] = {}  # task token -> the fault its command carries
+        self._configs: dict[str, tuple[str, str]] = {}  # command id -> (run id, config id)
         self._lock = threading.Lock()
 
     # ------------------------------------------------------------------ readiness
@@ -93,8 +102,12 @@ class LocalSsmAgents(SsmAgents):
                 self._pending[task_token] = fault
             if fault.kind == "command_timed_out":  # the agent runs until the command's timeout
                 local_plan = _hanging(local_plan)
+        if state.resources.instance_id is not None:
+            self.host.boot(state.resources.instance_id).overrides = self._world(fault)
         run = super().start(state, local_plan, output_prefix, task_token, heartbeat_s, timeout_s)
         if state.resources.instance_id is not None and run.command_id is not None:
+            with self._lock:
+                self._configs[run.command_id] = (item.run_id, item.config_id)
             self.host.deliver(run.command_id, state.resources.instance_id)
         if fault is not None and fault.kind == "instance_died" and state.resources.instance_id is not None:
             delay = max(1.0, heartbeat_s * 0.75)
@@ -103,28 +116,55 @@ class LocalSsmAgents(SsmAgents):
             timer.start()
         return run
 
+    def _world(self, fault: Fault | None) -> dict[str, str]:
+        """The instance's environment for this command: as booted, or broken as the fault says."""
+        if fault is None:
+            return {}
+        if fault.kind == "package_install":
+            return {"PATH": f"{broken_packages(self.host.root)}:{SYSTEM_PATH}"}
+        if fault.kind == "callback" and self.refusal is not None:
+            return {"AWS_ENDPOINT_URL_SFN": self.refusal.endpoint}
+        return {}
+
     def command_request(
         self,
         state: ConfigState,
-        plan_uri: str,
+        plan_key: str,
+        plan_sha256: str,
         output_prefix: str,
         task_token: str,
         heartbeat_s: int,
         timeout_s: int,
     ) -> dict[str, Any]:
-        request = super().command_request(state, plan_uri, output_prefix, task_token, heartbeat_s, timeout_s)
+        request = super().command_request(
+            state, plan_key, plan_sha256, output_prefix, task_token, heartbeat_s, timeout_s
+        )
         with self._lock:
             fault = self._pending.pop(task_token, None)
         if fault is None:
             return request
         parameters = request["Parameters"]
-        if fault.kind == "command_failed":  # the instance refuses the agent it downloads
+        where = f"{state.item.run_id}/{state.item.config_id}/"
+        if fault.kind == "agent_checksum":  # the instance refuses the agent it downloads
             parameters["AgentSha256"] = [WRONG_DIGEST]
+        elif fault.kind == "plan_checksum":  # the agent refuses the plan it downloads
+            parameters["PlanSha256"] = [WRONG_DIGEST]
+        elif fault.kind == "output_upload":  # every upload fails: the bucket does not exist
+            parameters["OutputUri"] = [f"s3://{NO_SUCH_BUCKET}/{where}"]
         elif fault.kind == "output_missing":  # the upload succeeds, somewhere nobody reads
-            parameters["OutputUri"] = [
-                self.artifacts.uri(f"{LOST_OUTPUT}{state.item.run_id}/{state.item.config_id}/")
-            ]
+            parameters["OutputUri"] = [self.artifacts.uri(f"{LOST_OUTPUT}{where}")]
         return request
+
+    @property
+    def running(self) -> set[tuple[str, str]]:
+        """(run id, config id) of every command still running on a local instance."""
+        with self._lock:
+            configs = dict(self._configs)
+        return {
+            configs[i.command_id]
+            for i in list(self.host.invocations.values())
+            if not i.done.is_set() and i.command_id in configs
+        }
 
     def _sent_before(self, request: dict[str, Any]) -> str | None:
         """As on AWS (same token: that command; another live one: cancelled), asked of the local

@@ -55,13 +55,23 @@ class Invocation:
 class LocalSsmAgent:
     """Runs the commands SSM (moto) holds for the instances booted here."""
 
-    def __init__(self, ssm: Any, s3: Any, ec2: Any, root: Path, tools: Tools, aws_endpoint: str) -> None:
+    def __init__(
+        self,
+        ssm: Any,
+        s3: Any,
+        ec2: Any,
+        root: Path,
+        tools: Tools,
+        aws_endpoint: str,
+        image: Path | None = None,
+    ) -> None:
         self.ssm = ssm
         self.s3 = s3
         self.ec2 = ec2
         self.root = root
         self.tools = tools
         self.aws_endpoint = aws_endpoint
+        self.image = image  # the root file system instances boot (None: this machine's)
         self.instances: dict[str, LocalInstance] = {}
         self.invocations: dict[tuple[str, str], Invocation] = {}
         self._lock = threading.Lock()
@@ -97,6 +107,7 @@ class LocalSsmAgent:
             self.root,
             self.tools,
             self.aws_endpoint,
+            self.image,
         )
         with self._lock:
             self.instances[instance_id] = instance

@@ -6,13 +6,15 @@ separately, so configs that run at once cannot collide:
 * its own ``/opt/storagebench`` and ``/var/lib/storagebench``: each command runs in a private
   mount namespace (``unshare --mount``) where both are bind mounts of the instance's directory;
 * an instance metadata service: AWS's ``ec2-metadata-mock`` on its own port, IMDSv2 only, with the
-  instance's id, type, zone and role credentials (the AWS CLI finds it through
-  ``AWS_EC2_METADATA_SERVICE_ENDPOINT``, the variable botocore reads for a non-default address);
+  instance's id, type, zone and role credentials (the agent, like the SDKs, finds it through
+  ``AWS_EC2_METADATA_SERVICE_ENDPOINT``, the variable for a non-default address);
 * AWS endpoints: ``AWS_ENDPOINT_URL`` points every call at the local server (moto's server mode),
   as the instance's network would route them to AWS.
 
 Nothing else of the host's environment reaches the shell: SSM runs documents as root with a
 minimal environment, and host credentials must not stand in for the instance role's.
+``overrides`` change the instance's world for the fault matrix (a package manager that fails, a
+Step Functions endpoint that refuses callbacks), never the document.
 """
 
 from __future__ import annotations
@@ -29,6 +31,8 @@ import urllib.request
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+
+from storagebench_local.ssm.image_root import instance_copy
 
 INSTANCE_PATHS = ("/opt/storagebench", "/var/lib/storagebench")
 """What the document writes on the instance: the agent and plan, and the agent's output."""
@@ -49,15 +53,15 @@ def free_port() -> int:
 
 @dataclass
 class Tools:
-    """Where the instance's own tools are (``make setup`` installs both under ``.tools``)."""
+    """Where the instance's metadata service comes from (``make setup`` builds it under ``.tools``)."""
 
-    aws_cli_bin: Path
     imds_mock: Path
 
     def check(self) -> None:
-        missing = [str(p) for p in (self.aws_cli_bin / "aws", self.imds_mock) if not p.exists()]
-        if missing:
-            raise InstanceError(f"local instances need {', '.join(missing)} (make setup installs them)")
+        if not self.imds_mock.exists():
+            raise InstanceError(
+                f"local instances need {self.imds_mock} (make setup builds it with go install)"
+            )
 
 
 @dataclass
@@ -169,6 +173,8 @@ class LocalInstance:
     metadata: MetadataService
     processes: list[subprocess.Popen[bytes]] = field(default_factory=list)
     terminated: bool = False
+    overrides: dict[str, str] = field(default_factory=dict)
+    image: Path | None = None  # a root file system to chroot into (None: this machine's own)
 
     @classmethod
     def boot(
@@ -180,6 +186,7 @@ class LocalInstance:
         root: Path,
         tools: Tools,
         aws_endpoint: str,
+        image: Path | None = None,
     ) -> LocalInstance:
         tools.check()
         directory = root / instance_id
@@ -189,20 +196,18 @@ class LocalInstance:
         metadata = MetadataService(
             tools.imds_mock, directory / "imds", instance_id, instance_type, zone, role
         )
+        own_image = instance_copy(image, directory) if image is not None else None
         metadata.start()
-        return cls(instance_id, directory, tools, aws_endpoint, metadata)
+        return cls(instance_id, directory, tools, aws_endpoint, metadata, image=own_image)
 
     def environment(self) -> dict[str, str]:
         return {
-            "PATH": f"{self.tools.aws_cli_bin}:{SYSTEM_PATH}",
+            "PATH": SYSTEM_PATH,
             "HOME": "/root",
             "LANG": "C.UTF-8",
             "AWS_EC2_METADATA_SERVICE_ENDPOINT": self.metadata.endpoint,
-            "AWS_EC2_METADATA_SERVICE_ENDPOINT_MODE": "IPv4",
             "AWS_ENDPOINT_URL": self.aws_endpoint,
-            # the host's AWS configuration is not the instance's
-            "AWS_CONFIG_FILE": str(self.directory / "aws-config"),
-            "AWS_SHARED_CREDENTIALS_FILE": str(self.directory / "aws-credentials"),
+            **self.overrides,
         }
 
     def shell(self, script: Path, stdout: Path, stderr: Path) -> subprocess.Popen[bytes]:
@@ -210,7 +215,19 @@ class LocalInstance:
         if self.terminated:
             raise InstanceError(f"{self.instance_id} is terminated")
         own = self.directory / "root"
-        binds = " && ".join(f'mount --bind "{own / path.lstrip("/")}" "{path}"' for path in INSTANCE_PATHS)
+        base = "" if self.image is None else str(self.image)
+        binds = " && ".join(
+            f'mkdir -p "{base}{path}" && mount --bind "{own / path.lstrip("/")}" "{base}{path}"'
+            for path in INSTANCE_PATHS
+        )
+        run = 'cd / && exec /bin/bash "$0"'
+        if self.image is not None:  # the image's own tools and packages, this machine's kernel and devices
+            system = " && ".join(f'mount --rbind "{p}" "{base}{p}"' for p in ("/dev", "/proc", "/sys"))
+            binds += (
+                f" && {system} && cp /etc/resolv.conf {base}/etc/resolv.conf"
+                f' && install -D -m 0700 "$0" {base}/run/ssm/step.sh'
+            )
+            run = f"exec chroot {base} /bin/bash -c 'cd / && exec /bin/bash /run/ssm/step.sh'"
         with stdout.open("wb") as out, stderr.open("wb") as err:
             process = subprocess.Popen(
                 [
@@ -221,7 +238,7 @@ class LocalInstance:
                     "--",
                     "/bin/bash",
                     "-c",
-                    f'{binds} && cd / && exec /bin/bash "$0"',
+                    f"{binds} && {run}",
                     str(script),
                 ],
                 env=self.environment(),

@@ -2,7 +2,8 @@
 
 A run through ``LocalSession`` sends the template's AgentDocument with ``SsmAgents``; the local
 SSM agent runs its shell on a local instance, which fetches and verifies the agent from the local
-S3 endpoint with credentials from its metadata service, uploads the output and calls back.
+S3 endpoint; the agent uploads the output and calls back with credentials from the instance's
+metadata service. The edit writes a line to the command's stderr, which SSM stores in S3.
 """
 
 from __future__ import annotations
@@ -18,14 +19,14 @@ import pytest
 
 from storagebench_local.session import REPO, TOOLS, LocalSession
 
-MARKER_LINE = 'wait "$pid"; rc=$?'
-EDIT = MARKER_LINE + '\n                  echo "edited document" > "$out/edited.txt"'
+MARKER_LINE = "exec python3 agent.pyz task "
+EDIT = 'echo "edited document" >&2\n                  ' + MARKER_LINE
 
 
 def _missing() -> str | None:
     if os.geteuid() != 0:
         return "local instances run as root (mount namespaces)"
-    for tool in (TOOLS / "awscli" / "bin" / "aws", TOOLS / "bin" / "ec2-metadata-mock"):
+    for tool in (TOOLS / "bin" / "ec2-metadata-mock",):
         if not tool.exists():
             return f"{tool} missing (make setup)"
     if shutil.which("fio") is None or shutil.which("unshare") is None:
@@ -50,7 +51,7 @@ def request(directory: Path) -> dict[str, Any]:
         "prewarm": {"method": "none"},
         "workloads": [{"profile": "std-randread-4k", "scale": 0.01}],
         "repetitions": 1,
-        "timing": {"ready_poll_s": 1, "command_poll_s": 20},
+        "timing": {"ready_poll_s": 1, "command_poll_s": 3},
     }
 
 
@@ -67,22 +68,25 @@ def edited_template() -> Iterator[Path]:
         copy.unlink()
 
 
-def run(root: Path, template: Path, directory: Path) -> tuple[str, Path]:
+def run(root: Path, template: Path, directory: Path) -> tuple[str, Path, str]:
+    """The run's status, its artifacts directory and the SSM command's stderr (from the bucket)."""
     with LocalSession(root, use_dynamodb_local=False, template=template) as session:
         execution = session.run(request(directory))
         assert execution.status == "SUCCEEDED", (execution.error, execution.cause)
         assert session.leaks(execution.run_id) == []
-    return execution.output[
-        "status"
-    ] if execution.output else "", root / "artifacts" / "runs" / execution.run_id
+        assert session.services is not None
+        ssm = session.services.artifacts.fetch(f"runs/{execution.run_id}/dir/ssm/")
+        stderr = "".join(p.read_text() for p in sorted(ssm.rglob("stderr")))
+    status = execution.output["status"] if execution.output else ""
+    return status, root / "artifacts" / "runs" / execution.run_id, stderr
 
 
 def test_the_document_is_what_runs(tmp_path: Path, edited_template: Path) -> None:
-    status, artifacts = run(tmp_path / "as-shipped", REPO / "template.yaml", tmp_path / "d1")
+    status, artifacts, stderr = run(tmp_path / "as-shipped", REPO / "template.yaml", tmp_path / "d1")
     assert status == "SUCCEEDED"
-    assert (artifacts / "dir" / "agent" / "manifest.json").is_file()  # uploaded by the document's sync
-    assert not (artifacts / "dir" / "agent" / "edited.txt").exists()
+    assert (artifacts / "dir" / "agent" / "manifest.json").is_file()  # uploaded by the agent the document ran
+    assert "edited document" not in stderr
 
-    status, artifacts = run(tmp_path / "edited", edited_template, tmp_path / "d2")
+    status, artifacts, stderr = run(tmp_path / "edited", edited_template, tmp_path / "d2")
     assert status == "SUCCEEDED"
-    assert (artifacts / "dir" / "agent" / "edited.txt").read_text().strip() == "edited document"
+    assert "edited document" in stderr

@@ -317,7 +317,8 @@ class Bench:
         return [r for r in self.store(run_id)["results"] if r["config_id"] == config_id]
 
     def artifacts(self, run_id: str, config_id: str) -> Path:
-        return self.session.root / "artifacts" / "runs" / run_id / config_id / "agent"
+        """The agent's output as the instance last uploaded it (downloaded into the disk mirror)."""
+        return Path(self.services.artifacts.fetch(f"runs/{run_id}/{config_id}/agent/"))
 
     def instance_count(self) -> int:
         """Every instance moto knows, in any state (terminated ones stay listed)."""
@@ -390,7 +391,6 @@ def bench(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Bench]:
         LocalOptions(capacity_bytes=CAPACITY_BYTES, knee_seconds=KNEE_SECONDS),
         faults=FaultPlan(),
         fast_retries=True,
-        instance_side="python",  # 3 s heartbeats: shorter than the document's AWS CLI calls sustain
     )
     started = time.monotonic()
     with session:

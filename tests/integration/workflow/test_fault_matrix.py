@@ -152,14 +152,43 @@ CASES: list[Case] = [
         "failed",
         (err("agent", "RuntimeError"), err("collect", "CollectError")),
     ),
-    # ---------------------------------------------------------------- the agent's run
+    # ---------------------------------------------------------------- inside the document and the agent
     Case(
-        "run-command-failed",
-        "agent",
-        (behaviour("command_failed"),),
+        "doc-agent-checksum",  # the document stops before the agent: the error comes from SSM's output
+        "instance",
+        (behaviour("agent_checksum"),),
         "failed",
         (err("agent", "AgentError"), err("collect", "CollectError")),
     ),
+    Case(
+        "doc-plan-checksum",
+        "instance",
+        (behaviour("plan_checksum"),),
+        "failed",
+        (err("agent", "AgentError"), err("collect", "CollectError")),
+    ),
+    Case(
+        "doc-package-install",
+        "instance",
+        (behaviour("package_install"),),
+        "failed",
+        (err("agent", "AgentError"), err("collect", "CollectError")),
+    ),
+    Case(
+        "doc-output-upload",
+        "instance",
+        (behaviour("output_upload"),),
+        "failed",
+        (err("agent", "AgentError"), err("collect", "CollectError")),
+    ),
+    Case(
+        "doc-callback",  # measured and uploaded; only the report is refused: the results are kept
+        "instance",
+        (behaviour("callback"),),
+        "partial",
+        (err("agent", "AgentError", *HEARTBEAT_LOST),),
+    ),
+    # ---------------------------------------------------------------- the agent's run
     Case(
         "run-instance-died",
         "agent",
@@ -278,6 +307,7 @@ GROUPS = {
         Group("ready", "gp3"),
         Group("start", "io1", run_faults=(retried(FIN, "ThrottledError", 1),)),
         Group("agent", "gp3"),
+        Group("instance", "gp2"),
         Group("collect", "gp2"),
         Group("record", "gp3"),
         Group("cleanup", "io1", run_faults=(retried(FIN, "NotYetConsistentError", 2),)),
@@ -436,6 +466,29 @@ def test_fault_fired(matrix: Matrix, case: Case) -> None:
     result = matrix.result(case.group)
     for injected in case.inject:
         assert result.fired_count(injected.point, case.config_id) == injected.fires, injected
+
+
+STEP_NAMED = {
+    "doc-agent-checksum": "step 'verify agent' failed",
+    "doc-plan-checksum": "step 'verify plan' failed",
+    "doc-package-install": "step 'install packages' failed",
+    "doc-output-upload": "step 'upload output' failed",
+}
+
+
+@pytest.mark.parametrize("config_id", list(STEP_NAMED))
+def test_a_failure_inside_the_document_names_its_step(matrix: Matrix, config_id: str) -> None:
+    """Never a silent heartbeat timeout: the cause says which step of the instance side broke."""
+    [first, *_] = matrix.result("instance").configs[config_id]["errors"]
+    assert STEP_NAMED[config_id] in first["cause"], first
+
+
+def test_a_refused_callback_keeps_what_was_measured(bench: Bench, matrix: Matrix) -> None:
+    result = matrix.result("instance")
+    config = result.configs["doc-callback"]
+    assert config["records"] > 0 and len(bench.results_of(result.run_id, "doc-callback")) == config["records"]
+    refusal = bench.services.agents.refusal
+    assert refusal is not None and "SendTaskSuccess" in refusal.refused
 
 
 def test_a_dead_instance_is_recorded_as_lost(bench: Bench, matrix: Matrix) -> None:

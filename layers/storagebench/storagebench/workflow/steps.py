@@ -47,6 +47,7 @@ from storagebench.results.collect import collect as collect_output
 from storagebench.results.errors import ResultsError
 from storagebench.workflow.artifact_keys import request_key, series_key
 from storagebench.workflow.bindings import agent_targets, launch_spec, storage_option
+from storagebench.workflow.command_output import failed_document_step
 from storagebench.workflow.gateways import advance_gateways, gateway_plans, launch_gateways, release_gateways
 from storagebench.workflow.ports import Services
 from storagebench.workflow.run_outputs import notify_run, record_run_economics, record_run_report
@@ -311,12 +312,29 @@ def record_failure(state: ConfigState, caught: dict[str, Any], services: Service
         error=str(caught.get("Error", "States.Unknown")),
         cause=_cause(caught.get("Cause", "")),
     )
+    lost = error.step == "agent" and error.error in ("States.HeartbeatTimeout", "States.Timeout")
+    said = _document_failure(state, services) if lost else None
+    if said is not None:  # the instance failed before its agent could report: SSM kept what it said
+        error = ErrorInfo(
+            step="agent",
+            error="AgentError",
+            cause=f"{said} (from the SSM command's output: the instance could not report it, "
+            f"and its heartbeats stopped: {error.error})",
+        )
+        lost = False
     updated = state.model_copy(update={"errors": [*state.errors, error]})
     if error.step == "agent" and state.outcome is None:
-        lost = error.error in ("States.HeartbeatTimeout", "States.Timeout")
         updated.outcome = AgentOutcome(status="lost" if lost else "failed", detail=error.cause)
     services.store.put_config(updated, "FAILING")
     return updated
+
+
+def _document_failure(state: ConfigState, services: Services) -> str | None:
+    try:
+        return failed_document_step(services.artifacts.fetch(f"{state.item.artifacts_prefix}ssm/"))
+    except (WorkflowError, OSError) as exc:  # the heartbeat timeout stays the error: still true
+        log.warning("could not read the SSM command output of %s: %s", state.item.config_id, exc)
+        return None
 
 
 # ---------------------------------------------------------------------------------- collect

@@ -1,0 +1,87 @@
+"""The real document on a second distribution: a minimal Debian 12 root, only python3 in it.
+
+The root is built once with debootstrap and cached (``.cache/images``); each run copies it, so
+the instance starts as a fresh image would: no fio, no mkfs.xfs. Through the whole local
+workflow, the document runs chrooted in that copy: it fetches and verifies the agent from the
+local S3 endpoint with python3, and the agent installs fio and xfsprogs with apt, fetches and
+verifies its plan, measures a scaled workload on an emulated gp3 volume, uploads its output and
+calls back with credentials from the instance's metadata service.
+
+Slow tier (``slow``, ``root``): about a minute with the root cached, a few more to build it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import time
+from pathlib import Path
+
+import pytest
+
+from storagebench.planning.local import LocalOptions
+from storagebench_local.session import REPO, TOOLS, LocalSession
+from storagebench_local.ssm.image_root import debian_root
+
+pytestmark = [pytest.mark.root, pytest.mark.slow]
+CACHE = REPO / ".cache" / "images"
+MIB = 1 << 20
+
+
+def _missing() -> str | None:
+    if os.geteuid() != 0:
+        return "needs root: chroot, mount namespaces, loop devices"
+    for tool in ("debootstrap", "losetup", "unshare", "chroot"):
+        if shutil.which(tool) is None:
+            return f"{tool} is not installed (make setup installs debootstrap)"
+    if not (TOOLS / "bin" / "ec2-metadata-mock").exists():
+        return "ec2-metadata-mock missing (make setup)"
+    return None
+
+
+def test_the_document_runs_on_a_fresh_debian_root(tmp_path: Path) -> None:
+    missing = _missing()
+    if missing:
+        pytest.skip(missing)
+    started = time.monotonic()
+    image, built_s = debian_root(CACHE)
+    for absent in ("usr/bin/fio", "usr/sbin/mkfs.xfs", "sbin/mkfs.xfs", "usr/bin/aws"):
+        assert not (image / absent).exists(), f"the cached root must stay pristine: {absent} is in it"
+    assert (image / "usr/bin/python3").exists()
+
+    request = {
+        "name": "debian-root",
+        "configs": [
+            {
+                "id": "deb-gp3",
+                "instance_type": "c5.large",
+                "targets": [{"kind": "ebs", "id": "main", "type": "gp3", "size_gib": 100}],
+            }
+        ],
+        "prewarm": {"method": "none"},
+        "workloads": [{"profile": "std-randread-4k", "scale": 0.01}],
+        "repetitions": 1,
+        "timing": {"ready_poll_s": 1, "command_poll_s": 30},
+    }
+    options = LocalOptions(capacity_bytes=512 * MIB, knee_seconds=30.0)
+    with LocalSession(tmp_path / "session", options, use_dynamodb_local=False, image_root=image) as session:
+        execution = session.run(request)
+        assert execution.status == "SUCCEEDED", (execution.error, execution.cause)
+        assert execution.output is not None
+        [config] = execution.output["configs"]
+        assert (config["status"], config["errors"]) == ("succeeded", []), config
+        assert config["records"] > 0
+        assert session.services is not None
+        agent = session.services.artifacts.fetch(f"runs/{execution.run_id}/deb-gp3/agent/")
+        manifest = json.loads((agent / "manifest.json").read_text())
+        ssm = session.services.artifacts.fetch(f"runs/{execution.run_id}/deb-gp3/ssm/")
+        stderr = "".join(p.read_text() for p in ssm.rglob("stderr"))
+        assert session.leaks(execution.run_id) == []
+    # installed by the agent with apt inside the image, versions recorded
+    assert set(manifest["packages"]) == {"fio", "xfsprogs"}, manifest["packages"]
+    assert "installing fio xfsprogs" in stderr
+    assert manifest["system"].get("os", "").startswith("Debian GNU/Linux 12") or "bookworm" in json.dumps(
+        manifest["system"]
+    )
+    print(f"debian root: built in {built_s:.0f} s (0: cached); test {time.monotonic() - started:.0f} s")
