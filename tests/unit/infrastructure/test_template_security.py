@@ -194,6 +194,12 @@ def test_the_instance_role_writes_only_under_runs() -> None:
     writes = [s for s in statements if any(a in ("s3:PutObject", "s3:DeleteObject") for a in _allows(s))]
     assert [r for s in writes for r in _resource_texts(s)] == ["${ArtifactsBucket.Arn}/runs/*"]
     assert not any(a.startswith("s3:Delete") for s in statements for a in _allows(s))
+    # the agent and the plan arrive by presigned GETs: the instance reads nothing of the bucket
+    assert not any(
+        a.startswith(("s3:Get", "s3:List")) and a != "s3:GetEncryptionConfiguration"
+        for s in statements
+        for a in _allows(s)
+    )
     managed = RESOURCES["InstanceRole"]["Properties"]["ManagedPolicyArns"]
     assert managed == [{"Fn::Sub": "arn:${AWS::Partition}:iam::aws:policy/AmazonSSMManagedInstanceCore"}]
 
