@@ -52,14 +52,16 @@ def test_an_aborted_execution_leaves_everything_until_cleanup_run(bench: Bench) 
 
     # Each agent hears at its next heartbeat that nobody waits (TaskTimedOut) and stops, tearing
     # down its loop devices, mounts and cgroups; the instances stay until someone terminates them.
+    # (abort-dir holds nothing on the machine: its agent's end is read from the commands).
     def only_instances() -> list[str]:
+        if {(run_id, c) for c in CONFIGS} & set(bench.services.agents.running):
+            return []  # an agent still runs
         left = bench.session.leaks(run_id)
         return left if left and all(item.startswith("instance ") for item in left) else []
 
     left = wait_for(only_instances, "the agents to stop once nobody waits for them", timeout_s=30)
     kinds = sorted({item.split()[0] for item in left})
     assert sum(item.startswith("instance ") for item in left) == len(CONFIGS)
-    assert not {(run_id, c) for c in CONFIGS} & set(bench.services.agents.running)
     SUMMARY["measured"]["abort: left by the stopped execution"] = (
         f"{len(left)} resources ({', '.join(kinds)})"
     )
