@@ -78,6 +78,26 @@ def stub_settings() -> AwsSettings:
     )
 
 
+class _Artifacts:
+    def put_json(self, key: str, document: Any) -> str:
+        return f"s3://bucket/{key}"
+
+    def uri(self, key: str) -> str:
+        return f"s3://bucket/{key}"
+
+
+class _Presigner:
+    def generate_presigned_url(self, _: str, Params: dict[str, str], ExpiresIn: int) -> str:  # noqa: N803
+        return f"https://{Params['Bucket']}.s3.amazonaws.com/{Params['Key']}?X-Amz-Signature=x"
+
+
+def _agents_on_stubbed_ssm(ssm: Any) -> SsmAgents:
+    """SsmAgents whose S3 side answers in memory (the agent already uploaded): for Stubber tests of SSM."""
+    agents = SsmAgents(ssm, _Presigner(), stub_settings(), artifacts=_Artifacts(), bundle=current_bundle())  # type: ignore[arg-type]
+    agents._uploaded.add(current_bundle().key)
+    return agents
+
+
 def _commands(agents: SsmAgents) -> list[dict[str, Any]]:
     return list(agents.ssm.list_commands(InstanceId=INSTANCE)["Commands"])
 
@@ -199,24 +219,7 @@ def test_a_run_longer_than_ssm_allows_is_refused(agents: SsmAgents) -> None:
 def test_send_to_an_unregistered_instance_is_retried(stack_env: dict[str, str]) -> None:
     ssm = boto3.client("ssm", region_name=REGION)
 
-    class Artifacts:
-        s3 = None
-
-        def put_json(self, key: str, document: Any) -> str:
-            return f"s3://bucket/{key}"
-
-        def uri(self, key: str) -> str:
-            return f"s3://bucket/{key}"
-
-    class S3:
-        def put_object(self, **_: Any) -> None:
-            pass
-
-        def generate_presigned_url(self, _: str, Params: dict[str, str], ExpiresIn: int) -> str:  # noqa: N803
-            return f"https://{Params['Bucket']}.s3.amazonaws.com/{Params['Key']}?X-Amz-Signature=x"
-
-    agents = SsmAgents(ssm, S3(), stub_settings(), artifacts=Artifacts(), bundle=current_bundle())  # type: ignore[arg-type]
-    agents._uploaded.add(current_bundle().key)
+    agents = _agents_on_stubbed_ssm(ssm)
     with Stubber(ssm) as stub:
         stub.add_response("list_commands", {"Commands": []}, {"InstanceId": INSTANCE})
         stub.add_client_error("send_command", "InvalidInstanceId", "Instances not in a valid state")
@@ -312,22 +315,7 @@ def test_without_list_commands_permission_the_command_is_still_sent(
 def _start_without_list_permission() -> None:
     ssm = boto3.client("ssm", region_name=REGION)
 
-    class Artifacts:
-        def put_json(self, key: str, document: Any) -> str:
-            return f"s3://bucket/{key}"
-
-        def uri(self, key: str) -> str:
-            return f"s3://bucket/{key}"
-
-    class S3:
-        def put_object(self, **_: Any) -> None:
-            pass
-
-        def generate_presigned_url(self, _: str, Params: dict[str, str], ExpiresIn: int) -> str:  # noqa: N803
-            return f"https://{Params['Bucket']}.s3.amazonaws.com/{Params['Key']}?X-Amz-Signature=x"
-
-    agents = SsmAgents(ssm, S3(), stub_settings(), artifacts=Artifacts(), bundle=current_bundle())  # type: ignore[arg-type]
-    agents._uploaded.add(current_bundle().key)
+    agents = _agents_on_stubbed_ssm(ssm)
     with Stubber(ssm) as stub:
         stub.add_client_error(
             "list_commands", "AccessDeniedException", "not authorized to perform ssm:ListCommands"

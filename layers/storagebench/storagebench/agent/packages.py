@@ -24,6 +24,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import urllib.request
 from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from storagebench.agent.plan import BLOCK_KINDS, Plan
@@ -214,16 +215,14 @@ class Installer:
         """AWS's FSx client repository, as the FSx user guide sets it up for Ubuntu and RHEL."""
         if self.distro == "ubuntu":
             codename = self.release.get("VERSION_CODENAME", "")
-            self._check(
-                [
-                    "sh",
-                    "-c",
-                    f"python3 -c 'import urllib.request,sys; sys.stdout.buffer.write("
-                    f'urllib.request.urlopen("{FSX_KEY}").read())\' | gpg --dearmor '
-                    "> /usr/share/keyrings/fsx-ubuntu-public-key.gpg",
-                ],
-                "the FSx repository key",
-            )
+            armored = "/usr/share/keyrings/fsx-ubuntu-public-key.asc"
+            try:
+                with urllib.request.urlopen(FSX_KEY, timeout=60) as response, open(armored, "wb") as handle:
+                    handle.write(response.read())
+            except OSError as exc:
+                raise PackageError(f"the FSx repository key {FSX_KEY}: {exc}") from exc
+            dearmored = "/usr/share/keyrings/fsx-ubuntu-public-key.gpg"
+            self._check(["gpg", "--dearmor", "--yes", "-o", dearmored, armored], "the FSx repository key")
             with open("/etc/apt/sources.list.d/fsxlustreclientrepo.list", "w", encoding="utf-8") as handle:
                 handle.write(
                     f"deb [signed-by=/usr/share/keyrings/fsx-ubuntu-public-key.gpg] "

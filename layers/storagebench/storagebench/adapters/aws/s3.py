@@ -14,6 +14,11 @@ from storagebench.core.errors import CollectError, ProvisioningError
 MISSING = frozenset({"NoSuchKey", "404", "NotFound"})
 
 
+def json_body(document: Any) -> bytes:
+    """The bytes ``put_json`` stores (so a caller can state their SHA-256)."""
+    return json.dumps(document, indent=1, sort_keys=True).encode("utf-8")
+
+
 class S3Artifacts:
     """``Artifacts`` on S3: keys are relative to the bucket, URIs are ``s3://bucket/key``."""
 
@@ -30,7 +35,7 @@ class S3Artifacts:
         return f"s3://{self.bucket}/{key}"
 
     def put_json(self, key: str, document: Any) -> str:
-        body = json.dumps(document, indent=1, sort_keys=True).encode("utf-8")
+        body = json_body(document)
         with aws_call(f"s3 put {self.uri(key)}", ProvisioningError):
             self.s3.put_object(Bucket=self.bucket, Key=key, Body=body, ContentType="application/json")
         return self.uri(key)

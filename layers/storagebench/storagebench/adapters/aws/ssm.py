@@ -15,13 +15,12 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import json
 import logging
 from typing import Any
 
 from storagebench.adapters.agent_bundle import AgentBundle, current_bundle
 from storagebench.adapters.aws.errors import ClientError, aws_call, error_code, workflow_error
-from storagebench.adapters.aws.s3 import S3Artifacts
+from storagebench.adapters.aws.s3 import S3Artifacts, json_body
 from storagebench.adapters.aws.settings import AwsSettings
 from storagebench.agent.plan import Plan
 from storagebench.core.clock import Clock, SystemClock, iso
@@ -180,20 +179,11 @@ class SsmAgents:
         timeout_s: int,
     ) -> AgentRun:
         plan_key = f"{state.item.artifacts_prefix}plan.json"
-        body = json.dumps(plan, indent=1, sort_keys=True).encode("utf-8")
-        with aws_call(f"store the plan at s3://{self.settings.artifacts_bucket}/{plan_key}", AgentError):
-            self.s3.put_object(
-                Bucket=self.settings.artifacts_bucket, Key=plan_key, Body=body, ContentType="application/json"
-            )
+        self.artifacts.put_json(plan_key, plan)
+        plan_sha256 = hashlib.sha256(json_body(plan)).hexdigest()  # the bytes put_json stored
         self.ensure_agent()
         request = self.command_request(
-            state,
-            plan_key,
-            hashlib.sha256(body).hexdigest(),
-            output_prefix,
-            task_token,
-            heartbeat_s,
-            timeout_s,
+            state, plan_key, plan_sha256, output_prefix, task_token, heartbeat_s, timeout_s
         )
         command_id = self._sent_before(request)
         if command_id is None:
