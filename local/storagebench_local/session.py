@@ -308,8 +308,11 @@ class LocalSession:
         iam.add_role_to_instance_profile(
             InstanceProfileName="storagebench-local", RoleName="storagebench-local-instance"
         )
-        # moto serves the public AL2023 AMI parameters the EC2 adapter reads (put_parameter on
-        # /aws/service/... is refused, as on AWS).
+        # moto serves the public AL2023 AMI parameters itself; the other catalog images (Ubuntu,
+        # Debian, RHEL) are published the way their vendors do (public_images).
+        from storagebench_local.public_images import publish
+
+        publish(ACCOUNT, REGION)
         return {"subnet": subnet["SubnetId"], "group": group["GroupId"], "profile": profile["Arn"]}
 
     def _serve_functions(self, template: Any) -> None:

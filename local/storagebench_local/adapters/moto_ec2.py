@@ -10,13 +10,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from storagebench.adapters.aws.ec2 import Ec2Compute
+from storagebench.adapters.aws.ec2 import Ec2Compute, Image
 from storagebench.core.state import LaunchSpec
 
 
 class MotoEc2Compute(Ec2Compute):
-    def run_instances_request(self, spec: LaunchSpec, image_id: str) -> dict[str, Any]:
-        request = super().run_instances_request(spec, image_id)
+    def run_instances_request(self, spec: LaunchSpec, image: Image) -> dict[str, Any]:
+        request = super().run_instances_request(spec, image)
         for mapping in request["BlockDeviceMappings"]:
             ebs = mapping.get("Ebs", {})
             if ebs.get("VolumeType") in ("io1", "io2"):

@@ -10,13 +10,14 @@ import pytest
 from botocore.exceptions import ClientError
 from botocore.stub import ANY, Stubber
 
-from storagebench.adapters.aws.ec2 import Ec2Compute
+from storagebench.adapters.aws.ec2 import Ec2Compute, Image
 from storagebench.adapters.aws.settings import AwsSettings
 from storagebench.core.errors import CapacityError, NotYetConsistentError, ResourceBusyError
 from storagebench.core.state import LaunchSpec, LaunchVolume, Resources, VolumeRef
 from storagebench.core.tags import TAG_CLIENT_TOKEN, TAG_CONFIG, TAG_EXPIRES, TAG_RUN, TAG_STACK
 
 REGION = "us-east-1"
+AMI = Image("ami-1", "/dev/xvda", "x86_64")
 TAGS = {
     TAG_RUN: "run-1",
     TAG_CONFIG: "gp3",
@@ -163,10 +164,10 @@ def test_encrypted_volumes_use_the_stack_key_when_it_names_one(
     launch = spec()
     launch.volumes[1] = launch.volumes[1].model_copy(update={"encrypted": False})
 
-    with_key = [m["Ebs"] for m in keyed.run_instances_request(launch, "ami-1")["BlockDeviceMappings"]]
+    with_key = [m["Ebs"] for m in keyed.run_instances_request(launch, AMI)["BlockDeviceMappings"]]
     assert [e["Encrypted"] for e in with_key] == [True, True, False, True]  # root first
     assert [e.get("KmsKeyId") for e in with_key] == [key, key, None, key]  # never on an unencrypted one
-    account_default = [m["Ebs"] for m in plain.run_instances_request(launch, "ami-1")["BlockDeviceMappings"]]
+    account_default = [m["Ebs"] for m in plain.run_instances_request(launch, AMI)["BlockDeviceMappings"]]
     assert all("KmsKeyId" not in e for e in account_default)
     assert [e["Encrypted"] for e in account_default] == [True, True, False, True]
 
@@ -301,6 +302,11 @@ def test_run_instances_request_carries_every_volume_parameter(stack_env: dict[st
             {"Name": "/aws/service/ami-amazon-linux-latest/al2023-ami-kernel-default-x86_64"},
         )
         ec2_stub.add_response(
+            "describe_images",
+            {"Images": [{"ImageId": "ami-0123", "Architecture": "x86_64", "RootDeviceName": "/dev/xvda"}]},
+            {"ImageIds": ["ami-0123"]},
+        )
+        ec2_stub.add_response(
             "run_instances",
             {
                 "Instances": [
@@ -337,6 +343,7 @@ def test_capacity_errors_surface_as_capacity_error(stack_env: dict[str, str]) ->
     with Stubber(ec2) as ec2_stub, Stubber(ssm) as ssm_stub:
         ec2_stub.add_response("describe_instances", {"Reservations": []})
         ssm_stub.add_response("get_parameter", {"Parameter": {"Value": "ami-1"}})
+        ec2_stub.add_response("describe_images", {"Images": [{"ImageId": "ami-1", "Architecture": "x86_64"}]})
         ec2_stub.add_client_error(
             "run_instances",
             "InsufficientInstanceCapacity",

@@ -17,7 +17,7 @@ import pytest
 from botocore.stub import ANY, Stubber
 
 from storagebench.adapters.aws.activation import HttpActivationKeys
-from storagebench.adapters.aws.ec2 import Ec2Compute
+from storagebench.adapters.aws.ec2 import Ec2Compute, Image
 from storagebench.adapters.aws.gateway_appliance import APPLIANCE_AMI_PARAMETER, Ec2Appliances
 from storagebench.adapters.aws.settings import AwsSettings
 from storagebench.adapters.aws.share_objects import S3ShareObjects
@@ -555,7 +555,9 @@ def test_the_alpha_appliance_is_requested_with_its_io1_disks_in_its_own_group(se
     assert isinstance(target, FileGatewayTarget)
     plan = gateway_plan(config, target, run_id=RUN, region=REGION, tags={}, default_bucket="b", role_arn=ROLE)
     appliances = Ec2Appliances(None, None, settings, "sg-0appliance")
-    request = appliances.compute.run_instances_request(plan.launch, "ami-0gateway")
+    request = appliances.compute.run_instances_request(
+        plan.launch, Image("ami-0gateway", "/dev/xvda", "x86_64")
+    )
     assert (request["ImageId"], request["InstanceType"]) == ("ami-0gateway", "c5.4xlarge")
     assert request["SecurityGroupIds"] == ["sg-0appliance"] and "IamInstanceProfile" not in request
     disks = [

@@ -70,6 +70,8 @@ class ReferenceBook:
         fsx: dict[tuple[str, int | None], float] | None = None,
         sources: dict[str, tuple[PriceSource, str]] | None = None,
         missing: frozenset[str] = frozenset(),
+        rhel: dict[str, float] | None = None,
+        ebs_optimized_fee: dict[str, float] | None = None,
     ) -> None:
         self.region = region
         self.instances = {**INSTANCE_HOUR, **(instances or {})}
@@ -78,6 +80,9 @@ class ReferenceBook:
         self.fsx = {**FSX_GB_MONTH, **(fsx or {})}
         self.sources = sources or {}
         self.missing = missing
+        # The reference page has neither: absent unless a test gives them (constructed values).
+        self.rhel = rhel or {}
+        self.ebs_optimized_fee = ebs_optimized_fee or {}
         self.asked: list[str] = []
 
     def _price(self, family: str, usd: float, unit: str, what: str) -> Price:
@@ -101,6 +106,19 @@ class ReferenceBook:
         if instance_type not in self.instances:
             raise PriceNotFound(f"no price for EC2 {instance_type} in {self.region}")
         return self._price("instance", self.instances[instance_type], "Hrs", f"EC2 {instance_type}")
+
+    def ec2_os_instance_hour(self, instance_type: str, operating_system: str) -> Price:
+        if operating_system != "RHEL" or instance_type not in self.rhel:
+            raise PriceNotFound(
+                f"no price for EC2 {instance_type} on-demand {operating_system} in {self.region}"
+            )
+        return self._price("instance", self.rhel[instance_type], "Hrs", f"EC2 {instance_type} RHEL")
+
+    def ec2_ebs_optimized_hour(self, instance_type: str) -> Price:
+        if instance_type not in self.ebs_optimized_fee:
+            raise PriceNotFound(f"no price for EC2 {instance_type} EBS-optimized fee in {self.region}")
+        fee = self.ebs_optimized_fee[instance_type]
+        return self._price("instance", fee, "Hrs", f"EC2 {instance_type} EBS-optimized fee")
 
     def ebs_storage(self, volume_type: str) -> Price:
         return self._price("ebs", self.ebs[volume_type], "GB-Mo", f"EBS {volume_type} storage")

@@ -116,7 +116,7 @@ def test_unpriced_targets_are_listed(books: list[str]) -> None:
     result = run("--suite", str(EVENTS / "genomics-file-systems.json"), "--json")
     assert result.exit_code == 0, result.output
     configs = {c["id"]: c for c in json.loads(result.stdout)["configs"]}
-    assert configs["lizardfs-ebs"]["unpriced"] and "/mnt/lizardfs" in configs["lizardfs-ebs"]["unpriced"][0]
+    assert configs["moosefs-ebs"]["unpriced"] and "/mnt/moosefs" in configs["moosefs-ebs"]["unpriced"][0]
     assert configs["fsx-lustre"]["monthly_usd"] == pytest.approx(248.20 + 0.64 + 168.00)
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from reference_book import AS_OF, ReferenceBook, study3_book
+from reference_book import AS_OF, INSTANCE_HOUR, ReferenceBook, study3_book
 
 from storagebench.costs.monthly import (
     ConfigCost,
@@ -102,8 +102,8 @@ def test_study3_file_systems_at_the_published_per_gb_prices_monthly_and_for_24_h
     assert storage["efs-standard"] == pytest.approx(1024 * 0.30) == pytest.approx(307.20)
     assert storage["fsx-lustre"] == pytest.approx(1200 * 0.14) == pytest.approx(168.00)
     assert storage["btrfs-ebs"] == pytest.approx(1229 * 0.10) == pytest.approx(122.90)
-    assert "lizardfs-ebs" not in storage  # a local path: not priced, and said so
-    assert any("not priced" in line for line in costs["lizardfs-ebs"].unpriced)
+    assert "moosefs-ebs" not in storage  # a local path: not priced, and said so
+    assert any("not priced" in line for line in costs["moosefs-ebs"].unpriced)
 
     # For the 24 hours the storage existed: monthly x 24 / 730.
     day = {cid: cost.for_hours(24) for cid, cost in costs.items()}
@@ -140,7 +140,33 @@ def test_report_card_monthly() -> None:
     # each jbod member priced on its own, and the things the monthly figure leaves out are said
     assert [c.member for c in costs["io1"].components if c.name == "ebs-iops"] == [0, 1, 2]
     assert any("per million" in n for n in costs["magnetic"].notes)
-    assert any("EBS-optimized" in n for n in costs["gp2"].notes)
+    # launched EBS-optimized, as the catalog's r3.4xlarge limits assume: the fee is asked for, and
+    # a book without it names it instead of counting it as $0
+    assert costs["gp2"].missing_prices == ["no price for EC2 r3.4xlarge EBS-optimized fee in us-east-1"]
+
+
+EFS = {"targets": [{"kind": "efs"}]}
+
+
+def test_the_ebs_optimized_fee_and_the_rhel_licence_are_priced_per_hour_of_the_instance() -> None:
+    book = ReferenceBook(ebs_optimized_fee={"r3.4xlarge": 0.10}, rhel={"m5.large": 0.1248})
+    costs = price_request(load_request(EVENTS / "report-card.json"), book)
+    fee = next(c for c in costs["gp2"].components if c.name == "ebs-optimized")
+    assert (fee.quantity, fee.unit_usd, fee.monthly_usd) == (730, 0.10, pytest.approx(73.0))
+    assert costs["gp2"].missing_prices == []
+    rhel = monthly_cost(config({**{"instance_type": "m5.large", "image": "rhel-9"}, **EFS}), book)
+    licence = next(c for c in rhel.components if c.name == "licence")
+    assert licence.unit_usd == pytest.approx(0.1248 - INSTANCE_HOUR["m5.large"])
+    assert licence.monthly_usd == pytest.approx(730 * (0.1248 - INSTANCE_HOUR["m5.large"]))
+    debian = monthly_cost(config({**{"instance_type": "m5.large", "image": "debian-12"}, **EFS}), book)
+    assert not any(c.name == "licence" for c in debian.components)
+    declined = monthly_cost(config({**{"instance_type": "r3.4xlarge", "ebs_optimized": False}, **EFS}), book)
+    assert not any(c.name == "ebs-optimized" for c in declined.components)
+    assert any("EBS limits do not apply" in n for n in declined.notes)
+    own = monthly_cost(
+        config({**{"instance_type": "m5.large", "image": "ami-0123456789abcdef0"}, **EFS}), book
+    )
+    assert any("priced as Linux" in n for n in own.notes)
 
 
 def test_virtual_san_monthly() -> None:

@@ -373,3 +373,36 @@ def test_the_share_bucket_keeps_the_artifacts_buckets_defaults() -> None:
     assert rule["Status"] == "Enabled" and rule["ExpirationInDays"] == {"Ref": "ArtifactRetentionDays"}
     (deny,) = RESOURCES["ShareBucketPolicy"]["Properties"]["PolicyDocument"]["Statement"]
     assert deny["Effect"] == "Deny" and deny["Condition"] == {"Bool": {"aws:SecureTransport": "false"}}
+
+
+def _sid(function: str, sid: str) -> dict[str, Any]:
+    return next(s for name, s in _statements() if name == function and s.get("Sid") == sid)
+
+
+def test_provision_reads_exactly_the_image_parameters_validation_allows() -> None:
+    from storagebench.catalog.images import SSM_PREFIXES, named_images
+
+    granted = sorted(
+        str(r["Fn::Sub"]).split(":parameter", 1)[1].removesuffix("*")
+        for r in _list(_sid("ProvisionFunction", "ImageParameters")["Resource"])
+    )
+    assert granted == sorted(SSM_PREFIXES)
+    for name, spec in named_images().items():  # every public parameter of the catalog is readable
+        for parameter in spec.ssm_parameters.values():
+            assert parameter.startswith(tuple(SSM_PREFIXES)), (name, parameter)
+
+
+def test_images_are_launched_only_from_the_catalogs_publishers_or_the_account() -> None:
+    from storagebench.catalog.images import named_images
+
+    statement = _sid("ProvisionFunction", "LaunchImagesOfKnownPublishers")
+    assert [str(r["Fn::Sub"]) for r in _list(statement["Resource"])] == [
+        "arn:${AWS::Partition}:ec2:${AWS::Region}::image/*"
+    ]
+    owners = statement["Condition"]["StringEquals"]["ec2:Owner"]
+    assert {"Ref": "AWS::AccountId"} in owners
+    assert {o for spec in named_images().values() for o in spec.owners} <= {
+        o for o in owners if isinstance(o, str)
+    }
+    other = [s for name, s in _statements() if name == "ProvisionFunction" and s is not statement]
+    assert not any("image/" in str(s.get("Resource")) for s in other), "no unconditioned image grant"

@@ -288,6 +288,18 @@ def stub_build(stubber: Stubber, region: str = "us-east-1", missing_instance: st
             response("constructed/empty-page.json"),
             request(pl.ec2_instance_query(region, missing_instance)),
         )
+    stubber.add_response(
+        "get_products",
+        response("constructed/ec2-rhel-m5-large-us-east-1.json"),
+        request(pl.ec2_os_instance_query(region, "m5.large", "RHEL")),
+    )
+    if missing_instance:
+        stubber.add_response(
+            "get_products",
+            response("constructed/empty-page.json"),
+            request(pl.ec2_os_instance_query(region, missing_instance, "RHEL")),
+        )
+    # m5.large and c7g.large are EBS-optimized by default: no fee is asked for
     for volume_type in pl.EBS_VOLUME_TYPES:
         name = (
             "recorded/awspricing-items-ebs-gp2-storage-us-east-1.json"
@@ -332,7 +344,12 @@ def test_build_snapshot_loads_in_snapshot_price_book(pricing: tuple[Any, Stubber
     assert book.price(PriceKey("lambda_gb_second", ("arm64",))).usd == 0.0000133334
     assert book.price(PriceKey("stepfunctions_transition")).usd == 0.000025
     # The product the API did not have is recorded, and the book says why.
-    assert [m.key for m in snapshot.regions["us-east-1"].missing] == ["ec2_instance_hour.c7g.large"]
+    rhel = book.price(PriceKey("ec2_os_instance_hour", ("m5.large", "RHEL")))
+    assert (rhel.usd, rhel.sku) == (0.1248, "TESTRHELM5LARGE")
+    assert [m.key for m in snapshot.regions["us-east-1"].missing] == [
+        "ec2_instance_hour.c7g.large",
+        "ec2_os_instance_hour.RHEL:c7g.large",
+    ]
     with pytest.raises(PriceNotFound, match="none of the 0 product"):
         book.price(PriceKey("ec2_instance_hour", ("c7g.large",)))
     assert snapshot.regions["us-east-1"].unverified() == []
@@ -406,3 +423,43 @@ def test_refresh_writes_a_snapshot_and_keeps_other_regions(
         SnapshotPriceBook("us-east-1", written).price(PriceKey("ec2_instance_hour", ("m5.large",))).usd
         == 0.096
     )
+
+
+# ------------------------------------------------------------------------------ launch surcharges
+
+
+def test_the_ebs_optimized_fee_is_its_own_usage_type_not_the_instance_listed_beside_it(
+    pricing: tuple[Any, Stubber], clock: FakeClock, tmp_path: Path
+) -> None:
+    client, stubber = pricing
+    query = pl.ec2_ebs_optimized_query("us-east-1", "r3.4xlarge")
+    stubber.add_response(
+        "get_products", response("constructed/ec2-ebs-optimized-r3-4xlarge-us-east-1.json"), request(query)
+    )
+    fee = ApiPriceBook(client, "us-east-1", tmp_path, clock).price(
+        PriceKey("ec2_ebs_optimized_hour", ("r3.4xlarge",))
+    )
+    assert (fee.usd, fee.unit, fee.sku) == (0.1, "Hrs", "TESTEBSOPTR34XL")
+
+
+def test_the_rhel_hour_is_read_with_the_linux_filters_but_rhel(
+    pricing: tuple[Any, Stubber], clock: FakeClock, tmp_path: Path
+) -> None:
+    client, stubber = pricing
+    query = pl.ec2_os_instance_query("us-east-1", "m5.large", "RHEL")
+    assert dict(query.filters)["operatingSystem"] == "RHEL"
+    assert {k: v for k, v in query.filters if k != "operatingSystem"} == {
+        k: v for k, v in pl.ec2_instance_query("us-east-1", "m5.large").filters if k != "operatingSystem"
+    }
+    stubber.add_response(
+        "get_products", response("constructed/ec2-rhel-m5-large-us-east-1.json"), request(query)
+    )
+    hour = ApiPriceBook(client, "us-east-1", tmp_path, clock).price(
+        PriceKey("ec2_os_instance_hour", ("m5.large", "RHEL"))
+    )
+    assert (hour.usd, hour.sku) == (0.1248, "TESTRHELM5LARGE")
+
+
+def test_an_operating_system_without_a_licence_price_is_refused_by_name() -> None:
+    with pytest.raises(PriceNotFound, match="operating system 'Ubuntu' has no licence price"):
+        SnapshotPriceBook("us-east-1").price(PriceKey("ec2_os_instance_hour", ("m5.large", "Ubuntu")))

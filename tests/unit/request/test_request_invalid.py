@@ -1017,6 +1017,53 @@ CASES = [
         ["<= 48"],
         id="command-timeout-49h",
     ),
+    # images: what each can install, and for which architecture it exists
+    pytest.param(
+        cfg(image="centos-7"),
+        "configs[0].image",
+        "centos-7",
+        ["al2023", "debian-12", "ami-"],
+        id="image-unknown",
+    ),
+    pytest.param(
+        cfg(image="/my/amis/base"),
+        "configs[0].image",
+        "/my/amis/base",
+        ["/aws/service/", "/storagebench/"],
+        id="image-foreign-parameter",
+    ),
+    pytest.param(
+        both(cfg(image="al2023"), tgt(kind="ebs", type="gp3", size_gib=100, filesystem="btrfs")),
+        "configs[0].targets[0]",
+        "ebs on al2023",
+        ["Amazon Linux 2023 ships no package for btrfs", "compare-with-al2", "debian-12"],
+        id="btrfs-on-al2023",
+    ),
+    pytest.param(
+        both(
+            cfg(image="rhel-9"),
+            tgt(kind="instance_store", filesystem="btrfs"),
+            cfg(instance_type="i3en.large"),
+        ),
+        "configs[0].targets[0]",
+        "instance_store on rhel-9",
+        ["Btrfs has been removed", "ubuntu-24.04"],
+        id="btrfs-on-rhel-9",
+    ),
+    pytest.param(
+        both(cfg(image="debian-12"), tgt(kind="fsx_lustre", storage_capacity_gib=1200)),
+        "configs[0].targets[0]",
+        "fsx_lustre on debian-12",
+        ["Debian 12 (bookworm) ships no package for the Lustre client", "install-lustre-client", "al2023"],
+        id="lustre-on-debian",
+    ),
+    pytest.param(
+        cfg(ebs_optimized=False),
+        "configs[0].ebs_optimized",
+        False,
+        ["c5.4xlarge is always EBS-optimized"],
+        id="ebs-optimized-off-on-nitro",
+    ),
     pytest.param(top(max_concurrency=0), "max_concurrency", 0, [">= 1"], id="max-concurrency-0"),
     pytest.param(top(max_concurrency=41), "max_concurrency", 41, ["<= 40"], id="max-concurrency-41"),
 ]

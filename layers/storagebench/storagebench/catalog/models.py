@@ -10,6 +10,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+Architecture = Literal["x86_64", "arm64"]
+
 
 class _Frozen(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -136,7 +138,7 @@ class InstanceStoreSpec(_Frozen):
 class InstanceType(_Frozen):
     vcpus: int
     memory_gib: float
-    arch: Literal["x86_64", "arm64"]
+    arch: Architecture
     nitro: bool
     ebs_baseline_mbps: float = Field(description="MB/s (10^6 bytes), as AWS publishes it")
     ebs_baseline_iops: int
@@ -194,6 +196,36 @@ class FsxDeployment(_Frozen):
     source: str
 
 
+class ImageSpec(_Frozen):
+    """A named instance image: how it resolves per architecture, and what it is.
+
+    Exactly one way to resolve: AWS's public SSM parameters (``ssm_parameters``), or, for
+    vendors who publish none (Red Hat), the newest image of ``owners`` whose name matches.
+    """
+
+    title: str
+    family: Literal["amzn", "rhel", "debian", "ubuntu", "sles"] = Field(
+        description="the /etc/os-release family the agent's package table is keyed by"
+    )
+    operating_system: Literal["Linux", "RHEL"] = Field(
+        description="the Price List operatingSystem: RHEL images carry a licence charge"
+    )
+    ssm_parameters: dict[Architecture, str] = Field(default_factory=dict)
+    name_patterns: dict[Architecture, str] = Field(default_factory=dict)
+    owners: list[str] = Field(min_length=1, description="image owners EC2 accepts for this name")
+    source: str
+
+    @model_validator(mode="after")
+    def _one_resolution(self) -> ImageSpec:
+        if bool(self.ssm_parameters) == bool(self.name_patterns):
+            raise ValueError(f"{self.title}: give ssm_parameters or name_patterns, exactly one")
+        return self
+
+    @property
+    def architectures(self) -> list[Architecture]:
+        return sorted(self.ssm_parameters or self.name_patterns)
+
+
 class Catalog(_Frozen):
     catalog_version: str
     sources: dict[str, Source]
@@ -201,6 +233,10 @@ class Catalog(_Frozen):
     instances: dict[str, InstanceType]
     efs: EfsRules
     fsx_lustre: dict[str, FsxDeployment]
+    images: dict[str, ImageSpec]
+    package_rules: dict[str, dict[str, str]] = Field(
+        description="tool -> image family -> the source saying the family ships no such package"
+    )
 
     @model_validator(mode="after")
     def _sources_resolve(self) -> Catalog:
@@ -226,6 +262,13 @@ class Catalog(_Frozen):
         visit(self.instances)
         visit(self.efs)
         visit(self.fsx_lustre)
+        visit(self.images)
+        missing.update(
+            source
+            for families in self.package_rules.values()
+            for source in families.values()
+            if source not in self.sources
+        )
         if missing:
             raise ValueError(f"catalog cites unknown sources: {sorted(missing)}")
         return self

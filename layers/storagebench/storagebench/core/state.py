@@ -138,8 +138,28 @@ class LaunchVolume(_Model):
     initialization_rate_mibps: int | None = None
 
 
+class ImageRef(_Model):
+    """How a launch finds its image: an AMI id, an SSM parameter holding one, or the newest image
+    of ``owners`` whose name matches ``name_pattern`` (vendors without public parameters)."""
+
+    label: str = Field(description="what the request said: al2023, ami-..., /path, ...")
+    ami_id: str | None = None
+    ssm_parameter: str | None = None
+    name_pattern: str | None = None
+    owners: list[str] = Field(default_factory=list, description="owners the resolved image must have")
+
+    @model_validator(mode="after")
+    def _one_way(self) -> ImageRef:
+        ways = [w for w in (self.ami_id, self.ssm_parameter, self.name_pattern) if w]
+        if len(ways) != 1:
+            raise ValueError(f"image {self.label!r}: give one of ami_id, ssm_parameter, name_pattern")
+        if self.name_pattern and not self.owners:
+            raise ValueError(f"image {self.label!r}: a name pattern needs its owners")
+        return self
+
+
 class LaunchSpec(_Model):
-    """What Provision asks the compute port for; the adapter adds AMI, subnet, profile, group."""
+    """What Provision asks the compute port for; the adapter adds subnet, profile and group."""
 
     client_token: str = Field(max_length=64, description="makes a retried launch idempotent")
     instance_type: str
@@ -147,6 +167,12 @@ class LaunchSpec(_Model):
     root: LaunchVolume
     volumes: list[LaunchVolume]
     tags: dict[str, str]
+    image: ImageRef | None = Field(
+        default=None, description="None: the adapter's own image (the File Gateway appliance)"
+    )
+    ebs_optimized: bool | None = Field(
+        default=None, description="True: ask for EBS optimisation (types where it is optional)"
+    )
 
 
 class FileSystemSpec(_Model):

@@ -34,6 +34,7 @@ from typing import Literal, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, computed_field
 
 from storagebench.catalog import ebs_volume_type, instance_type, load_catalog
+from storagebench.catalog.images import operating_system
 from storagebench.kinds import Bill, kind_of
 from storagebench.kinds.base import EbsVolumeBill, EfsBill, InstanceBill
 from storagebench.kinds.file_gateway import GATEWAY_CACHE, GATEWAY_ROOT
@@ -71,6 +72,7 @@ ROOT_TARGET_ID = "root"
 _GIB_PER_TIB = 1024
 
 Category = Literal["compute", "storage"]
+Surcharge = Literal["licence", "ebs-optimized"]
 T = TypeVar("T")
 
 
@@ -102,6 +104,8 @@ class CostComponent(_Frozen):
     name: Literal[
         "instance",
         "gateway-instance",
+        "licence",
+        "ebs-optimized",
         "ebs-storage",
         "ebs-iops",
         "ebs-throughput",
@@ -562,6 +566,40 @@ def _instance_hours(
     ]
 
 
+def launch_surcharges(
+    book: PriceBook, instance: str, operating_system: str, ebs_optimized: bool, asker: PriceLookup
+) -> list[tuple[Surcharge, Price, str]]:
+    """What a launch adds per hour to the Linux instance price: the image's licence (RHEL: its
+    instance-hour minus Linux's) and the EBS optimisation fee where it is optional.
+
+    Returns ``(component name, hourly price, what it is)``; a price the book lacks is named in
+    ``asker.missing`` and left out, like every other price.
+    """
+    extras: list[tuple[Surcharge, Price, str]] = []
+    if operating_system != "Linux":
+        with_os = asker(
+            f"EC2 {instance} on-demand {operating_system}",
+            asking(book, PriceKey("ec2_os_instance_hour", (instance, operating_system))),
+        )
+        linux = asker(f"EC2 {instance} on-demand", asking(book, PriceKey("ec2_instance_hour", (instance,))))
+        if with_os is not None and linux is not None:
+            licence = with_os.model_copy(
+                update={
+                    "usd": max(0.0, with_os.usd - linux.usd),
+                    "sku": None,
+                    "description": f"{operating_system} instance-hour minus Linux instance-hour",
+                }
+            )
+            extras.append(("licence", licence, f"{operating_system} licence"))
+    if ebs_optimized:
+        fee = asker(
+            f"EC2 {instance} EBS-optimized fee", asking(book, PriceKey("ec2_ebs_optimized_hour", (instance,)))
+        )
+        if fee is not None:
+            extras.append(("ebs-optimized", fee, "EBS-optimized fee"))
+    return extras
+
+
 def price_bill(
     book: PriceBook, bill: Bill, *, ask: PriceLookup | None = None
 ) -> tuple[list[CostComponent], list[str], list[str]]:
@@ -612,10 +650,30 @@ def monthly_cost(config: Config, book: PriceBook) -> ConfigCost:
     components += _instance_hours(
         book, config.instance_type, asker, "instance", target_id=None, label=config.instance_type
     )
-    if spec is not None and not spec.ebs_optimized_by_default:
+    system = operating_system(config.image)
+    optimized = bool(config.launch_ebs_optimized)
+    for name, hourly, what in launch_surcharges(book, config.instance_type, system, optimized, asker):
+        rated = f"{HOURS_PER_MONTH} h x {fmt_rate(hourly.usd)}/{hourly.unit}"
+        components.append(
+            _component(
+                name,
+                hourly,
+                HOURS_PER_MONTH,
+                target_id=None,
+                member=None,
+                category="compute",
+                detail=f"{config.instance_type} {what}: {rated}",
+            )
+        )
+    if spec is not None and not spec.ebs_optimized_by_default and not optimized:
         notes.append(
-            f"{config.instance_type} is not EBS-optimized by default; launching it EBS-optimized adds an "
-            "hourly fee not priced here"
+            f"{config.instance_type} launched without EBS optimisation (ebs_optimized false): its EBS "
+            "traffic shares the network, the catalog's EBS limits do not apply"
+        )
+    if config.image not in load_catalog().images:
+        notes.append(
+            f"image {config.image}: priced as Linux; an AMI with a licence charge (RHEL, SUSE, Windows) "
+            "costs more than shown"
         )
 
     root = config.root_volume

@@ -34,6 +34,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, computed_field
 
+from storagebench.catalog.images import operating_system
 from storagebench.core.clock import parse_iso
 from storagebench.core.state import ConfigState
 from storagebench.costs.monthly import (
@@ -46,6 +47,7 @@ from storagebench.costs.monthly import (
     efs_components,
     fmt_rate,
     fsx_lustre_components,
+    launch_surcharges,
     oldest_date,
 )
 from storagebench.kinds import kind_of
@@ -93,6 +95,8 @@ MAP_OVERHEAD_PER_CONFIG = 0
 RunComponentName = Literal[
     "instance",
     "gateway-instance",
+    "licence",
+    "ebs-optimized",
     "ebs-storage",
     "ebs-iops",
     "ebs-throughput",
@@ -154,6 +158,8 @@ class ConfigUsage:
     volumes: Sequence[VolumeUsage] = ()
     file_systems: Sequence[FileSystemUsage] = ()
     gateways: Sequence[GatewayUsage] = ()
+    operating_system: str = "Linux"
+    ebs_optimized: bool = False  # launched EBS-optimized where that is optional (a fee)
 
 
 @dataclass(frozen=True)
@@ -327,6 +333,8 @@ def usage_for_config(
         volumes=volumes,
         file_systems=file_systems,
         gateways=gateways,
+        operating_system=operating_system(config.image),
+        ebs_optimized=bool(config.launch_ebs_optimized),
     )
 
 
@@ -484,6 +492,46 @@ def _gateway_line(cid: str, gateway: GatewayUsage, book: PriceBook, ask: PriceLo
     )
 
 
+def _instance_lines(usage: ConfigUsage, book: PriceBook, ask: PriceLookup) -> list[RunComponent]:
+    """The instance for the time it existed, with its licence and EBS optimisation fee."""
+    cid = usage.config_id
+    hourly = ask(
+        f"EC2 {usage.instance_type} on-demand",
+        asking(book, PriceKey("ec2_instance_hour", (usage.instance_type,))),
+    )
+    if hourly is None:
+        return []
+    billed = max(float(EC2_MINIMUM_S), usage.instance_seconds) if usage.instance_seconds > 0 else 0.0
+    rule = f"(per second, {EC2_MINIMUM_S} s minimum)"
+    hours = f"{_duration(billed)} x {fmt_rate(hourly.usd)}/{hourly.unit}"
+    lines = [
+        _line(
+            "instance",
+            hourly,
+            billed,
+            "s",
+            hourly.usd * billed / 3600,
+            config_id=cid,
+            detail=f"{usage.instance_type}: {hours} {rule}",
+        )
+    ]
+    extras = launch_surcharges(book, usage.instance_type, usage.operating_system, usage.ebs_optimized, ask)
+    for name, rate, what in extras:
+        rated = f"{_duration(billed)} x {fmt_rate(rate.usd)}/{rate.unit}"
+        lines.append(
+            _line(
+                name,
+                rate,
+                billed,
+                "s",
+                rate.usd * billed / 3600,
+                config_id=cid,
+                detail=f"{usage.instance_type} {what}: {rated}",
+            )
+        )
+    return lines
+
+
 def run_cost(
     configs: Sequence[ConfigUsage],
     book: PriceBook,
@@ -498,26 +546,7 @@ def run_cost(
     for usage in configs:
         cid = usage.config_id
         _check(usage.instance_seconds, f"{cid}: instance_seconds")
-        hourly = ask(
-            f"EC2 {usage.instance_type} on-demand",
-            asking(book, PriceKey("ec2_instance_hour", (usage.instance_type,))),
-        )
-        if hourly is not None:
-            billed = max(float(EC2_MINIMUM_S), usage.instance_seconds) if usage.instance_seconds > 0 else 0.0
-            lines.append(
-                _line(
-                    "instance",
-                    hourly,
-                    billed,
-                    "s",
-                    hourly.usd * billed / 3600,
-                    config_id=cid,
-                    detail=(
-                        f"{usage.instance_type}: {_duration(billed)} x {fmt_rate(hourly.usd)}/{hourly.unit} "
-                        f"(per second, {EC2_MINIMUM_S} s minimum)"
-                    ),
-                )
-            )
+        lines += _instance_lines(usage, book, ask)
         lines += [line for g in usage.gateways if (line := _gateway_line(cid, g, book, ask)) is not None]
         for volume in usage.volumes:
             _check(volume.seconds, f"{cid}: volume seconds")

@@ -64,11 +64,14 @@ __all__ = [
     "check_volume_type",
     "ebs_iops",
     "ebs_iops_query",
+    "ebs_optimized_hour",
     "ebs_storage",
     "ebs_storage_query",
     "ebs_throughput",
     "ebs_throughput_query",
+    "ec2_ebs_optimized_query",
     "ec2_instance_query",
+    "ec2_os_instance_query",
     "efs_elastic_transfer",
     "efs_provisioned_throughput",
     "efs_query",
@@ -80,6 +83,7 @@ __all__ = [
     "lambda_gb_second",
     "lambda_query",
     "lambda_request",
+    "os_instance_hour",
     "parse_price_list",
     "parse_product",
     "stepfunctions_query",
@@ -317,6 +321,27 @@ def ec2_instance_query(region: str, instance_type: str) -> Query:
     )
 
 
+def ec2_os_instance_query(region: str, instance_type: str, operating_system: str) -> Query:
+    """On-demand, shared tenancy, for an operating system with a licence charge (RHEL): the same
+    filters as Linux, so the difference of the two is the licence."""
+    return _query(
+        "AmazonEC2",
+        region,
+        instanceType=instance_type,
+        operatingSystem=operating_system,
+        tenancy="Shared",
+        preInstalledSw="NA",
+        capacitystatus="Used",
+        licenseModel="No License required",
+    )
+
+
+def ec2_ebs_optimized_query(region: str, instance_type: str) -> Query:
+    """The hourly EBS optimisation fee (``EBSOptimized:<type>``) is listed under the instance
+    type with no operating system; the selector picks it by usage type."""
+    return _query("AmazonEC2", region, instanceType=instance_type)
+
+
 def ebs_storage_query(region: str, volume_type: str) -> Query:
     """``productFamily=Storage`` with the API's volume type name (``standard`` for magnetic)."""
     return _query("AmazonEC2", region, productFamily="Storage", volumeApiName=volume_type)
@@ -448,6 +473,26 @@ def instance_hour(products: Sequence[Product], instance_type: str) -> Rate:
         and p.base_usage_type.startswith("BoxUsage:")
         and p.attribute("operatingSystem") in ("", "Linux")
     ]
+    return _single(_one(matches, what, len(products)), what, ("Hrs",))
+
+
+def os_instance_hour(products: Sequence[Product], instance_type: str, operating_system: str) -> Rate:
+    """On-demand per hour for an operating system: its ``BoxUsage:<type>`` product."""
+    what = f"EC2 {instance_type} on-demand {operating_system}"
+    matches = [
+        p
+        for p in _regional(products)
+        if p.attribute("instanceType") == instance_type
+        and p.base_usage_type.startswith("BoxUsage:")
+        and p.attribute("operatingSystem") == operating_system
+    ]
+    return _single(_one(matches, what, len(products)), what, ("Hrs",))
+
+
+def ebs_optimized_hour(products: Sequence[Product], instance_type: str) -> Rate:
+    """The hourly fee for launching a type EBS-optimized where that is optional."""
+    what = f"EC2 {instance_type} EBS-optimized fee"
+    matches = [p for p in _regional(products) if p.base_usage_type == f"EBSOptimized:{instance_type}"]
     return _single(_one(matches, what, len(products)), what, ("Hrs",))
 
 

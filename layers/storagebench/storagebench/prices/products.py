@@ -17,6 +17,8 @@ from storagebench.prices.models import PriceNotFound
 
 ProductName = Literal[
     "ec2_instance_hour",
+    "ec2_os_instance_hour",
+    "ec2_ebs_optimized_hour",
     "ebs_storage",
     "ebs_iops",
     "ebs_throughput",
@@ -108,6 +110,17 @@ def _check_fsx(deployment_type: str, per_unit: int | None) -> None:
     pl.fsx_key(deployment_type, per_unit)
 
 
+LICENSED_OS = ("RHEL",)  # operating systems whose images carry a licence charge
+
+
+def _check_os(_instance_type: str, operating_system: str) -> None:
+    if operating_system not in LICENSED_OS:
+        raise PriceNotFound(
+            f"operating system {operating_system!r} has no licence price (known: {', '.join(LICENSED_OS)}; "
+            "Linux is ec2_instance_hour)"
+        )
+
+
 def _efs_zone(one_zone: bool) -> str:
     return "one_zone" if one_zone else "standard"
 
@@ -120,6 +133,26 @@ _PRODUCTS = (
         pl.ec2_instance_query,
         pl.instance_hour,
         snapshot_key=str,
+        everything=lambda types: [(t,) for t in types],
+    ),
+    Product(
+        "ec2_os_instance_hour",
+        ("instance_type", "operating_system"),
+        lambda t, os_: f"EC2 {t} on-demand {os_}",
+        pl.ec2_os_instance_query,
+        pl.os_instance_hour,
+        check=_check_os,
+        snapshot_key=lambda t, os_: f"{os_}:{t}",
+        everything=lambda types: [(t, os_) for os_ in LICENSED_OS for t in types],
+    ),
+    Product(
+        "ec2_ebs_optimized_hour",
+        ("instance_type",),
+        lambda t: f"EC2 {t} EBS-optimized fee",
+        pl.ec2_ebs_optimized_query,
+        pl.ebs_optimized_hour,
+        snapshot_key=str,
+        # Types optimised by default have no such product: a refresh lists them as missing.
         everything=lambda types: [(t,) for t in types],
     ),
     Product(

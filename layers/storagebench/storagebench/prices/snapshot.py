@@ -99,6 +99,10 @@ class RegionPrices(BaseModel):
         default=None, description="date of this region's prices (default: the snapshot's)"
     )
     ec2_instance_hour: dict[str, SnapshotRate] = Field(default_factory=dict)
+    ec2_os_instance_hour: dict[str, SnapshotRate] = Field(
+        default_factory=dict, description="keys: <operating system>:<instance type>, e.g. RHEL:m5.large"
+    )
+    ec2_ebs_optimized_hour: dict[str, SnapshotRate] = Field(default_factory=dict)
     ebs_storage: dict[str, SnapshotRate] = Field(default_factory=dict)
     ebs_iops: dict[str, list[SnapshotRate]] = Field(default_factory=dict)
     ebs_throughput: dict[str, list[SnapshotRate]] = Field(default_factory=dict)
@@ -112,6 +116,10 @@ class RegionPrices(BaseModel):
     lambda_gb_second: dict[Literal["x86_64", "arm64"], SnapshotRate] = Field(default_factory=dict)
     lambda_request: SnapshotRate | None = None
     missing: list[MissingPrice] = Field(default_factory=list)
+    unseeded: dict[str, str] = Field(
+        default_factory=dict,
+        description="product -> why the bundled seed holds none of its prices (a refresh reads them)",
+    )
 
     @model_validator(mode="after")
     def _tiers(self) -> RegionPrices:
@@ -164,6 +172,8 @@ def iter_rates(prices: RegionPrices) -> list[tuple[str, SnapshotRate]]:
     """Every price of a region as ``(family.key, rate)``, tiers one by one, in field order."""
     rates: list[tuple[str, SnapshotRate]] = []
     for name in type(prices).model_fields:
+        if name == "unseeded":
+            continue  # reasons, not rates
         value = getattr(prices, name)
         if isinstance(value, SnapshotRate):
             rates.append((name, value))
@@ -222,14 +232,15 @@ class SnapshotPriceBook:
 
     # ----------------------------------------------------------------------------- lookup
 
-    def _not_found(self, product: str) -> PriceNotFound:
+    def _not_found(self, product: str, name: str | None = None) -> PriceNotFound:
         """The snapshot lacks the region or the product: say so and how to read it."""
         held = ", ".join(self.snapshot.coverage.regions) or "none"
         if self._prices is None:
             reason = f"the price snapshot ({self.snapshot.snapshot_version}) covers only: {held}"
         else:
             missing = next((m for m in self._prices.missing if m.product == product), None)
-            reason = missing.reason if missing else "not in the price snapshot"
+            unseeded = self._prices.unseeded.get(name or "")
+            reason = missing.reason if missing else unseeded or "not in the price snapshot"
             reason = f"{reason} (snapshot {self.snapshot.snapshot_version}, as of {self.as_of})"
         return PriceNotFound(
             f"no price for {product} in {self.region}: {reason}; {refresh_hint(self.region)}"
@@ -282,7 +293,7 @@ class SnapshotPriceBook:
         held = getattr(prices, spec.name)
         found = held if spec.snapshot_key is None else held.get(spec.snapshot_key(*dimensions))
         if found is None:
-            raise self._not_found(key.label())
+            raise self._not_found(key.label(), spec.name)
         if isinstance(key, TierKey):
             return self._tiers(found)
         return self._price(found)

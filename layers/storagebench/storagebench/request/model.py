@@ -13,8 +13,9 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
 
-from storagebench.catalog import ebs_volume_type, instance_type, load_catalog
+from storagebench.catalog import architecture, ebs_volume_type, instance_type, load_catalog
 from storagebench.catalog.envelope import TargetEnvelope, target_envelope
+from storagebench.catalog.images import DEFAULT_IMAGE, image_problem, missing_tool
 from storagebench.catalog.models import EbsVolumeType
 from storagebench.request.problems import Problems, fmt_int
 from storagebench.request.references import default_target_id, reference_problems
@@ -480,6 +481,17 @@ class Config(_Model):
     id: Slug
     description: str | None = Field(default=None, max_length=500)
     instance_type: Annotated[str, StringConstraints(pattern=INSTANCE_TYPE_PATTERN)]
+    image: str = Field(
+        default=DEFAULT_IMAGE,
+        max_length=1011,
+        description="al2023, ubuntu-24.04, ubuntu-22.04, debian-12, rhel-9, an AMI id, or an SSM "
+        "parameter path holding one (the catalog publishers' public parameters or /storagebench/...)",
+    )
+    ebs_optimized: bool | None = Field(
+        default=None,
+        description="types where EBS optimisation is optional launch EBS-optimized (and are priced "
+        "so) unless this is false; types optimised by default cannot turn it off",
+    )
     root_volume: RootVolume = Field(default_factory=RootVolume)
     targets: list[Target] = Field(min_length=1, max_length=8)
     setup: str | None = Field(
@@ -534,8 +546,60 @@ class Config(_Model):
                     target.count,
                     f"{self.instance_type} has {store.devices} instance-store device(s)",
                 )
+        self._image_rules(problems)
         problems.raise_if_any()
         return self
+
+    @property
+    def launch_ebs_optimized(self) -> bool | None:
+        """What the launch asks for: True where optimisation is optional and not declined,
+        False where declined, None (the type's own default) elsewhere."""
+        spec = instance_type(self.instance_type)
+        if spec is None or spec.ebs_optimized_by_default:
+            return None
+        return self.ebs_optimized is not False
+
+    def _image_rules(self, problems: Problems) -> None:
+        """The image exists for the type's architecture and ships what the targets need."""
+        arch = architecture(self.instance_type)
+        wrong = image_problem(self.image, arch)
+        if wrong is not None:
+            problems.add(("image",), self.image, f"{wrong.reason}; use {wrong.allowed}")
+            return
+        for position, target in enumerate(self.targets):
+            for tool in target_tools(target):
+                missing = missing_tool(self.image, tool)
+                if missing is not None:
+                    problems.add(
+                        ("targets", position),
+                        f"{target.kind} on {self.image}",
+                        f"{missing.reason}; use {missing.allowed}",
+                    )
+        spec = instance_type(self.instance_type)
+        if self.ebs_optimized is False and spec is not None and spec.ebs_optimized_by_default:
+            problems.add(
+                ("ebs_optimized",),
+                False,
+                f"{self.instance_type} is always EBS-optimized; remove ebs_optimized or pick a type "
+                "where it is optional (e.g. r3.4xlarge)",
+            )
+
+
+def target_tools(target: Target) -> list[str]:
+    """The packages (keys of the agent's package table) preparing a target takes on the instance."""
+    tools: list[str] = []
+    if isinstance(target, EbsTarget | InstanceStoreTarget):
+        prepared = not isinstance(target, EbsTarget) or target.prepare
+        if prepared and target.filesystem != "raw":
+            tools.append(target.filesystem)
+        striped = target.count is None or target.count > 1
+        if prepared and striped and getattr(target, "layout", "raid0") == "raid0":
+            tools.append("mdadm")
+    elif isinstance(target, EfsTarget | NfsTarget | FileGatewayTarget):
+        tools.append("nfs")
+    elif isinstance(target, FsxLustreTarget):
+        tools.append("lustre")
+    return tools
 
 
 # ------------------------------------------------------------------------- workloads

@@ -8,24 +8,13 @@ uses to stand a loop device in for the volume.
 
 from __future__ import annotations
 
-import re
-from typing import Literal
-
 from storagebench.agent.plan import TargetSpec
-from storagebench.catalog import instance_type as catalog_instance
+from storagebench.catalog import architecture
+from storagebench.catalog.images import image_ref
 from storagebench.core.launch import DATA_DEVICE_LETTERS, ROOT_DEVICE, client_token
 from storagebench.core.state import LaunchSpec, LaunchVolume, Resources
 from storagebench.kinds import kind_of
 from storagebench.request.model import Config
-
-_GRAVITON = re.compile(r"^(a1|[a-z]+\d+[a-z]*g[a-z]*)\.")  # a1: first Graviton; c7g, m6gd, r8g, ...
-
-
-def architecture(instance_type: str) -> Literal["x86_64", "arm64"]:
-    spec = catalog_instance(instance_type)
-    if spec is not None:
-        return spec.arch
-    return "arm64" if _GRAVITON.match(instance_type) else "x86_64"
 
 
 def storage_option(config: Config, target_id: str) -> str:
@@ -56,6 +45,8 @@ def launch_spec(config: Config, run_id: str, tags: dict[str, str]) -> LaunchSpec
         ),
         volumes=volumes,
         tags=tags,
+        image=image_ref(config.image, architecture(config.instance_type)),
+        ebs_optimized=config.launch_ebs_optimized,
     )
 
 

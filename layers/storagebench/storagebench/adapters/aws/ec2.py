@@ -1,4 +1,9 @@
-"""Compute on EC2: one Amazon Linux 2023 instance per config, its EBS volumes in the launch.
+"""Compute on EC2: one instance per config from the config's image, its EBS volumes in the launch.
+
+The image is resolved at launch (an SSM parameter, an AMI id, or the newest image of an owner
+by name) and described once: its architecture must be the instance type's and its owner one
+the catalog names, and its root device name is where the root volume's mapping goes (Ubuntu
+and RHEL boot from /dev/sda1, Amazon Linux and Debian from /dev/xvda).
 
 Every data volume is a block device mapping of RunInstances (DeleteOnTermination), so one
 call creates, attaches and tags everything and a terminated instance takes its volumes
@@ -10,6 +15,7 @@ token, which a retried launch looks up first.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -22,10 +28,18 @@ from storagebench.core.errors import (
     ProvisioningError,
     ResourceBusyError,
 )
-from storagebench.core.state import ComputeStatus, LaunchSpec, LaunchVolume, Resources, VolumeRef
+from storagebench.core.state import (
+    ComputeStatus,
+    ImageRef,
+    LaunchSpec,
+    LaunchVolume,
+    Resources,
+    VolumeRef,
+)
 from storagebench.core.tags import TAG_CLIENT_TOKEN, TAG_CONFIG, TAG_RUN
 
 AMI_PARAMETER = "/aws/service/ami-amazon-linux-latest/al2023-ami-kernel-default-{arch}"
+AMI_OWNER_ALIASES = {"amazon": "137112412989"}  # DescribeImages reports the account, not the alias
 LIVE_STATES = ("pending", "running", "stopping", "stopped")
 GONE_STATES = ("shutting-down", "terminated")
 
@@ -63,6 +77,15 @@ def block_device(volume: LaunchVolume, kms_key_id: str | None = None) -> dict[st
     return {"DeviceName": volume.device_name, "Ebs": ebs}
 
 
+@dataclass(frozen=True)
+class Image:
+    """A resolved image: what RunInstances needs from it."""
+
+    image_id: str
+    root_device: str
+    architecture: str
+
+
 class Ec2Compute:
     """``Compute`` on EC2 in the stack's subnet, security group and instance profile."""
 
@@ -78,17 +101,64 @@ class Ec2Compute:
 
     # -------------------------------------------------------------- launch
 
-    def image_id(self, architecture: str) -> str:
-        name = AMI_PARAMETER.format(arch=architecture)
-        with aws_call(f"read the AMI parameter {name}", ProvisioningError):
-            return str(self.ssm.get_parameter(Name=name)["Parameter"]["Value"])
+    def default_image(self, spec: LaunchSpec) -> ImageRef:
+        """The image of a spec that names none: Amazon Linux 2023 for its architecture."""
+        return ImageRef(label="al2023", ssm_parameter=AMI_PARAMETER.format(arch=spec.architecture))
 
-    def run_instances_request(self, spec: LaunchSpec, image_id: str) -> dict[str, Any]:
+    def image(self, spec: LaunchSpec) -> Image:
+        """Resolve and describe the spec's image; refuse one that cannot boot this type."""
+        ref = spec.image or self.default_image(spec)
+        image_id = ref.ami_id
+        if ref.ssm_parameter:
+            with aws_call(f"read the AMI parameter {ref.ssm_parameter}", ProvisioningError):
+                image_id = str(self.ssm.get_parameter(Name=ref.ssm_parameter)["Parameter"]["Value"])
+        if ref.name_pattern:
+            image = self._newest(ref, spec.architecture)
+        else:
+            with aws_call(f"describe image {image_id} ({ref.label})", ProvisioningError):
+                found = self.ec2.describe_images(ImageIds=[image_id])["Images"]
+            if not found:
+                raise ProvisioningError(f"image {image_id} ({ref.label}) does not exist in this region")
+            image = found[0]
+        owners = {AMI_OWNER_ALIASES.get(o, o) for o in ref.owners}
+        if owners and str(image.get("OwnerId")) not in owners:
+            raise ProvisioningError(
+                f"image {image['ImageId']} ({ref.label}) is owned by {image.get('OwnerId')}, not by "
+                f"{', '.join(sorted(ref.owners))}: refusing an image its parameter should not point at"
+            )
+        if image.get("Architecture") != spec.architecture:
+            raise ProvisioningError(
+                f"image {image['ImageId']} ({ref.label}) is {image.get('Architecture')}, but "
+                f"{spec.instance_type} is {spec.architecture}: pick an {spec.architecture} image"
+            )
+        return Image(
+            str(image["ImageId"]), str(image.get("RootDeviceName") or "/dev/xvda"), spec.architecture
+        )
+
+    def _newest(self, ref: ImageRef, architecture: str) -> dict[str, Any]:
+        with aws_call(f"find the newest {ref.label} image", ProvisioningError):
+            found = self.ec2.describe_images(
+                Owners=ref.owners,
+                Filters=[
+                    {"Name": "name", "Values": [str(ref.name_pattern)]},
+                    {"Name": "architecture", "Values": [architecture]},
+                    {"Name": "state", "Values": ["available"]},
+                ],
+            )["Images"]
+        if not found:
+            raise ProvisioningError(
+                f"no {architecture} image named {ref.name_pattern} owned by {', '.join(ref.owners)} "
+                f"in this region ({ref.label})"
+            )
+        return max(found, key=lambda i: str(i.get("CreationDate", "")))
+
+    def run_instances_request(self, spec: LaunchSpec, image: Image) -> dict[str, Any]:
         """The RunInstances parameters for a spec (public so tests can read what is sent)."""
         tags = {**spec.tags, TAG_CLIENT_TOKEN: spec.client_token}
-        return {
+        root = spec.root.model_copy(update={"device_name": image.root_device})
+        request: dict[str, Any] = {
             "ClientToken": spec.client_token,
-            "ImageId": image_id,
+            "ImageId": image.image_id,
             "InstanceType": spec.instance_type,
             "MinCount": 1,
             "MaxCount": 1,
@@ -98,18 +168,21 @@ class Ec2Compute:
             "MetadataOptions": {"HttpTokens": "required", "HttpEndpoint": "enabled"},
             "InstanceInitiatedShutdownBehavior": "terminate",
             "BlockDeviceMappings": [
-                block_device(v, self.settings.ebs_kms_key_arn) for v in (spec.root, *spec.volumes)
+                block_device(v, self.settings.ebs_kms_key_arn) for v in (root, *spec.volumes)
             ],
             "TagSpecifications": [
                 {"ResourceType": "instance", "Tags": _tags(tags)},
                 {"ResourceType": "volume", "Tags": _tags(tags)},
             ],
         }
+        if spec.ebs_optimized is not None:
+            request["EbsOptimized"] = spec.ebs_optimized
+        return request
 
     def launch(self, spec: LaunchSpec) -> Resources:
         existing = self._find_by_token(spec.client_token)
         if existing is None:
-            request = self.run_instances_request(spec, self.image_id(spec.architecture))
+            request = self.run_instances_request(spec, self.image(spec))
             with aws_call(f"launch {spec.instance_type}", ProvisioningError):
                 existing = self.ec2.run_instances(**request)["Instances"][0]
         return self._resources(existing, spec.volumes)

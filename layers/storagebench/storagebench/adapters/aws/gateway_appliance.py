@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from storagebench.adapters.aws.ec2 import Ec2Compute
+from storagebench.adapters.aws.ec2 import Ec2Compute, Image
 from storagebench.adapters.aws.errors import aws_call
 from storagebench.adapters.aws.settings import AwsSettings
 from storagebench.core.errors import NotYetConsistentError, ProvisioningError
-from storagebench.core.state import LaunchSpec, Resources
+from storagebench.core.state import ImageRef, LaunchSpec, Resources
 from storagebench.core.tags import TAG_ROLE
 from storagebench.gateway.models import ApplianceStatus
 from storagebench.gateway.plan import APPLIANCE_ROLE
@@ -27,12 +27,11 @@ class _ApplianceCompute(Ec2Compute):
         super().__init__(ec2, ssm, settings)
         self.appliance_group = security_group_id
 
-    def image_id(self, architecture: str) -> str:
-        with aws_call(f"read the AMI parameter {APPLIANCE_AMI_PARAMETER}", ProvisioningError):
-            return str(self.ssm.get_parameter(Name=APPLIANCE_AMI_PARAMETER)["Parameter"]["Value"])
+    def default_image(self, spec: LaunchSpec) -> ImageRef:
+        return ImageRef(label="File Gateway appliance", ssm_parameter=APPLIANCE_AMI_PARAMETER)
 
-    def run_instances_request(self, spec: LaunchSpec, image_id: str) -> dict[str, Any]:
-        request = super().run_instances_request(spec, image_id)
+    def run_instances_request(self, spec: LaunchSpec, image: Image) -> dict[str, Any]:
+        request = super().run_instances_request(spec, image)
         request["SecurityGroupIds"] = [self.appliance_group]
         del request["IamInstanceProfile"]
         return request

@@ -298,10 +298,21 @@ def _catalog_instance_types() -> list[str]:
     return sorted(load_catalog().instances)
 
 
+def _charged(key: PriceKey | TierKey) -> bool:
+    """Whether the account could be charged this at all: the EBS optimisation fee exists only
+    for the types where optimisation is optional (asking for the others lists them as missing)."""
+    from storagebench.catalog.loader import instance_type
+
+    if key.product != "ec2_ebs_optimized_hour":
+        return True
+    spec = instance_type(str(key.dimensions[0]))
+    return spec is None or not spec.ebs_optimized_by_default
+
+
 def _region_prices(book: ApiPriceBook, instance_types: Sequence[str]) -> dict[str, Any]:
     prices: dict[str, Any] = {p.name: {} for p in PRODUCTS.values() if p.snapshot_key is not None}
     missing: list[dict[str, str]] = []
-    for key in every_key(instance_types):
+    for key in filter(_charged, every_key(instance_types)):
         spec = key.spec
         table = spec.snapshot_key(*key.dimensions) if spec.snapshot_key is not None else None
         try:
