@@ -8,8 +8,9 @@ from typing import Any, Literal
 
 import pytest
 
-from storagebench.analysis.delivery import check_delivery, check_envelope, combined_rate
+from storagebench.analysis.delivery import check_delivery, check_envelope, combined_rate, ebs_bound
 from storagebench.results.records import ResultRecord
+from storagebench.results.volume import VolumeSide
 
 
 def test_saturating_workload_at_ceiling_is_volume_bound() -> None:
@@ -169,3 +170,30 @@ def test_combined_rate_edge_cases() -> None:
         combined_rate([_record("read", 1.0), _record("write", 1.0, phase="create")], "iops")
     with pytest.raises(ValueError):
         combined_rate([_record("mixed", 2.0), _record("read", 1.0)], "iops")
+
+
+# --- what EBS says bound the phase ----------------------------------------------------------
+
+
+def _ebs(source: str = "nvme-log-page", **bound: float | None) -> VolumeSide:
+    return VolumeSide(source=source, devices=1, ops=180_000, bytes=180_000 * 4096, **bound)  # type: ignore[arg-type]
+
+
+def test_ebs_names_the_limit_that_held_most_of_the_phase() -> None:
+    read = _record("read", 3_000.0, volume=_ebs(volume_iops_bound_s=57.0, instance_iops_bound_s=0.0))
+    assert ebs_bound([read]) == ("volume-iops", pytest.approx(0.95))
+    instance = _record(
+        "read", 3_000.0, volume=_ebs(volume_iops_bound_s=5.0, instance_throughput_bound_s=48.0)
+    )
+    assert ebs_bound([instance]) == ("instance-throughput", pytest.approx(0.8))
+
+
+def test_a_saturating_phase_ebs_did_not_throttle_is_said_so() -> None:
+    quiet = _record("read", 1_200.0, volume=_ebs(volume_iops_bound_s=3.0, volume_throughput_bound_s=0.0))
+    assert ebs_bound([quiet]) == ("unthrottled", pytest.approx(0.05))
+
+
+def test_no_ebs_statistics_no_claim() -> None:
+    assert ebs_bound([_record("read", 3_000.0)]) is None
+    emulated = _record("read", 3_000.0, volume=_ebs(source="kernel-counters"))
+    assert ebs_bound([emulated]) is None

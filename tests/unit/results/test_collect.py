@@ -394,3 +394,94 @@ def test_fio_txt_with_the_preamble_as_the_agent_writes_it(output: Path) -> None:
     collection = collect(output)
     assert by_step(collection, "randread")
     assert not [p for p in collection.problems if "s1" in p]
+
+
+# ------------------------------------------------------------------------- the volume's side
+
+
+def _view(
+    device: str, ops: int, mean_us: float, hist: list[list[int]] | None, bound: float | None
+) -> dict[str, Any]:
+    return {
+        "device": device,
+        "volume_id": "vol-0" + device[-1] * 16 if hist is not None else None,
+        "source": "nvme-log-page" if hist is not None else "kernel-counters",
+        "directions": {
+            "read": {"ops": ops, "bytes": ops * 4096, "mean_latency_us": mean_us, "histogram": hist},
+            "write": {
+                "ops": 0,
+                "bytes": 0,
+                "mean_latency_us": None,
+                "histogram": hist and [[b[0], b[1], 0] for b in hist],
+            },
+        },
+        "throttled_s": {
+            "volume_iops": bound,
+            "volume_throughput": 0.0 if bound is not None else None,
+            "instance_iops": 0.0 if bound is not None else None,
+            "instance_throughput": 0.0 if bound is not None else None,
+        },
+        "queue_length": 4,
+    }
+
+
+def _volume_run(tmp_path: Path, volume: Any) -> Collection:
+    root = tmp_path / "out"
+    root.mkdir(parents=True)
+    phase = fio_phase(root, "s1", "run", "single_randread")
+    phase["volume"] = volume
+    manifest = {
+        "manifest_version": 1,
+        "agent_version": "0.1.0",
+        "run_id": "run-1",
+        "config_id": "cfg",
+        "status": "ok",
+        "targets": [{"id": "vol", "kind": "ebs", "mode": "raw", "labels": []}],
+        "steps": [step("s1", [phase])],
+    }
+    (root / "manifest.json").write_text(json.dumps(manifest))
+    return collect(root)
+
+
+def test_each_record_gets_its_direction_as_the_striped_volumes_saw_it(tmp_path: Path) -> None:
+    members = [
+        _view("/dev/nvme1n1", 30_000, 2_000.0, [[1024, 2048, 10_000], [2048, 4096, 20_000]], 12.5),
+        _view("/dev/nvme2n1", 10_000, 4_000.0, [[1024, 2048, 0], [2048, 4096, 10_000]], 30.0),
+    ]
+    collection = _volume_run(tmp_path, members)
+    assert collection.problems == []
+    (record,) = [r for r in collection.records if r.direction == "read"]
+    volume = record.volume
+    assert volume is not None and (volume.source, volume.devices, volume.ops) == ("nvme-log-page", 2, 40_000)
+    assert volume.bytes == 40_000 * 4096
+    assert volume.mean_latency_us == pytest.approx((30_000 * 2_000 + 10_000 * 4_000) / 40_000)  # 2,500
+    assert [(b.lower_us, b.upper_us, b.count) for b in volume.histogram or []] == [
+        (1024, 2048, 10_000),
+        (2048, 4096, 30_000),
+    ]
+    assert volume.volume_iops_bound_s == 30.0  # the most any member spent bound
+    assert volume.iops == pytest.approx(40_000 / record.runtime_s)
+
+
+def test_emulated_volumes_give_counters_without_histogram_or_bound_time(tmp_path: Path) -> None:
+    collection = _volume_run(tmp_path, [_view("/dev/loop3", 5_000, 300.0, None, None)])
+    (record,) = [r for r in collection.records if r.direction == "read"]
+    assert record.volume is not None and record.volume.source == "kernel-counters"
+    assert record.volume.histogram is None and record.volume.volume_iops_bound_s is None
+
+
+def test_a_bad_volume_view_is_a_named_problem_and_the_record_is_kept(tmp_path: Path) -> None:
+    bad = _view("/dev/nvme1n1", 10, 1.0, [[0, 1, 10]], 0.0)
+    bad["directions"]["read"]["ops"] = -5
+    unread = {"device": "/dev/nvme2n1", "volume_id": "vol-0b", "error": "the NVMe ioctl was refused"}
+    collection = _volume_run(tmp_path, [bad, unread])
+    assert collection.problems == [
+        "step s1 phase run: volume[0].directions.read.ops: Input should be greater than or equal to 0"
+        " (got -5)",
+        "step s1 phase run: volume[1] /dev/nvme2n1: not read: the NVMe ioctl was refused",
+    ]
+    (record,) = [r for r in collection.records if r.direction == "read"]
+    assert record.volume is None and record.iops  # fio's figures are intact
+    assert _volume_run(tmp_path / "x", "garbage").problems == [
+        "step s1 phase run: volume: expected a list of device views, got str"
+    ]

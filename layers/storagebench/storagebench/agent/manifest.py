@@ -64,6 +64,7 @@ class PhaseResult(TypedDict, total=False):
     timing: Timing
     files: List[str]
     drop_caches: str  # done | skipped: not root
+    volume: List[Dict[str, Any]]  # each device's view of the phase (agent.ebs_stats.summary)
 
 
 class StepResult(TypedDict, total=False):

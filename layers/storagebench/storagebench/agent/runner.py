@@ -15,6 +15,7 @@ import traceback
 from typing import Any, Dict, List, Optional
 
 from storagebench import __version__
+from storagebench.agent.ebs_stats import VolumeProbe
 from storagebench.agent.emulate import EmulatedFleet, EmulationError, cgroup_name
 from storagebench.agent.engines import PhaseContext, clear_workdir, run_phase
 from storagebench.agent.log import Progress, utc_now
@@ -292,6 +293,8 @@ class Runner:
                 ctx = PhaseContext(
                     target.path, target.mode, workdir, phase_dir, self.fleet.procs_file, self.is_root
                 )
+                probe = VolumeProbe(target.devices)
+                readings = probe.read()
                 try:
                     outcome = run_phase(phase, ctx)
                 except Interrupted as exc:
@@ -313,6 +316,9 @@ class Runner:
                     exc.step_result = result  # type: ignore[attr-defined]
                     raise
                 outcome["dir"] = os.path.relpath(phase_dir, self.output_dir)
+                volume = probe.since(readings)
+                if volume:
+                    outcome["volume"] = volume
                 phases.append(outcome)
                 if outcome["status"] != STATUS_OK:
                     result["status"] = STATUS_FAILED

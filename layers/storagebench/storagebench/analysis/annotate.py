@@ -24,7 +24,7 @@ from typing import Any
 
 from storagebench.analysis.bimodal import detect_bimodal
 from storagebench.analysis.burst import detect_knee
-from storagebench.analysis.delivery import check_delivery
+from storagebench.analysis.delivery import check_delivery, ebs_bound
 from storagebench.core.clock import parse_iso
 from storagebench.kinds import kind_of
 from storagebench.request.model import Config
@@ -139,6 +139,9 @@ def delivery_labels(
             found.append(f"{verdict.status}:{verdict.ratio:.2f}")  # measured / expected
         if verdict.status == "delivered" and verdict.bound == "instance":
             found.append("instance-bound")
+        said = ebs_bound(members)
+        if said is not None:  # EBS's own count of the time each limit held: evidence, not inference
+            found.append(f"ebs-{said[0]}:{said[1]:.2f}")
         if found:
             labels[(step_id, key[3])] = found
     return labels

@@ -31,6 +31,7 @@ __all__ = [
     "check_delivery",
     "check_envelope",
     "combined_rate",
+    "ebs_bound",
 ]
 
 BoundBy = Literal["volume", "instance", "unknown-instance"]
@@ -179,3 +180,29 @@ def combined_rate(records: Sequence[ResultRecord], metric: Literal["iops", "bw_m
         raise ValueError("a 'mixed' total and per-direction records would be counted twice")
     values = [v for v in ((r.iops if metric == "iops" else r.bw_mibps) for r in records) if v is not None]
     return math.fsum(values) if values else None
+
+
+EBS_BOUND_FROM = 0.5
+"""Share of a phase's runtime a limit must have bound, by EBS's own count, to be named its bound."""
+
+
+def ebs_bound(records: Sequence[ResultRecord]) -> tuple[str, float] | None:
+    """What EBS itself says held a saturating phase back: the limit whose exceeded-time counter
+    covers the largest share of the runtime (``volume-iops``, ``volume-throughput``,
+    ``instance-iops``, ``instance-throughput``), or ``unthrottled`` with the largest share when
+    none reached ``EBS_BOUND_FROM``. None without EBS statistics (emulated or non-Nitro volumes).
+    """
+    views = [r for r in records if r.volume is not None and r.volume.source == "nvme-log-page"]
+    runtime = max((r.runtime_s for r in views), default=0.0)
+    if not views or runtime <= 0:
+        return None
+    shares: dict[str, float] = {}
+    for name in ("volume_iops", "volume_throughput", "instance_iops", "instance_throughput"):
+        seconds = [getattr(r.volume, f"{name}_bound_s") for r in views]
+        known = [x for x in seconds if x is not None]
+        if known:
+            shares[name.replace("_", "-")] = min(1.0, max(known) / runtime)
+    if not shares:
+        return None
+    limit, share = max(shares.items(), key=lambda item: item[1])
+    return (limit, share) if share >= EBS_BOUND_FROM else ("unthrottled", share)

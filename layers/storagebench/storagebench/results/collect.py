@@ -32,6 +32,7 @@ from storagebench.results.dd import DdResult, read_dd_stderr
 from storagebench.results.errors import ManifestError, ParseError
 from storagebench.results.fio import MIB, aggregate_fio, summary_disagreements
 from storagebench.results.records import Direction, ResultRecord, VariantValue
+from storagebench.results.volume import DeviceView, parse_views, volume_side
 
 _THREAD = re.compile(r"\.(\d+)\.")
 
@@ -147,11 +148,25 @@ def collect(output_dir: str | Path) -> Collection:
                 identity = _identity(manifest["config_id"], step, phase, labels)
                 plan_phase = plan_phases.get((str(step_id), str(name)), {})
                 records, notes = _phase_records(root, step, phase, plan_phase, identity)
-                collection.records.extend(records)
-                collection.problems.extend(f"{where}: {note}" for note in notes)
+                views, bad = parse_views(phase.get("volume"))
+                collection.records.extend(_with_volume(records, views))
+                collection.problems.extend(f"{where}: {note}" for note in [*notes, *bad])
             except Exception as exc:
                 collection.problems.append(f"{where}: {_describe(exc)}")
     return collection
+
+
+def _with_volume(records: list[ResultRecord], views: list[DeviceView]) -> list[ResultRecord]:
+    """Each read or write record with its direction as the volume saw it (mixed and trim records
+    span both counters, so they get none)."""
+    if not views:
+        return records
+    return [
+        record.model_copy(update={"volume": volume_side(views, record.direction, record.runtime_s)})
+        if record.direction in ("read", "write")
+        else record
+        for record in records
+    ]
 
 
 def _describe(exc: Exception) -> str:

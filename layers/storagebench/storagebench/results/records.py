@@ -11,6 +11,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from storagebench.results.volume import VolumeSide
+
 Direction = Literal["read", "write", "trim", "mixed"]
 Engine = Literal["fio", "dd", "command", "prewarm"]
 VariantValue = int | float | str
@@ -89,6 +91,11 @@ class ResultRecord(BaseModel):
     started_at: str | None = None
     raw: list[str] = Field(default_factory=list, description="raw artifacts, relative to the agent output")
     labels: list[str] = Field(default_factory=list, description="e.g. emulated:gp2, unthrottled-directory")
+    volume: VolumeSide | None = Field(
+        default=None,
+        description="the same phase and direction as the volume saw it (EBS statistics log page, or the "
+        "kernel's counters for emulated volumes); None where no device could be read",
+    )
 
     def key(self) -> tuple[str, str, str, str, str, str, int | None]:
         """What repetitions of the same measurement share."""
