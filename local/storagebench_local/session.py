@@ -39,6 +39,7 @@ from storagebench_local.adapters.notifications import FileNotifier
 
 REPO = Path(__file__).resolve().parents[2]
 TOOLS = REPO / ".tools"
+IMAGE_CACHE = REPO / ".cache" / "images"
 REGION = "us-east-1"
 ACCOUNT = "123456789012"
 STACK = "storagebench-local"
@@ -119,6 +120,7 @@ class LocalSession:
         image_root: Path | None = None,
     ) -> None:
         self.image_root = image_root  # instances chroot into a copy of it (None: this machine's root)
+        self.published_images: dict[str, str] = {}  # "<image>/<arch>" -> the AMI local mode published
         self.root = root.resolve()
         self.options = options or LocalOptions()
         self.faults = faults or FaultPlan()
@@ -247,7 +249,16 @@ class LocalSession:
         )
         tools = Tools(imds_mock=TOOLS / "bin" / "ec2-metadata-mock")
         self.ssm_agent = self._stack.enter_context(
-            LocalSsmAgent(ssm, s3, ec2, self.root / "instances", tools, self.aws_endpoint, self.image_root)
+            LocalSsmAgent(
+                ssm,
+                s3,
+                ec2,
+                self.root / "instances",
+                tools,
+                self.aws_endpoint,
+                self.image_root,
+                image_for=self._image_for,
+            )
         )
         agents = LocalSsmAgents(
             ssm,
@@ -312,8 +323,18 @@ class LocalSession:
         # Debian, RHEL) are published the way their vendors do (public_images).
         from storagebench_local.public_images import publish
 
-        publish(ACCOUNT, REGION)
+        self.published_images = publish(ACCOUNT, REGION)
         return {"subnet": subnet["SubnetId"], "group": group["GroupId"], "profile": profile["Arn"]}
+
+    def _image_for(self, image_id: str) -> Path | None:
+        """The root an instance of this AMI boots locally: Debian 12's cached root for the
+        debian-12 images (built with debootstrap on first use), this machine's for the others."""
+        debian = {ami for name, ami in self.published_images.items() if name.startswith("debian-12/")}
+        if image_id in debian:
+            from storagebench_local.ssm.image_root import debian_root
+
+            return debian_root(IMAGE_CACHE)[0]
+        return None
 
     def _serve_functions(self, template: Any) -> None:
         from storagebench_local.lambda_endpoint import LocalLambda

@@ -42,6 +42,7 @@ def rebind(plan: Plan, options: LocalOptions) -> Plan:
                     "filesystem": spec.get("filesystem", "xfs"),
                     "mount_options": spec.get("mount_options"),
                     "raid_chunk_kib": spec.get("raid_chunk_kib"),
+                    "prepare": spec.get("prepare", True),  # left to the setup hook: $SB_DEVICE_<ID>
                 }
             )
             targets.append(emulated_ebs(target, options))

@@ -19,6 +19,7 @@ import signal
 import subprocess
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -64,6 +65,7 @@ class LocalSsmAgent:
         tools: Tools,
         aws_endpoint: str,
         image: Path | None = None,
+        image_for: Callable[[str], Path | None] | None = None,
     ) -> None:
         self.ssm = ssm
         self.s3 = s3
@@ -71,7 +73,8 @@ class LocalSsmAgent:
         self.root = root
         self.tools = tools
         self.aws_endpoint = aws_endpoint
-        self.image = image  # the root file system instances boot (None: this machine's)
+        self.image = image  # the root file system every instance boots (None: see image_for)
+        self.image_for = image_for  # AMI id -> the root its instances boot (None: this machine's)
         self.instances: dict[str, LocalInstance] = {}
         self.invocations: dict[tuple[str, str], Invocation] = {}
         self._lock = threading.Lock()
@@ -99,6 +102,9 @@ class LocalSsmAgent:
                 return self.instances[instance_id]
         described = self.ec2.describe_instances(InstanceIds=[instance_id])["Reservations"][0]["Instances"][0]
         profile = (described.get("IamInstanceProfile") or {}).get("Arn", "instance-profile/storagebench")
+        image = self.image
+        if image is None and self.image_for is not None:
+            image = self.image_for(str(described.get("ImageId", "")))
         instance = LocalInstance.boot(
             instance_id,
             described.get("InstanceType", "unknown"),
@@ -107,7 +113,7 @@ class LocalSsmAgent:
             self.root,
             self.tools,
             self.aws_endpoint,
-            self.image,
+            image,
         )
         with self._lock:
             self.instances[instance_id] = instance

@@ -1,0 +1,32 @@
+"""Local mode rebinds a plan's EBS targets onto emulated volumes and keeps what the request said."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from storagebench.planning.local import LocalOptions
+from storagebench_local.adapters.local_plan import rebind
+
+
+def _plan(**target: Any) -> Any:
+    spec = {
+        "id": "chunks",
+        "kind": "ebs",
+        "filesystem": "raw",
+        "count": 1,
+        "layout": "raid0",
+        "volume": {"type": "gp2", "size_gib": 100, "iops": None, "throughput_mibps": None},
+        **target,
+    }
+    return {"targets": [spec, {"id": "shared", "kind": "directory", "path": "/mnt/moosefs"}]}
+
+
+def test_a_target_left_to_the_setup_hook_stays_left_to_it() -> None:
+    rebound = rebind(_plan(prepare=False), LocalOptions())
+    chunks, shared = rebound["targets"]
+    assert chunks["prepare"] is False and chunks["emulate"][0]["volume_type"] == "gp2"
+    assert shared == {"id": "shared", "kind": "directory", "path": "/mnt/moosefs"}
+
+
+def test_a_prepared_target_stays_prepared() -> None:
+    assert rebind(_plan(filesystem="xfs"), LocalOptions())["targets"][0]["prepare"] is True
