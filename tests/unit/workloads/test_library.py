@@ -506,7 +506,7 @@ def test_command_profile_accounting() -> None:
     [
         "[job]\nrw=read\n",
         "[global]\nioengine=libaio\n[a]\nrw=read\n[b]\nrw=write\nstonewall\n",
-        "; comment\n[job]\nfilename=${SB_TARGET}\n",
+        "; comment\n[job]\nrw=randrw\nrwmixread=70\nbssplit=4k/50:64k/50\niodepth=32\nioengine=io_uring\n",
     ],
 )
 def test_check_fio_job_file_accepts(text: str) -> None:
@@ -522,6 +522,11 @@ def test_check_fio_job_file_accepts(text: str) -> None:
         ("[job]\noutput=/tmp/x\n", "[job] sets output"),
         ("[job]\noutput-format=json\n", "sets output-format"),
         ("[global]\nexitall_on_error=1\n[job]\nrw=read\n", "[global] sets exitall_on_error"),
+        ("; comment\n[job]\nfilename=${SB_TARGET}\n", "[job] sets filename, which the agent points"),
+        (
+            "[a]\nexec_prerun=id\n[b]\ninclude x\n",
+            "[a] sets exec_prerun, which runs a program as root; [b] sets include",
+        ),
     ],
 )
 def test_check_fio_job_file_rejects(text: str, message: str) -> None:

@@ -17,6 +17,7 @@ from storagebench.catalog import architecture, ebs_volume_type, instance_type, l
 from storagebench.catalog.envelope import TargetEnvelope, target_envelope
 from storagebench.catalog.images import DEFAULT_IMAGE, image_problem, missing_tool
 from storagebench.catalog.models import EbsVolumeType
+from storagebench.request.mount_options import FAMILIES, mount_options_problem
 from storagebench.request.problems import Problems, fmt_int
 from storagebench.request.references import default_target_id, reference_problems
 from storagebench.workloads import SUITES, get_profile
@@ -142,6 +143,22 @@ class _Target(_Model):
     id: Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9-]{0,30}$")] | None = Field(
         default=None, description="names the target in workloads and results; defaults to <kind><position>"
     )
+
+    @model_validator(mode="after")
+    def _mount_options(self) -> _Target:
+        """Mount options go through an allow-list per file system (``request.mount_options``)."""
+        options = getattr(self, "mount_options", None)
+        kind = getattr(self, "kind", "")
+        family = {"efs": "nfs", "nfs": "nfs", "file_gateway": "nfs", "fsx_lustre": "lustre"}.get(
+            kind, getattr(self, "filesystem", None)
+        )
+        if options and family in FAMILIES:
+            problem = mount_options_problem(options, family)
+            if problem is not None:
+                problems = Problems(type(self).__name__)
+                problems.add(("mount_options",), options, problem)
+                problems.raise_if_any()
+        return self
 
 
 class EbsTarget(_Target):

@@ -14,6 +14,7 @@ from importlib import resources
 from typing import Any
 
 from storagebench.agent.plan import FioJob, Phase
+from storagebench.workloads.fio_options import option_problem
 from storagebench.workloads.params import Param, ParamValue, format_size, parse_size
 from storagebench.workloads.profile import Profile, TargetContext
 
@@ -384,7 +385,8 @@ def _custom_command(values: Mapping[str, ParamValue], ctx: TargetContext) -> lis
 
 
 def check_fio_job_file(text: str) -> None:
-    """Reject job files fio would refuse or that would defeat the agent's output handling."""
+    """Reject job files fio would refuse, and every option outside the allow-list
+    (``workloads.fio_options``): a job file runs as root on the instance."""
     import configparser
 
     parser = configparser.ConfigParser(
@@ -397,10 +399,14 @@ def check_fio_job_file(text: str) -> None:
     jobs = [section for section in parser.sections() if section != "global"]
     if not jobs:
         raise ValueError("the job file has no job section (only [global] or nothing)")
-    for section in parser.sections():
-        for key in parser[section]:
-            if key in ("output", "output-format", "exitall_on_error"):
-                raise ValueError(f"[{section}] sets {key}, which the agent controls")
+    problems = [
+        f"[{section}] {problem}"
+        for section in parser.sections()
+        for key, value in parser[section].items()
+        if (problem := option_problem(key.split()[0] if key.split() else key, value)) is not None
+    ]
+    if problems:
+        raise ValueError("; ".join(problems))
 
 
 def _custom_fio(values: Mapping[str, ParamValue], ctx: TargetContext) -> list[Phase]:
@@ -673,10 +679,10 @@ def _profiles() -> list[Profile]:
             name="fio-custom",
             title="Your fio job file",
             description=(
-                "Runs the given fio job file as is. The agent adds only output options and, when the job "
-                "file "
-                "sets neither, `directory=` (file system) or `filename=` (raw) for the target; ${SB_TARGET} "
-                "in the job file expands to the same path. Not scaled."
+                "Runs the given fio job file against the prepared target: the agent adds `directory=` (file "
+                "system) or `filename=` (raw) and its output options. Only allow-listed options are accepted "
+                "(I/O pattern, engine, rate, reporting; no filename, directory, include, exec_*, log paths "
+                "or $VARIABLES: the job runs as root). Not scaled."
             ),
             source="custom",
             family="custom",
