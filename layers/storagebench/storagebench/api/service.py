@@ -28,7 +28,8 @@ from storagebench.api.ports import Execution, ReportLinks, RunLauncher, RunSweep
 from storagebench.api.queries import DIRECTIONS, MAX_CURSOR, ListRunsQuery, ResultsQuery
 from storagebench.core.guardrails import Guardrails
 from storagebench.planning.preview import preview_request
-from storagebench.request import RequestError, parse_request
+from storagebench.request import BenchmarkRequest, RequestError, parse_request
+from storagebench.request.privilege import privileged_content
 from storagebench.store.models import StoredRun
 from storagebench.workflow.artifact_keys import report_key
 from storagebench.workflow.ports import ResultsStore
@@ -64,7 +65,31 @@ class ApiService:
 
     # ------------------------------------------------------------------ POST /runs
 
-    def create_run(self, document: Any, dry_run: bool) -> RunCreated | DryRun:
+    def _check_privilege(self, request: BenchmarkRequest, privileged: bool) -> None:
+        shell = privileged_content(request)
+        if privileged and not self.guardrails.allow_privileged:
+            raise ApiError(
+                403,
+                "privileged_runs_disabled",
+                "this stack does not run privileged requests (its AllowPrivilegedRuns parameter is false)",
+                [detail(p.path, None, p.what) for p in shell],
+            )
+        if shell and not privileged:
+            details = [detail(p.path, None, f"{p.what}: start it with POST /runs/privileged") for p in shell]
+            raise ApiError(
+                403,
+                "privileged_request",
+                f"the request runs shell on the instance ({len(shell)} part(s)); POST /runs may not start "
+                "it: use POST /runs/privileged, which an administrator grants separately",
+                details,
+            )
+
+    def create_run(self, document: Any, dry_run: bool, *, privileged: bool = False) -> RunCreated | DryRun:
+        """Validate, check privilege and guardrails, then start (or preview) the run.
+
+        ``privileged``: the caller came through ``POST /runs/privileged``, the route an administrator
+        grants separately; only there may a request carry shell, and only if the stack allows it.
+        """
         try:
             request = parse_request(document)
         except RequestError as exc:
@@ -79,6 +104,7 @@ class ApiService:
             raise ApiError(
                 422, "invalid_request", f"invalid benchmark request ({len(details)} problem(s))", details
             ) from None
+        self._check_privilege(request, privileged)
         preview = preview_request(request, self.guardrails)
         if dry_run:
             return DryRun(preview=preview)

@@ -95,7 +95,12 @@ def run(
     except RequestError as exc:
         raise fail(str(exc)) from None
     if not local:
-        _run_on_stack(json.loads(suite.read_text(encoding="utf-8")), stack, api_url, region, dry_run, as_json)
+        from storagebench.request.privilege import privileged_content
+
+        # shell on the instance goes through the separately granted route (README, Security)
+        route = "/runs/privileged" if privileged_content(request) else "/runs"
+        document = json.loads(suite.read_text(encoding="utf-8"))
+        _run_on_stack(document, stack, api_url, region, dry_run, as_json, route)
         return
     from storagebench_local.session import LocalSession
 
@@ -147,12 +152,13 @@ def _run_on_stack(
     region: str | None,
     dry_run: bool,
     as_json: bool,
+    route: str = "/runs",
 ) -> None:
-    """POST /runs: the run id and execution ARN, or with --dry-run the preview."""
+    """POST /runs (or /runs/privileged): the run id and execution ARN, or with --dry-run the preview."""
     from storagebench.cli.stack_client import stack_api
 
     with stack_api(stack, api_url, region) as api:
-        _, answer = api.call("POST", "/runs", {"dry_run": dry_run} if dry_run else None, document)
+        _, answer = api.call("POST", route, {"dry_run": dry_run} if dry_run else None, document)
     if as_json:
         print_json(answer)
         return

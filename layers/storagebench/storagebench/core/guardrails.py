@@ -36,6 +36,9 @@ class Guardrails(BaseModel):
     max_concurrent_instances: int = Field(default=20, ge=1, le=1000)
     max_run_cost_usd: float = Field(default=500.0, gt=0, le=1_000_000)
     max_run_hours: float = Field(default=24.0, gt=0, le=168)
+    # Requests that run shell on the instance (hooks, command workloads, custom fio job files):
+    # off unless the stack's AllowPrivilegedRuns parameter turns them on.
+    allow_privileged: bool = False
     # Target kinds this deployment cannot provision, with why (local mode: no Storage Gateway emulator).
     unprovisionable_kinds: dict[str, str] = Field(
         default_factory=lambda: {"file_gateway": _no_gateway_settings(list(GATEWAY_VARIABLES))}
@@ -61,6 +64,11 @@ class Guardrails(BaseModel):
             values["allowed_instance_types"] = tuple(
                 t.strip() for t in env["ALLOWED_INSTANCE_TYPES"].split(",") if t.strip()
             )
+        if env.get("ALLOW_PRIVILEGED_RUNS"):
+            flag = env["ALLOW_PRIVILEGED_RUNS"].strip().lower()
+            if flag not in ("true", "false"):
+                raise ValueError(f"stack setting allow_privileged: true or false (got {flag!r})")
+            values["allow_privileged"] = flag == "true"
         missing = [v for v in GATEWAY_VARIABLES if not env.get(v, "").strip()]
         values["unprovisionable_kinds"] = {"file_gateway": _no_gateway_settings(missing)} if missing else {}
         try:
