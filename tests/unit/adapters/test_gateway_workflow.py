@@ -328,3 +328,33 @@ def test_an_aborted_run_releases_the_gateway_by_name_before_the_client(flow: Flo
     )
     assert summary.status == "FAILED" and summary.configs[0].leftovers == []
     world.assert_nothing_left(summary.configs[0].leftovers)
+
+
+@pytest.mark.parametrize("damage", ["deleted", "not-json", "invalid"])
+def test_release_does_not_depend_on_the_request(flow: Flow, bucket: str, damage: str) -> None:
+    """request.json deleted or corrupted mid-run: Cleanup still releases the recorded gateway
+    and the client, and says that an unrecorded gateway could not be looked up by name."""
+    world = flow.world
+    expect_activation(world)
+    expect_cache(world)
+    expect_share(world)
+    state = flow.poll(flow.provisioned())
+    assert state.ready is not None and state.ready.state == "ready"
+    s3 = boto3.client("s3", region_name=REGION)
+    key = request_key(RUN)
+    if damage == "deleted":
+        s3.delete_object(Bucket=bucket, Key=key)
+    else:
+        body = b"{not json" if damage == "not-json" else json.dumps({"name": "gw", "configs": []}).encode()
+        s3.put_object(Bucket=bucket, Key=key, Body=body)
+    share_writes(world)
+    expect_release(world, gateway=True, share=True)
+    result = steps.cleanup(state, flow.services)
+    assert flow.store.last is not None and flow.store.last.cleanup is not None
+    deleted = flow.store.last.cleanup.deleted
+    assert SHARE_ARN in deleted and GATEWAY_ARN in deleted and str(state.resources.instance_id) in deleted
+    (note,) = result.leftovers
+    assert note.startswith("the run's request could not be read (") and "janitor" in note
+    assert world.live_instances() == [] and world.objects() == 0
+    assert world.ledger.gateways == set() and world.ledger.shares == set()
+    world.stub.assert_no_pending_responses()

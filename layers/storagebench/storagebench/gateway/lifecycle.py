@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from storagebench.core.errors import NotReadyError, NotYetConsistentError, ProvisioningError
 from storagebench.core.state import GatewayRef
 from storagebench.gateway.models import GatewayRelease, LocalDisk, ShareSpec
-from storagebench.gateway.plan import GIB, GatewayPlan
+from storagebench.gateway.plan import GIB, GatewayPlan, ReleaseSpec
 from storagebench.gateway.ports import ActivationKeys, Appliances, Gateways, ShareObjects
 
 GONE = ("shutting-down", "terminated", "stopping", "stopped")
@@ -131,7 +131,7 @@ def advance(
     return GatewayProgress(ref, None)
 
 
-def release(ref: GatewayRef | None, plan: GatewayPlan, ports: GatewayPorts) -> GatewayRelease:
+def release(ref: GatewayRef | None, plan: ReleaseSpec, ports: GatewayPorts) -> GatewayRelease:
     """Delete the share(s), the gateway, the appliance with its disks and the run's objects; then
     check by name, tags and prefix. Idempotent, and works without a ref (a run aborted mid-way)."""
     report = GatewayRelease()

@@ -6,7 +6,7 @@ import hashlib
 from dataclasses import dataclass
 
 from storagebench.core.launch import DATA_DEVICE_LETTERS, ROOT_DEVICE, client_token
-from storagebench.core.state import LaunchSpec, LaunchVolume
+from storagebench.core.state import GatewayRef, LaunchSpec, LaunchVolume
 from storagebench.core.tags import TAG_ROLE, TAG_TARGET
 from storagebench.request.model import Config, FileGatewayTarget, GatewayVolume
 
@@ -26,6 +26,10 @@ class GatewayPlan:
     prefix: str
     role_arn: str
     tags: dict[str, str]
+
+    @property
+    def release_spec(self) -> ReleaseSpec:
+        return ReleaseSpec(self.run_id, self.config_id, self.gateway_name, self.bucket, self.prefix)
 
     @property
     def location_arn(self) -> str:
@@ -58,6 +62,29 @@ def _volume(target_id: str, member: int, device: str, volume: GatewayVolume) -> 
         iops=volume.iops,
         throughput_mibps=volume.throughput_mibps,
         encrypted=volume.encrypted,
+    )
+
+
+@dataclass(frozen=True)
+class ReleaseSpec:
+    """What releasing one gateway needs: no request, so a run whose request is gone still releases."""
+
+    run_id: str
+    config_id: str
+    gateway_name: str
+    bucket: str
+    prefix: str
+
+
+def gateway_name(run_id: str, config_id: str, target_id: str) -> str:
+    """The gateway's name, derived from ids alone (release finds an unrecorded gateway by it)."""
+    return f"storagebench-{run_id}-{config_id}-{target_id}"[:255]
+
+
+def release_spec_of_ref(run_id: str, config_id: str, ref: GatewayRef) -> ReleaseSpec:
+    """A recorded gateway's release, from the state alone."""
+    return ReleaseSpec(
+        run_id, config_id, gateway_name(run_id, config_id, ref.target_id), ref.bucket, ref.prefix
     )
 
 
@@ -94,7 +121,7 @@ def gateway_plan(
         config_id=config.id,
         region=region,
         launch=launch,
-        gateway_name=f"storagebench-{run_id}-{config.id}-{tid}"[:255],
+        gateway_name=gateway_name(run_id, config.id, tid),
         bucket=target.bucket or default_bucket,
         prefix=prefix,
         role_arn=role_arn,

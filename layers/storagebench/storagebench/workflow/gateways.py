@@ -9,7 +9,7 @@ from storagebench.core.state import CleanupReport, Resources
 from storagebench.core.tags import TAG_CONFIG, TAG_RUN
 from storagebench.gateway.lifecycle import advance, launch, new_ref
 from storagebench.gateway.lifecycle import release as release_gateway
-from storagebench.gateway.plan import GatewayPlan, gateway_plan
+from storagebench.gateway.plan import GatewayPlan, gateway_plan, release_spec_of_ref
 from storagebench.kinds.file_gateway import gateway_targets
 from storagebench.request.model import BenchmarkRequest
 from storagebench.workflow.ports import GatewayServices
@@ -94,7 +94,25 @@ def release_gateways(
     labels = {TAG_RUN: run_id, TAG_CONFIG: config_id}
     for plan in gateway_plans(request, config_id, run_id, labels, setup):
         ref = next((g for g in resources.gateways if g.target_id == str(plan.target.id)), None)
-        released = release_gateway(ref, plan, _setup(setup).ports)
+        released = release_gateway(ref, plan.release_spec, _setup(setup).ports)
         report.deleted += released.deleted
         report.leftovers += released.leftovers
+    return report
+
+
+def release_recorded_gateways(
+    run_id: str, config_id: str, resources: Resources, setup: GatewayServices | None, why: str
+) -> CleanupReport:
+    """Release without the request (missing, corrupt or invalid): every gateway the state
+    recorded, from its ref; the config's appliances go by tag with the client. A gateway created
+    but never recorded cannot be named without the request: the report says so for the janitor."""
+    report = CleanupReport()
+    for ref in resources.gateways:
+        released = release_gateway(ref, release_spec_of_ref(run_id, config_id, ref), _setup(setup).ports)
+        report.deleted += released.deleted
+        report.leftovers += released.leftovers
+    report.leftovers.append(
+        f"the run's request could not be read ({why}): gateways not recorded in the state were not "
+        "looked up by name; the janitor finds them by tag"
+    )
     return report

@@ -48,7 +48,13 @@ from storagebench.results.errors import ResultsError
 from storagebench.workflow.artifact_keys import request_key, series_key
 from storagebench.workflow.bindings import agent_targets, launch_spec, storage_option
 from storagebench.workflow.command_output import failed_document_step
-from storagebench.workflow.gateways import advance_gateways, gateway_plans, launch_gateways, release_gateways
+from storagebench.workflow.gateways import (
+    advance_gateways,
+    gateway_plans,
+    launch_gateways,
+    release_gateways,
+    release_recorded_gateways,
+)
 from storagebench.workflow.ports import Services
 from storagebench.workflow.run_outputs import notify_run, record_run_economics, record_run_report
 
@@ -426,14 +432,20 @@ def release(run_id: str, config_id: str, resources: Resources, services: Service
     """Stop, terminate and delete what the config holds, recorded or only tagged; then check.
 
     Idempotent (Cleanup retries it by name while EFS mount targets go) and usable without a
-    state: an aborted execution is cleaned by run and config ids alone (``cleanup_run``).
+    state: an aborted execution is cleaned by run and config ids alone (``cleanup_run``). Never
+    depends on the run's request: if it is missing or corrupt, gateways are released from the state.
     """
     report = CleanupReport()
     machine_leftovers = services.agents.stop(run_id, config_id, resources)
     gateway_leftovers: list[str] = []
     if services.gateways is not None:  # before the client: its tag-based terminate takes the appliance too
-        request = parse_request(services.artifacts.get_json(request_key(run_id)))
-        released = release_gateways(request, run_id, config_id, resources, services.gateways)
+        try:
+            request = parse_request(services.artifacts.get_json(request_key(run_id)))
+        except (KeyError, ValueError) as exc:  # missing, not JSON, or invalid: release from the state
+            why = f"{type(exc).__name__}: {exc}"[:300]
+            released = release_recorded_gateways(run_id, config_id, resources, services.gateways, why)
+        else:
+            released = release_gateways(request, run_id, config_id, resources, services.gateways)
         report.deleted.extend(released.deleted)
         gateway_leftovers = released.leftovers
     report.deleted.extend(services.compute.terminate(resources, run_id, config_id))
