@@ -27,14 +27,16 @@ from storagebench.api.openapi import request_schema
 from storagebench.core.guardrails import Guardrails
 from storagebench.planning.preview import preview_request
 from storagebench.request import RequestError, parse_request
+from storagebench.request.privilege import privileged_content
 
 REPO = Path(__file__).resolve().parents[3]
 DOCUMENT = json.loads((REPO / "openapi.json").read_text(encoding="utf-8"))
 EXAMPLES = 1200
 KNOWN_RUNS = ("demo-1", "demo-2")
 VALID = [json.loads(p.read_text(encoding="utf-8")) for p in sorted(EVENTS.glob("*.json"))]
-# Between the shipped events' estimates, so both allowed and over-limit requests are generated
-GUARDRAILS = Guardrails(max_run_cost_usd=10, max_configs_per_run=4)
+# Between the shipped events' upper bounds (nightly $24.50, local-demo $58.57, nightly-default
+# $99.31; report-card $166.71, virtual-san $849.14), so both allowed and over-limit requests come
+GUARDRAILS = Guardrails(max_run_cost_usd=100, max_configs_per_run=4)
 
 OPERATIONS = [
     (path, method.upper(), op) for path, item in DOCUMENT["paths"].items() for method, op in item.items()
@@ -115,7 +117,10 @@ bodies = st.sampled_from(["valid", "valid", "broken", "broken", "schema", "schem
 @st.composite
 def api_request(draw: st.DrawFn) -> dict[str, Any]:
     kind = draw(st.sampled_from(["operation"] * 8 + ["other-method", "unknown-path"]))
-    path, method, operation = draw(st.sampled_from(OPERATIONS))
+    # POST /runs weighs three times: starting a run is what the oracle must see happen
+    path, method, operation = draw(
+        st.sampled_from(OPERATIONS + [o for o in OPERATIONS if o[:2] == ("/runs", "POST")] * 2)
+    )
     path_values = draw(parameters(operation, "path"))
     if "run_id" in path_values and draw(st.booleans()):
         path_values["run_id"] = draw(st.sampled_from(KNOWN_RUNS))
@@ -144,7 +149,8 @@ def api_request(draw: st.DrawFn) -> dict[str, Any]:
 
 
 def _expected_to_start(request: dict[str, Any]) -> bool:
-    """The oracle: a POST /runs that is not a dry run, with a valid, allowed JSON request."""
+    """The oracle: a POST /runs that is not a dry run, with a valid, allowed JSON request that
+    runs no shell on the instance (that one belongs on /runs/privileged)."""
     if request["method"] != "POST" or request["path"] != "/runs":
         return False
     if request["headers"]["content-type"].split(";")[0] != "application/json":
@@ -163,7 +169,7 @@ def _expected_to_start(request: dict[str, Any]) -> bool:
         parsed = parse_request(document)
     except (ValueError, RequestError):
         return False
-    return preview_request(parsed, GUARDRAILS).allowed
+    return preview_request(parsed, GUARDRAILS).allowed and not privileged_content(parsed)
 
 
 @pytest.mark.slow

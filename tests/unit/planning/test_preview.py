@@ -78,17 +78,31 @@ def test_each_limit_names_its_parameter_its_value_and_the_requests() -> None:
         and "at most 10 h (MaxRunHours)" in problems["MaxRunHours"].message
     )
     cost = problems["MaxRunCostUsd"]
-    assert cost.value == pytest.approx(preview.estimate.total_usd, abs=0.01) and "$1.00" in cost.message
-    assert "expected cost" in cost.message and "timing.max_run_hours 24 h" in cost.message
+    assert cost.value == pytest.approx(preview.estimate.upper_bound_usd, abs=0.01) and "$1.00" in cost.message
+    assert "lived until timing.max_run_hours 24 h" in cost.message and "(expected $" in cost.message
     fields = [p.field for p in preview.problems if p.limit == "AllowedInstanceTypes"]
     assert fields == ["configs[0].instance_type", "configs[1].instance_type", "configs[2].instance_type"]
     assert not preview.allowed and "MaxRunCostUsd" in preview.problem_text()
 
 
-def test_a_request_within_every_limit_is_allowed() -> None:
-    total = preview_request(request(), Guardrails()).estimate.total_usd
-    assert preview_request(request(), Guardrails(max_run_cost_usd=total + 0.01, max_run_hours=24)).allowed
-    assert not preview_request(request(), Guardrails(max_run_cost_usd=total - 0.01)).allowed
+def test_the_cost_limit_holds_the_upper_bound_not_the_expected_cost() -> None:
+    estimate = preview_request(request(), Guardrails()).estimate
+    assert estimate.total_usd < estimate.upper_bound_usd
+    ceiling = estimate.upper_bound_usd
+    assert preview_request(request(), Guardrails(max_run_cost_usd=ceiling + 0.01, max_run_hours=24)).allowed
+    # a limit above the expected cost but below the upper bound no longer lets the run through
+    refused = preview_request(request(), Guardrails(max_run_cost_usd=ceiling - 0.01))
+    assert not refused.allowed and [p.limit for p in refused.problems] == ["MaxRunCostUsd"]
+
+
+def test_an_instance_type_that_cannot_be_priced_is_refused_not_counted_as_zero() -> None:
+    document = json.loads((REPO / "events" / "local-demo.json").read_text(encoding="utf-8"))
+    document["configs"][0]["instance_type"] = "p5.48xlarge"  # valid, but not in the price snapshot
+    preview = preview_request(parse_request(document), Guardrails(max_run_cost_usd=1_000_000))
+    (problem,) = [p for p in preview.problems if p.value == "p5.48xlarge"]
+    assert problem.field == "configs[0].instance_type" and problem.limit == "MaxRunCostUsd"
+    assert "cannot be priced" in problem.message and "storagebench prices refresh" in problem.message
+    assert not preview.allowed
 
 
 @pytest.mark.parametrize(
@@ -150,18 +164,17 @@ def _event(name: str) -> Any:
     return parse_request(json.loads((REPO / "events" / name).read_text(encoding="utf-8")))
 
 
-def test_an_untimed_run_is_held_to_what_it_costs_until_its_deadline() -> None:
-    # virtual-san's NVMe-oF directories have no catalog rate: its expected cost is only a floor,
-    # so the cost limit is checked against the three r5b/i3en instances kept until max_run_hours.
+def test_every_run_is_held_to_what_it_costs_until_its_deadline() -> None:
+    # virtual-san's NVMe-oF directories have no catalog rate: its expected cost is only a floor;
+    # either way the limit holds the three r5b/i3en instances kept until max_run_hours.
     preview = preview_request(_event("virtual-san.json"), Guardrails(max_run_cost_usd=500))
     assert not preview.estimate.duration.complete and preview.estimate.total_usd < 500
     (problem,) = preview.problems
     assert problem.limit == "MaxRunCostUsd" and problem.value == round(preview.estimate.upper_bound_usd, 2)
-    assert "cannot be estimated" in problem.message and "only a floor" in problem.message
-    # a timed run is held to its expected cost, well below its upper bound
+    # a timed run is held to its upper bound too, not to its expected cost
     nightly = preview_request(_event("nightly.json"), Guardrails(max_run_cost_usd=5))
-    assert nightly.estimate.duration.complete and nightly.estimate.upper_bound_usd > 5
-    assert nightly.allowed, nightly.problem_text()
+    assert nightly.estimate.duration.complete and nightly.estimate.total_usd < 5
+    assert nightly.estimate.upper_bound_usd > 5 and not nightly.allowed
 
 
 def test_the_file_gateway_study_is_previewed_priced_and_checked_against_the_stack() -> None:

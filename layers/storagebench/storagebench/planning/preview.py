@@ -35,6 +35,8 @@ from storagebench.kinds import kind_of
 from storagebench.planning.duration import RunDuration, estimate_duration
 from storagebench.planning.steps import plan_steps
 from storagebench.prices.book import PriceBook
+from storagebench.prices.models import PriceNotFound
+from storagebench.prices.products import PriceKey
 from storagebench.request.model import BenchmarkRequest, Config, Target
 
 INSTANCES_PER_CONFIG = 1  # launch_spec starts one instance per config; file systems are not instances
@@ -172,35 +174,63 @@ def _cost_problem(
     expected: float,
     upper: float,
     hours: float,
-    expected_hours: dict[str, float],
     priced: bool,
-    timed: bool,
 ) -> GuardrailProblem | None:
-    """MaxRunCostUsd against the expected cost, or, when some duration cannot be estimated (it could
-    be anything up to the deadline), against what the run costs if it lasts until the deadline."""
-    checked = expected if timed else upper
-    if checked <= limit:
+    """MaxRunCostUsd against the upper bound: every resource of every config alive until
+    timing.max_run_hours, when the tags expire and the janitor would take them. A run that hangs
+    costs that much, so that is what the stack's limit must cover, not the expected cost."""
+    if upper <= limit:
         return None
     bound = "" if priced else "at least "
-    if timed:
-        what = (
-            f"expected cost {bound}{_usd(expected)} ({n_configs} config(s) for "
-            f"{math.fsum(expected_hours.values()):.1f} config-hours in all; {_usd(upper)} if they "
-            f"ran until timing.max_run_hours {hours:g} h)"
-        )
-    else:
-        what = (
-            f"cost {bound}{_usd(upper)} if its {n_configs} config(s) ran until timing.max_run_hours "
-            f"{hours:g} h (some durations cannot be estimated, see duration.notes; the expected "
-            f"{_usd(expected)} is only a floor)"
-        )
     return GuardrailProblem(
         field="configs",
         limit="MaxRunCostUsd",
         limit_value=limit,
-        value=round(checked, 2),
-        message=f"{what}, the stack allows at most {_usd(limit)} per run (MaxRunCostUsd)",
+        value=round(upper, 2),
+        message=f"cost {bound}{_usd(upper)} if its {n_configs} config(s) lived until timing.max_run_hours "
+        f"{hours:g} h (expected {bound}{_usd(expected)}), the stack allows at most {_usd(limit)} per run "
+        "(MaxRunCostUsd): lower timing.max_run_hours or the configs",
     )
+
+
+def _type_problems(configs: list[Config], limits: Guardrails) -> list[GuardrailProblem]:
+    allowed = ", ".join(limits.allowed_instance_types)
+    return [
+        GuardrailProblem(
+            field=f"configs[{position}].instance_type",
+            limit="AllowedInstanceTypes",
+            limit_value=list(limits.allowed_instance_types),
+            value=config.instance_type,
+            message=f"{config.instance_type} is not allowed by this stack (AllowedInstanceTypes: {allowed})",
+        )
+        for position, config in enumerate(configs)
+        if not limits.allows(config.instance_type)
+    ]
+
+
+def _unpriced_problems(configs: list[Config], book: PriceBook) -> list[GuardrailProblem]:
+    """An instance type the book cannot price would count as $0 and slip under MaxRunCostUsd."""
+    problems: list[GuardrailProblem] = []
+    for position, config in enumerate(configs):
+        asked = [(f"configs[{position}].instance_type", config.instance_type)]
+        for index, target in enumerate(config.targets):
+            for field, appliance in kind_of(target).appliance_instance_types(target):
+                asked.append((f"configs[{position}].targets[{index}].{field}", appliance))
+        for field, instance in asked:
+            try:
+                book.price(PriceKey("ec2_instance_hour", (instance,)))
+            except PriceNotFound as exc:
+                problems.append(
+                    GuardrailProblem(
+                        field=field,
+                        limit="MaxRunCostUsd",
+                        limit_value=None,
+                        value=instance,
+                        message=f"{instance} cannot be priced ({exc}), so the run's cost cannot be bounded: "
+                        "pick a priced type or refresh the prices (storagebench prices refresh)",
+                    )
+                )
+    return problems
 
 
 def _target_problems(configs: list[Config], limits: Guardrails) -> list[GuardrailProblem]:
@@ -256,19 +286,7 @@ def preview_request(
                 "per run (MaxConfigsPerRun)",
             )
         )
-    for position, config in enumerate(configs):
-        if not limits.allows(config.instance_type):
-            allowed = ", ".join(limits.allowed_instance_types)
-            problems.append(
-                GuardrailProblem(
-                    field=f"configs[{position}].instance_type",
-                    limit="AllowedInstanceTypes",
-                    limit_value=list(limits.allowed_instance_types),
-                    value=config.instance_type,
-                    message=f"{config.instance_type} is not allowed by this stack (AllowedInstanceTypes: "
-                    f"{allowed})",
-                )
-            )
+    problems += _type_problems(configs, limits)
     problems += _target_problems(configs, limits)
     hours = request.timing.max_run_hours
     if hours > limits.max_run_hours:
@@ -333,11 +351,10 @@ def preview_request(
             "duration.notes); the upper bound still holds"
         )
     complete = priced and duration.complete
-    cost_problem = _cost_problem(
-        limits.max_run_cost_usd, len(configs), total, upper, hours, expected_hours, priced, duration.complete
-    )
+    cost_problem = _cost_problem(limits.max_run_cost_usd, len(configs), total, upper, hours, priced)
     if cost_problem is not None:
         problems.append(cost_problem)
+    problems += _unpriced_problems(configs, book)
     estimate = CostEstimate(
         total_usd=round(total, 6),
         wall_hours=round(duration.wall_hours, 6),
