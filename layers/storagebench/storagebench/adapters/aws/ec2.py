@@ -39,7 +39,6 @@ from storagebench.core.state import (
 from storagebench.core.tags import TAG_CLIENT_TOKEN, TAG_CONFIG, TAG_RUN
 
 AMI_PARAMETER = "/aws/service/ami-amazon-linux-latest/al2023-ami-kernel-default-{arch}"
-AMI_OWNER_ALIASES = {"amazon": "137112412989"}  # DescribeImages reports the account, not the alias
 LIVE_STATES = ("pending", "running", "stopping", "stopped")
 GONE_STATES = ("shutting-down", "terminated")
 
@@ -120,8 +119,9 @@ class Ec2Compute:
             if not found:
                 raise ProvisioningError(f"image {image_id} ({ref.label}) does not exist in this region")
             image = found[0]
-        owners = {AMI_OWNER_ALIASES.get(o, o) for o in ref.owners}
-        if owners and str(image.get("OwnerId")) not in owners:
+        # an owner is an account id, or an alias ("amazon") that DescribeImages reports separately
+        owned_by = {str(image.get("OwnerId")), str(image.get("ImageOwnerAlias"))}
+        if ref.owners and not owned_by & set(ref.owners):
             raise ProvisioningError(
                 f"image {image['ImageId']} ({ref.label}) is owned by {image.get('OwnerId')}, not by "
                 f"{', '.join(sorted(ref.owners))}: refusing an image its parameter should not point at"
