@@ -338,6 +338,52 @@ def test_delete_of_a_finished_run_is_a_conflict(stack: Stack) -> None:
 # ----------------------------------------------------------------------------- the table
 
 
+# ----------------------------------------------------------------------------- exactly once
+
+
+def _keyed(key: str) -> dict[str, str]:
+    return {"content-type": "application/json", "idempotency-key": key}
+
+
+def test_the_same_idempotency_key_and_body_return_the_first_run(stack: Stack) -> None:
+    first_status, first, _ = call(
+        stack.handler, "POST", "/runs", json_body=demo(), headers=_keyed("nightly-2026-11-25")
+    )
+    again_status, again, _ = call(
+        stack.handler, "POST", "/runs", json_body=demo(), headers=_keyed("nightly-2026-11-25")
+    )
+    assert (first_status, again_status) == (202, 200)
+    assert again["run_id"] == first["run_id"] and again["execution_arn"] == first["execution_arn"]
+    assert (first["replayed"], again["replayed"]) == (False, True)
+    assert len(executions(stack)) == 1 and len(stack.launcher.started) == 1
+
+
+def test_the_same_key_with_another_body_is_a_conflict_and_starts_nothing(stack: Stack) -> None:
+    assert call(stack.handler, "POST", "/runs", json_body=demo(), headers=_keyed("k-1"))[0] == 202
+    other = demo()
+    other["repetitions"] = 1
+    status, body, _ = call(stack.handler, "POST", "/runs", json_body=other, headers=_keyed("k-1"))
+    error = assert_error(body, 409, "idempotency_conflict")
+    assert status == 409 and error["details"][0]["field"] == "Idempotency-Key"
+    assert len(executions(stack)) == 1
+
+
+def test_a_retry_after_the_run_finished_still_returns_it(stack: Stack) -> None:
+    status, first, _ = call(stack.handler, "POST", "/runs", json_body=demo(), headers=_keyed("k-2"))
+    stack.sfn.stop_execution(executionArn=first["execution_arn"], error="test", cause="finished")
+    status, again, _ = call(stack.handler, "POST", "/runs", json_body=demo(), headers=_keyed("k-2"))
+    assert status == 200 and again["run_id"] == first["run_id"] and again["replayed"] is True
+    assert len(executions(stack)) == 1
+
+
+@pytest.mark.parametrize("key", ["", "x" * 256, "caf\u00e9", "tab\there"])
+def test_a_bad_idempotency_key_is_a_400_naming_the_header(stack: Stack, key: str) -> None:
+    status, body, _ = call(stack.handler, "POST", "/runs", json_body=demo(), headers=_keyed(key))
+    error = assert_error(body, 400, "bad_header")  # an empty header too: a client bug, not "no key"
+    assert status == 400 and error["details"][0]["field"] == "Idempotency-Key"
+    assert executions(stack) == []
+
+
 # ----------------------------------------------------------------------------- shell is a privilege
 
 

@@ -19,6 +19,10 @@ class RunCreated(_Body):
     execution_arn: str
     status: Literal["STARTED"] = "STARTED"
     location: str = Field(description="where to follow the run: GET this path")
+    replayed: bool = Field(
+        default=False,
+        description="true: the Idempotency-Key had started this run already (nothing new started)",
+    )
     max_concurrency: int
     estimated_cost_usd: float = Field(description="the preview's estimate (see dry_run for how)")
 

@@ -79,7 +79,9 @@ ROUTES: tuple[RouteSpec, ...] = (
         "POST",
         "/runs",
         "createRun",
-        "Start a benchmark run (202), or preview it with dry_run=true (200): plan, cost, guardrails",
+        "Start a benchmark run (202), or preview it with dry_run=true (200): plan, cost, guardrails. "
+        "With an Idempotency-Key header the same key and body return the first run (replayed: true); "
+        "the same key with another body is a 409",
         query=CreateRunQuery,
         body=BenchmarkRequest,
         responses={
@@ -89,6 +91,7 @@ ROUTES: tuple[RouteSpec, ...] = (
             413: ("the body is larger than 256 KiB", ErrorBody),
             415: ("the body is not application/json", ErrorBody),
             403: ("the request runs shell (hooks, command, custom fio): use /runs/privileged", ErrorBody),
+            409: ("the Idempotency-Key started another run body (idempotency_conflict)", ErrorBody),
             422: (
                 "the request is invalid (invalid_request) or over a limit of the stack (over_limit)",
                 ErrorBody,
@@ -259,10 +262,11 @@ def build_resolver(service: Callable[[], ApiService]) -> APIGatewayHttpResolver:
     def start(privileged: bool) -> Response[str]:
         options: CreateRunQuery = query(CreateRunQuery)
         document = read_json_body(app.current_event.raw_event)
-        result = service().create_run(document, options.dry_run, privileged=privileged)
+        key = (app.current_event.headers or {}).get("idempotency-key")
+        result = service().create_run(document, options.dry_run, privileged=privileged, idempotency_key=key)
         if isinstance(result, DryRun):
             return _json_response(200, result)
-        return _json_response(202, result, {"Location": result.location})
+        return _json_response(200 if result.replayed else 202, result, {"Location": result.location})
 
     @app.post("/runs")
     def create_run() -> Response[str]:

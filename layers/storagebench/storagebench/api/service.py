@@ -26,6 +26,7 @@ from storagebench.api.models import (
 )
 from storagebench.api.ports import Execution, ReportLinks, RunLauncher, RunSweeper
 from storagebench.api.queries import DIRECTIONS, MAX_CURSOR, ListRunsQuery, ResultsQuery
+from storagebench.core.errors import InvalidRequestError
 from storagebench.core.guardrails import Guardrails
 from storagebench.planning.preview import preview_request
 from storagebench.request import BenchmarkRequest, RequestError, parse_request
@@ -33,11 +34,25 @@ from storagebench.request.privilege import privileged_content
 from storagebench.store.models import StoredRun
 from storagebench.workflow.artifact_keys import report_key
 from storagebench.workflow.ports import ResultsStore
-from storagebench.workflow.run_ids import new_run_id
+from storagebench.workflow.run_ids import keyed_run_id, new_run_id
 
 REPORT_LINK_S = 900
 STOPPED_ERROR = "StoppedByApi"
 _CONFIG_KEEP = ("config_id", "status", "updated_at", "errors")
+
+
+MAX_IDEMPOTENCY_KEY = 255
+
+
+def _checked_key(key: str) -> str:
+    if not 1 <= len(key) <= MAX_IDEMPOTENCY_KEY or not key.isprintable() or not key.isascii():
+        raise ApiError(
+            400,
+            "bad_header",
+            "the Idempotency-Key header must be 1-255 printable ASCII characters",
+            [detail("Idempotency-Key", key[:300], f"1-{MAX_IDEMPOTENCY_KEY} printable ASCII characters")],
+        )
+    return key
 
 
 def _bad_cursor(value: str, why: str) -> ApiError:
@@ -84,7 +99,9 @@ class ApiService:
                 details,
             )
 
-    def create_run(self, document: Any, dry_run: bool, *, privileged: bool = False) -> RunCreated | DryRun:
+    def create_run(
+        self, document: Any, dry_run: bool, *, privileged: bool = False, idempotency_key: str | None = None
+    ) -> RunCreated | DryRun:
         """Validate, check privilege and guardrails, then start (or preview) the run.
 
         ``privileged``: the caller came through ``POST /runs/privileged``, the route an administrator
@@ -111,15 +128,40 @@ class ApiService:
         if not preview.allowed:
             details = [detail(p.field, p.value, p.message, p.limit_value, p.limit) for p in preview.problems]
             raise ApiError(422, "over_limit", preview.problem_text(), details)
-        run_id = self.new_id(request.name)
-        arn = self.launcher.start(run_id, document)
+        if idempotency_key is None:
+            run_id = self.new_id(request.name)
+            arn = self.launcher.start(run_id, document)
+            replayed = False
+        else:
+            run_id = keyed_run_id(request.name, _checked_key(idempotency_key))
+            arn, replayed = self._start_once(run_id, idempotency_key, document)
         return RunCreated(
             run_id=run_id,
             execution_arn=arn,
             location=f"/runs/{run_id}",
             max_concurrency=preview.max_concurrency,
             estimated_cost_usd=round(preview.estimate.total_usd, 2),
+            replayed=replayed,
         )
+
+    def _start_once(self, run_id: str, key: str, document: Any) -> tuple[str, bool]:
+        """The key's run: the one already started with this body, or a new one; another body -> 409."""
+        existing = self.launcher.describe(run_id)
+        if existing is None:
+            try:
+                return self.launcher.start(run_id, document), False
+            except InvalidRequestError:  # a concurrent start with the same key won the name
+                existing = self.launcher.describe(run_id)
+                if existing is None:
+                    raise
+        if existing.input != document:
+            raise ApiError(
+                409,
+                "idempotency_conflict",
+                f"Idempotency-Key {key!r} already started run {run_id} with another request body",
+                [detail("Idempotency-Key", key, f"names run {run_id}; send a new key for a new run")],
+            )
+        return existing.arn, True
 
     # ------------------------------------------------------------------ GET /runs
 

@@ -7,6 +7,7 @@ readable, the UTC time sorts it, and four random hex digits keep two runs of one
 
 from __future__ import annotations
 
+import hashlib
 import re
 import secrets
 
@@ -24,3 +25,10 @@ def new_run_id(suite: str) -> str:
 def is_run_id(text: str) -> bool:
     """True for an execution name (the API refuses anything else before any lookup)."""
     return bool(_RUN_ID.fullmatch(text))
+
+
+def keyed_run_id(suite: str, idempotency_key: str) -> str:
+    """The run id an idempotency key names: the same key always names the same execution, so
+    Step Functions itself refuses a second start of it (ExecutionAlreadyExists)."""
+    digest = hashlib.sha256(idempotency_key.encode("utf-8")).hexdigest()[:24]
+    return f"{suite[:40]}-key-{digest}"
