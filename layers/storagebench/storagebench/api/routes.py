@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import json
 import logging
 import re
 from collections.abc import Callable
@@ -43,6 +42,7 @@ from storagebench.api.service import ApiService
 from storagebench.core.errors import WorkflowError
 from storagebench.planning.preview import RunPreview
 from storagebench.request import BenchmarkRequest
+from storagebench.request.json_document import JsonDocumentError, decode_json
 
 log = logging.getLogger("storagebench.api")
 MAX_BODY_BYTES = 256 * 1024  # a 40-config request is ~30 KB; the Lambda payload limit is 6 MB
@@ -190,10 +190,6 @@ def _error_response(error: ApiError, headers: dict[str, str] | None = None) -> R
     return _json_response(error.status, error.body(), headers)
 
 
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
-
-
 def read_json_body(event: dict[str, Any]) -> Any:
     """The body as JSON, or ApiError 413/415/400 naming what is wrong with it."""
     headers = {str(k).lower(): str(v) for k, v in (event.get("headers") or {}).items()}
@@ -231,15 +227,9 @@ def read_json_body(event: dict[str, Any]) -> Any:
             [detail("(body)", len(data), "too large", f"at most {MAX_BODY_BYTES} bytes")],
         )
     try:
-        return json.loads(data.decode("utf-8"), parse_constant=_reject_constant)
-    except UnicodeDecodeError as exc:
-        message = f"not UTF-8 at byte {exc.start}"
-    except json.JSONDecodeError as exc:
-        message = f"not valid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
-    except (ValueError, RecursionError) as exc:
-        message = (
-            f"not valid JSON: {exc}" if isinstance(exc, ValueError) else "not valid JSON: nested too deeply"
-        )
+        return decode_json(data)
+    except JsonDocumentError as exc:
+        message = str(exc)
     raise ApiError(
         400, "bad_json", f"the body is {message}", [detail("(body)", None, message, "a JSON object")]
     )

@@ -17,6 +17,7 @@ from typing import Any, Union, get_args, get_origin
 from pydantic import BaseModel, ValidationError
 
 from storagebench.request import model as request_model
+from storagebench.request.json_document import JsonDocumentError, decode_json
 from storagebench.request.problems import MISSING_RULE, RULE
 from storagebench.request.references import reference_problems
 
@@ -222,22 +223,13 @@ def load_request(path: str | Path) -> request_model.BenchmarkRequest:
     """Read and validate a request file (JSON); syntax errors name the line and column."""
     file = Path(path)
     try:
-        text = file.read_text(encoding="utf-8")
+        data = file.read_bytes()
     except OSError as exc:
         raise RequestError(
             [FieldError(str(file), None, f"cannot read the file: {exc.strerror}", missing=True)]
         ) from None
     try:
-        document = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise RequestError(
-            [
-                FieldError(
-                    str(file),
-                    None,
-                    f"not valid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}",
-                    True,
-                )
-            ]
-        ) from None
+        document = decode_json(data)
+    except JsonDocumentError as exc:
+        raise RequestError([FieldError(str(file), None, str(exc), True)]) from None
     return parse_request(document)
