@@ -1087,6 +1087,22 @@ CASES = [
         ["<= 48"],
         id="command-timeout-49h",
     ),
+    # strict types: JSON's own types only, nothing converted
+    pytest.param(top(repetitions="3"), "repetitions", "3", ["valid integer"], id="repetitions-as-string"),
+    pytest.param(
+        tgt(kind="ebs", type="gp3", size_gib=True),
+        "configs[0].targets[0].size_gib",
+        True,
+        ["valid integer"],
+        id="size-as-boolean",
+    ),
+    pytest.param(
+        tgt(kind="ebs", type="gp3", size_gib=100.0),
+        "configs[0].targets[0].size_gib",
+        100.0,
+        ["valid integer"],
+        id="size-as-float",
+    ),
     # mount options: an allow-list per file system
     pytest.param(
         tgt(kind="ebs", type="gp3", size_gib=100, mount_options="noatime,loop,offset=0"),
