@@ -309,21 +309,12 @@ def ec2_instance_query(region: str, instance_type: str) -> Query:
     """On-demand Linux, shared tenancy: without ``capacitystatus=Used`` the capacity-reservation
     SKUs (AllocatedCapacityReservation, UnusedCapacityReservation) match too; without
     ``preInstalledSw=NA`` and ``licenseModel`` the SQL Server and BYOL variants do."""
-    return _query(
-        "AmazonEC2",
-        region,
-        instanceType=instance_type,
-        operatingSystem="Linux",
-        tenancy="Shared",
-        preInstalledSw="NA",
-        capacitystatus="Used",
-        licenseModel="No License required",
-    )
+    return ec2_os_instance_query(region, instance_type, "Linux")
 
 
 def ec2_os_instance_query(region: str, instance_type: str, operating_system: str) -> Query:
-    """On-demand, shared tenancy, for an operating system with a licence charge (RHEL): the same
-    filters as Linux, so the difference of the two is the licence."""
+    """On-demand, shared tenancy, for an operating system (RHEL's licence is the difference of its
+    hour and Linux's, so both are read with the same filters)."""
     return _query(
         "AmazonEC2",
         region,
@@ -465,26 +456,20 @@ def check_volume_type(volume_type: str, what: str | None = None) -> None:
 
 def instance_hour(products: Sequence[Product], instance_type: str) -> Rate:
     """On-demand Linux per hour: the ``BoxUsage:<type>`` product (dedicated and host usage excluded)."""
-    what = f"EC2 {instance_type} on-demand Linux"
-    matches = [
-        p
-        for p in _regional(products)
-        if p.attribute("instanceType") == instance_type
-        and p.base_usage_type.startswith("BoxUsage:")
-        and p.attribute("operatingSystem") in ("", "Linux")
-    ]
-    return _single(_one(matches, what, len(products)), what, ("Hrs",))
+    return os_instance_hour(products, instance_type, "Linux")
 
 
 def os_instance_hour(products: Sequence[Product], instance_type: str, operating_system: str) -> Rate:
-    """On-demand per hour for an operating system: its ``BoxUsage:<type>`` product."""
+    """On-demand per hour for an operating system: its ``BoxUsage:<type>`` product (older Linux
+    lists leave ``operatingSystem`` empty)."""
     what = f"EC2 {instance_type} on-demand {operating_system}"
+    accepted = ("", "Linux") if operating_system == "Linux" else (operating_system,)
     matches = [
         p
         for p in _regional(products)
         if p.attribute("instanceType") == instance_type
         and p.base_usage_type.startswith("BoxUsage:")
-        and p.attribute("operatingSystem") == operating_system
+        and p.attribute("operatingSystem") in accepted
     ]
     return _single(_one(matches, what, len(products)), what, ("Hrs",))
 
