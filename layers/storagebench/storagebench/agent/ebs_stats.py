@@ -102,11 +102,14 @@ def _histogram(page: bytes, offset: int, name: str) -> Histogram:
 
 
 def delta(before: Stats, after: Stats) -> Stats:
-    """What happened between two readings of one device (counters and histograms subtracted)."""
+    """What happened between two readings of one device (counters and histograms subtracted).
+
+    A counter or histogram the source does not keep (None: the kernel's counters of an emulated
+    volume have no bound time and no histogram) stays None."""
     out: Stats = {}
     for name in COUNTERS:
-        if name == "volume_queue_length":
-            out[name] = after[name]  # a point in time, not a counter
+        if name == "volume_queue_length" or after[name] is None:
+            out[name] = after[name]  # a point in time, not a counter; or not kept
             continue
         change = after[name] - before[name]
         if change < 0:
@@ -115,6 +118,9 @@ def delta(before: Stats, after: Stats) -> Stats:
             )
         out[name] = change
     for name in ("read_histogram", "write_histogram"):
+        if after[name] is None:
+            out[name] = None
+            continue
         old = {(lo, up): count for lo, up, count in before[name]}
         out[name] = [(lo, up, count - old.get((lo, up), 0)) for lo, up, count in after[name]]
     return out
@@ -246,16 +252,6 @@ def read_kernel(name: str, sys_block: str = "/sys/block") -> Stats:
     return stats
 
 
-def kernel_delta(before: Stats, after: Stats) -> Stats:
-    out: Stats = {k: v for k, v in after.items() if k.endswith("histogram") or v is None}
-    for name in ("total_read_ops", "total_write_ops", "total_read_bytes", "total_write_bytes"):
-        out[name] = after[name] - before[name]
-    for name in ("total_read_time", "total_write_time"):
-        out[name] = after[name] - before[name]
-    out["volume_queue_length"] = after.get("volume_queue_length")
-    return out
-
-
 class VolumeProbe:
     """Reads every device of a target before and after a phase: EBS volumes from their log page,
     emulated (loop) volumes from the kernel's counters; anything else is not read.
@@ -297,7 +293,7 @@ class VolumeProbe:
             source, old = first
             _, new = last
             try:
-                change = delta(old, new) if source == "nvme-log-page" else kernel_delta(old, new)
+                change = delta(old, new)
             except EbsStatsError as exc:
                 views.append({"device": device.path, "volume_id": device.volume_id, "error": str(exc)})
                 continue
