@@ -19,7 +19,9 @@ import json
 import os
 import shutil
 import time
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -41,6 +43,37 @@ def _missing() -> str | None:
     if not (TOOLS / "bin" / "ec2-metadata-mock").exists():
         return "ec2-metadata-mock missing (make setup)"
     return None
+
+
+@dataclass
+class OneConfigRun:
+    result: dict[str, Any]  # the config's entry of the execution output
+    manifest: dict[str, Any]  # the agent's manifest
+    stderr: str  # the SSM command's stderr
+    booted_images: list[bool]  # per booted instance: did it chroot into an image root
+
+
+def _run_one_config(tmp_path: Path, request: dict[str, Any]) -> OneConfigRun:
+    """Run a one-config request in a local session; it must succeed, measure and leave nothing."""
+    options = LocalOptions(capacity_bytes=512 * MIB, knee_seconds=30.0)
+    with LocalSession(tmp_path / "session", options, use_dynamodb_local=False) as session:
+        execution = session.run(request)
+        assert execution.status == "SUCCEEDED", (execution.error, execution.cause)
+        assert execution.output is not None
+        [result] = execution.output["configs"]
+        assert result["status"] == "succeeded", json.dumps(result, indent=1)[:3000]
+        assert result["records"] > 0
+        assert session.services is not None
+        prefix = f"runs/{execution.run_id}/{result['config_id']}"
+        agent = session.services.artifacts.fetch(f"{prefix}/agent/")
+        ssm = session.services.artifacts.fetch(f"{prefix}/ssm/")
+        assert session.leaks(execution.run_id) == []
+        return OneConfigRun(
+            result=result,
+            manifest=json.loads((agent / "manifest.json").read_text()),
+            stderr="".join(p.read_text() for p in ssm.rglob("stderr")),
+            booted_images=[i.image is not None for i in session.ssm_agent.instances.values()],
+        )
 
 
 def test_the_document_runs_on_a_fresh_debian_root(tmp_path: Path) -> None:
@@ -70,22 +103,10 @@ def test_the_document_runs_on_a_fresh_debian_root(tmp_path: Path) -> None:
         "repetitions": 1,
         "timing": {"ready_poll_s": 1, "command_poll_s": 30},
     }
-    options = LocalOptions(capacity_bytes=512 * MIB, knee_seconds=30.0)
-    with LocalSession(tmp_path / "session", options, use_dynamodb_local=False) as session:
-        execution = session.run(request)
-        assert execution.status == "SUCCEEDED", (execution.error, execution.cause)
-        assert execution.output is not None
-        [config] = execution.output["configs"]
-        assert (config["status"], config["errors"]) == ("succeeded", []), config
-        assert config["records"] > 0
-        assert session.services is not None
-        agent = session.services.artifacts.fetch(f"runs/{execution.run_id}/deb-gp3/agent/")
-        manifest = json.loads((agent / "manifest.json").read_text())
-        ssm = session.services.artifacts.fetch(f"runs/{execution.run_id}/deb-gp3/ssm/")
-        stderr = "".join(p.read_text() for p in ssm.rglob("stderr"))
-        assert session.leaks(execution.run_id) == []
-        booted = session.ssm_agent.instances
-        assert [i.image is not None for i in booted.values()] == [True], "the debian-12 AMI boots the root"
+    run = _run_one_config(tmp_path, request)
+    assert run.result["errors"] == [], run.result
+    assert run.booted_images == [True], "the debian-12 AMI boots the root"
+    manifest, stderr = run.manifest, run.stderr
     # installed by the agent with apt inside the image, versions recorded
     assert set(manifest["packages"]) == {"fio", "btrfs-progs"}, manifest["packages"]
     assert "installing fio btrfs-progs" in stderr
@@ -116,17 +137,6 @@ def test_the_genomics_moosefs_config_runs_its_setup_hook_on_debian(tmp_path: Pat
         "repetitions": 1,
         "timing": {"ready_poll_s": 1, "command_poll_s": 30},
     }
-    options = LocalOptions(capacity_bytes=512 * MIB, knee_seconds=30.0)
-    with LocalSession(tmp_path / "session", options, use_dynamodb_local=False) as session:
-        execution = session.run(request)
-        assert execution.status == "SUCCEEDED", (execution.error, execution.cause)
-        assert execution.output is not None
-        [result] = execution.output["configs"]
-        assert result["status"] == "succeeded", json.dumps(result, indent=1)[:3000]
-        assert result["records"] > 0
-        assert session.services is not None
-        agent = session.services.artifacts.fetch(f"runs/{execution.run_id}/moosefs-ebs/agent/")
-        manifest = json.loads((agent / "manifest.json").read_text())
-        assert session.leaks(execution.run_id) == []
+    manifest = _run_one_config(tmp_path, request).manifest
     hooks = manifest.get("hooks", {})
     assert (hooks["setup"]["rc"], hooks["teardown"]["rc"]) == (0, 0), hooks
