@@ -73,6 +73,19 @@ ERRORS: dict[int, tuple[str, type[BaseModel]]] = {
     400: ("malformed JSON, or a bad or unknown parameter", ErrorBody),
 }
 RUN_ERRORS: dict[int, tuple[str, type[BaseModel]]] = {**ERRORS, 404: ("no such run", ErrorBody)}
+# Both start routes answer alike; only what their 403 means differs.
+START_RESPONSES: dict[int, tuple[str, type[BaseModel]]] = {
+    202: ("the run started: its id and execution ARN", RunCreated),
+    200: ("dry run: the expanded plan, the cost estimate and guardrail problems", DryRun),
+    **ERRORS,
+    413: ("the body is larger than 256 KiB", ErrorBody),
+    415: ("the body is not application/json", ErrorBody),
+    409: ("the Idempotency-Key started another run body (idempotency_conflict)", ErrorBody),
+    422: (
+        "the request is invalid (invalid_request) or over a limit of the stack (over_limit)",
+        ErrorBody,
+    ),
+}
 
 ROUTES: tuple[RouteSpec, ...] = (
     RouteSpec(
@@ -85,17 +98,8 @@ ROUTES: tuple[RouteSpec, ...] = (
         query=CreateRunQuery,
         body=BenchmarkRequest,
         responses={
-            202: ("the run started: its id and execution ARN", RunCreated),
-            200: ("dry run: the expanded plan, the cost estimate and guardrail problems", DryRun),
-            **ERRORS,
-            413: ("the body is larger than 256 KiB", ErrorBody),
-            415: ("the body is not application/json", ErrorBody),
+            **START_RESPONSES,
             403: ("the request runs shell (hooks, command, custom fio): use /runs/privileged", ErrorBody),
-            409: ("the Idempotency-Key started another run body (idempotency_conflict)", ErrorBody),
-            422: (
-                "the request is invalid (invalid_request) or over a limit of the stack (over_limit)",
-                ErrorBody,
-            ),
         },
     ),
     RouteSpec(
@@ -107,13 +111,8 @@ ROUTES: tuple[RouteSpec, ...] = (
         query=CreateRunQuery,
         body=BenchmarkRequest,
         responses={
-            202: ("the run started: its id and execution ARN", RunCreated),
-            200: ("dry run: the expanded plan, the cost estimate and guardrail problems", DryRun),
-            **ERRORS,
+            **START_RESPONSES,
             403: ("the stack does not allow privileged runs (AllowPrivilegedRuns=false)", ErrorBody),
-            413: ("the body is larger than 256 KiB", ErrorBody),
-            415: ("the body is not application/json", ErrorBody),
-            422: ("the request is invalid or over a limit of the stack", ErrorBody),
         },
     ),
     RouteSpec(
