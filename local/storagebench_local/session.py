@@ -36,6 +36,8 @@ from storagebench.workflow.run_ids import new_run_id
 from storagebench_local.adapters.artifacts import LocalArtifacts, MirroredArtifacts
 from storagebench_local.adapters.faults import FaultPlan
 from storagebench_local.adapters.notifications import FileNotifier
+from storagebench_local.aws_calls import ENV_VARIABLE as RECORD_AWS_CALLS
+from storagebench_local.aws_calls import AwsCallRecorder
 
 REPO = Path(__file__).resolve().parents[2]
 TOOLS = REPO / ".tools"
@@ -118,6 +120,7 @@ class LocalSession:
         fast_retries: bool = False,
         template: Path = REPO / "template.yaml",
         image_root: Path | None = None,
+        aws_calls: AwsCallRecorder | None = None,
     ) -> None:
         self.image_root = image_root  # instances chroot into a copy of it (None: this machine's root)
         self.published_images: dict[str, str] = {}  # "<image>/<arch>" -> the AMI local mode published
@@ -140,6 +143,9 @@ class LocalSession:
         self.dynamodb_endpoint: str | None = None
         self.aws_endpoint = ""
         self.ssm_agent: Any = None
+        # every AWS call of the run by principal, for tests/iam (opt-in: argument or environment)
+        recording = os.environ.get(RECORD_AWS_CALLS)
+        self.aws_calls = aws_calls or (AwsCallRecorder(REGION, Path(recording)) if recording else None)
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -171,6 +177,8 @@ class LocalSession:
         from storagebench_local.template import Template
 
         self._stack.enter_context(_environment(LOCAL_ENV))
+        if self.aws_calls is not None:  # before the first client: it hooks the clients created from now on
+            self._stack.enter_context(self.aws_calls.recording())
         template = Template(self.template_path)
         store_client = self._results_client(template)  # before moto: DynamoDB Local is not AWS
         self._stack.enter_context(mock_aws(config={"stepfunctions": {"execute_state_machine": True}}))
@@ -186,6 +194,7 @@ class LocalSession:
             security_group_id=network["group"],
             filesystem_security_group_id=network["group"],
             instance_profile_arn=network["profile"],
+            instance_role_id=network["role_id"],
             agent_document="storagebench-agent",
             region=REGION,
         )
@@ -237,6 +246,8 @@ class LocalSession:
         logging.getLogger("werkzeug").setLevel(logging.WARNING)  # one line per instance request otherwise
         server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
         server.start()
+        if self.aws_calls is not None:  # the instances' calls arrive here
+            self.aws_calls.wrap_server(server)
         self._stack.callback(server.stop)
         host, port = server.get_host_and_port()
         self.aws_endpoint = f"http://{host}:{port}"
@@ -314,7 +325,7 @@ class LocalSession:
         ]
         group = ec2.create_security_group(GroupName="storagebench-local", Description="no inbound", VpcId=vpc)
         iam = boto3.client("iam", region_name=REGION)
-        iam.create_role(RoleName="storagebench-local-instance", AssumeRolePolicyDocument="{}")
+        role = iam.create_role(RoleName="storagebench-local-instance", AssumeRolePolicyDocument="{}")["Role"]
         profile = iam.create_instance_profile(InstanceProfileName="storagebench-local")["InstanceProfile"]
         iam.add_role_to_instance_profile(
             InstanceProfileName="storagebench-local", RoleName="storagebench-local-instance"
@@ -324,7 +335,12 @@ class LocalSession:
         from storagebench_local.public_images import publish
 
         self.published_images = publish(ACCOUNT, REGION)
-        return {"subnet": subnet["SubnetId"], "group": group["GroupId"], "profile": profile["Arn"]}
+        return {
+            "subnet": subnet["SubnetId"],
+            "group": group["GroupId"],
+            "profile": profile["Arn"],
+            "role_id": role["RoleId"],
+        }
 
     def _image_for(self, image_id: str) -> Path | None:
         """The root an instance of this AMI boots locally: Debian 12's cached root for the
@@ -344,6 +360,8 @@ class LocalSession:
 
     def _inject(self, function: str, event: Any) -> None:
         """Fault point ``handler.<FunctionLogicalId>`` for the config the event is about."""
+        if self.aws_calls is not None:  # this thread's calls are the function's from here on
+            self.aws_calls.invoking(function)
         config_id = "*"
         if isinstance(event, dict):
             state = event.get("state", event)
@@ -365,6 +383,31 @@ class LocalSession:
             roleArn=f"arn:aws:iam::{ACCOUNT}:role/storagebench-states",
         )["stateMachineArn"]
         return arn
+
+    # ------------------------------------------------------------------ where an instance wrote
+
+    def instance_prefix(self, run_id: str, config_id: str) -> str | None:
+        """The artifacts prefix of the instance that runs (or ran) a config, None before its launch.
+
+        The newest instance tagged with the config: a relaunch writes under its own prefix.
+        """
+        import boto3
+
+        from storagebench.core.tags import TAG_CONFIG, TAG_RUN
+        from storagebench.workflow.artifact_keys import instance_prefix_of
+
+        if self.services is None:
+            return None
+        filters = [
+            {"Name": f"tag:{TAG_RUN}", "Values": [run_id]},
+            {"Name": f"tag:{TAG_CONFIG}", "Values": [config_id]},
+        ]
+        reservations = boto3.client("ec2", region_name=REGION).describe_instances(Filters=filters)
+        instances = [i for r in reservations["Reservations"] for i in r["Instances"]]
+        if not instances:
+            return None
+        newest = max(instances, key=lambda i: str(i.get("LaunchTime", "")))
+        return instance_prefix_of(run_id, config_id, self.services.agents.principal(newest["InstanceId"]))
 
     # ------------------------------------------------------------------ what is left
 

@@ -170,9 +170,9 @@ class LocalSsmAgents(SsmAgents):
         """As on AWS (same token: that command; another live one: cancelled), asked of the local
         SSM agent, which knows what runs where (moto's ListCommands names every instance)."""
         instance_id = request["InstanceIds"][0]
-        token = request["Parameters"]["TaskToken"][0]
+        token = request["Parameters"]["TaskTokenSha256"][0]
         for invocation in self.host.on_instance(instance_id):
-            if invocation.token == token:
+            if invocation.token_sha256 == token:
                 return invocation.command_id
             if not invocation.done.is_set():
                 self._cancel(invocation.command_id)

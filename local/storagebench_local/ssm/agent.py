@@ -48,7 +48,7 @@ class Invocation:
     stdout: str = ""
     stderr: str = ""
     output_uri: str | None = None
-    token: str = ""
+    token_sha256: str = ""  # the TaskTokenSha256 parameter: which task the command reports on
     cancelled: threading.Event = field(default_factory=threading.Event)
     done: threading.Event = field(default_factory=threading.Event)
 
@@ -149,7 +149,7 @@ class LocalSsmAgent:
             invocation = Invocation(*key)
             self.invocations[key] = invocation
         command = self.ssm.list_commands(CommandId=command_id)["Commands"][0]
-        invocation.token = str(((command.get("Parameters") or {}).get("TaskToken") or [""])[0])
+        invocation.token_sha256 = str(((command.get("Parameters") or {}).get("TaskTokenSha256") or [""])[0])
         threading.Thread(
             target=self._invoke,
             args=(command, instance, invocation),

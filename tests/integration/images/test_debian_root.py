@@ -64,9 +64,10 @@ def _run_one_config(tmp_path: Path, request: dict[str, Any]) -> OneConfigRun:
         assert result["status"] == "succeeded", json.dumps(result, indent=1)[:3000]
         assert result["records"] > 0
         assert session.services is not None
-        prefix = f"runs/{execution.run_id}/{result['config_id']}"
-        agent = session.services.artifacts.fetch(f"{prefix}/agent/")
-        ssm = session.services.artifacts.fetch(f"{prefix}/ssm/")
+        prefix = session.instance_prefix(execution.run_id, result["config_id"])
+        assert prefix is not None
+        agent = session.services.artifacts.fetch(f"{prefix}agent/")
+        ssm = session.services.artifacts.fetch(f"{prefix}ssm/")
         assert session.leaks(execution.run_id) == []
         return OneConfigRun(
             result=result,

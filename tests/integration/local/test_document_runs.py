@@ -75,7 +75,9 @@ def run(root: Path, template: Path, directory: Path) -> tuple[str, Path, str]:
         assert execution.status == "SUCCEEDED", (execution.error, execution.cause)
         assert session.leaks(execution.run_id) == []
         assert session.services is not None
-        ssm = session.services.artifacts.fetch(f"runs/{execution.run_id}/dir/ssm/")
+        prefix = session.instance_prefix(execution.run_id, "dir")
+        assert prefix is not None
+        ssm = session.services.artifacts.fetch(f"{prefix}ssm/")
         stderr = "".join(p.read_text() for p in sorted(ssm.rglob("stderr")))
     status = execution.output["status"] if execution.output else ""
     return status, root / "artifacts" / "runs" / execution.run_id, stderr
@@ -84,7 +86,8 @@ def run(root: Path, template: Path, directory: Path) -> tuple[str, Path, str]:
 def test_the_document_is_what_runs(tmp_path: Path, edited_template: Path) -> None:
     status, artifacts, stderr = run(tmp_path / "as-shipped", REPO / "template.yaml", tmp_path / "d1")
     assert status == "SUCCEEDED"
-    assert (artifacts / "dir" / "agent" / "manifest.json").is_file()  # uploaded by the agent the document ran
+    # uploaded by the agent the document ran, into its instance's own prefix
+    assert len(list(artifacts.glob("dir/instances/*:i-*/agent/manifest.json"))) == 1
     assert "edited document" not in stderr
 
     status, artifacts, stderr = run(tmp_path / "edited", edited_template, tmp_path / "d2")

@@ -318,7 +318,9 @@ class Bench:
 
     def artifacts(self, run_id: str, config_id: str) -> Path:
         """The agent's output as the instance last uploaded it (downloaded into the disk mirror)."""
-        return Path(self.services.artifacts.fetch(f"runs/{run_id}/{config_id}/agent/"))
+        prefix = self.session.instance_prefix(run_id, config_id)
+        assert prefix is not None, f"no instance was launched for {config_id}"
+        return Path(self.services.artifacts.fetch(f"{prefix}agent/"))
 
     def instance_count(self) -> int:
         """Every instance moto knows, in any state (terminated ones stay listed)."""

@@ -134,7 +134,7 @@ def network(aws: None, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
         "GroupId"
     ]
     iam = boto3.client("iam", region_name=REGION)
-    iam.create_role(RoleName="storagebench-instance", AssumeRolePolicyDocument="{}")
+    role = iam.create_role(RoleName="storagebench-instance", AssumeRolePolicyDocument="{}")["Role"]
     profile = iam.create_instance_profile(InstanceProfileName="storagebench-instance")["InstanceProfile"]
     iam.add_role_to_instance_profile(
         InstanceProfileName="storagebench-instance", RoleName="storagebench-instance"
@@ -144,6 +144,7 @@ def network(aws: None, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
     monkeypatch.setenv("SECURITY_GROUP_ID", group)
     monkeypatch.setenv("FILESYSTEM_SECURITY_GROUP_ID", fs_group)
     monkeypatch.setenv("INSTANCE_PROFILE_ARN", profile["Arn"])
+    monkeypatch.setenv("INSTANCE_ROLE_ID", role["RoleId"])
     return values
 
 

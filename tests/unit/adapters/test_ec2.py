@@ -184,6 +184,7 @@ def test_run_instances_request_carries_every_volume_parameter(stack_env: dict[st
         security_group_id="sg-1",
         filesystem_security_group_id="sg-fs",
         instance_profile_arn="arn:aws:iam::1:instance-profile/p",
+        instance_role_id="AROAEXAMPLEROLE12345",
         agent_document="doc",
         region=REGION,
     )
@@ -337,6 +338,7 @@ def test_capacity_errors_surface_as_capacity_error(stack_env: dict[str, str]) ->
         security_group_id="sg-1",
         filesystem_security_group_id="sg-fs",
         instance_profile_arn="arn:p",
+        instance_role_id="AROAEXAMPLEROLE12345",
         agent_document="d",
         region=REGION,
     )
@@ -413,6 +415,7 @@ def test_status_waits_for_provisioned_rate_initialization(
         security_group_id="sg-1",
         filesystem_security_group_id="sg-fs",
         instance_profile_arn="arn:p",
+        instance_role_id="AROAEXAMPLEROLE12345",
         agent_document="d",
         region=REGION,
     )
@@ -558,6 +561,7 @@ def test_terminate_waits_for_a_volume_that_outlives_its_instance(stack_env: dict
         security_group_id="sg-1",
         filesystem_security_group_id="sg-fs",
         instance_profile_arn="arn:p",
+        instance_role_id="AROAEXAMPLEROLE12345",
         agent_document="d",
         region=REGION,
     )

@@ -67,6 +67,7 @@ def stub_settings() -> AwsSettings:
         security_group_id="sg-instances",
         filesystem_security_group_id="sg-0123abcd",
         instance_profile_arn="arn:p",
+        instance_role_id="AROAEXAMPLEROLE12345",
         agent_document="d",
         region=REGION,
     )

@@ -70,6 +70,9 @@ class OnlineAgents:
     def online(self, resources: Resources) -> bool:
         return resources.instance_id is not None
 
+    def principal(self, instance_id: str) -> str:
+        return f"AROAEXAMPLEROLE12345:{instance_id}"
+
     def start(self, state: ConfigState, plan: Any, output_prefix: str, task_token: str, *_: Any) -> AgentRun:
         return AgentRun(command_id="cmd-1", plan_key="plan.json", output_prefix=output_prefix, started_at="")
 

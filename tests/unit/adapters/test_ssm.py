@@ -4,6 +4,7 @@ moto does not implement (DescribeInstanceInformation, CancelCommand) with botoco
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 from datetime import UTC, datetime
 from typing import Any
@@ -73,13 +74,21 @@ def stub_settings() -> AwsSettings:
         security_group_id="sg-1",
         filesystem_security_group_id="sg-fs",
         instance_profile_arn="arn:p",
+        instance_role_id="AROAEXAMPLEROLE12345",
         agent_document="doc",
         region=REGION,
     )
 
 
 class _Artifacts:
+    def __init__(self) -> None:
+        self.texts: dict[str, str] = {}
+
     def put_json(self, key: str, document: Any) -> str:
+        return f"s3://bucket/{key}"
+
+    def put_text(self, key: str, text: str, content_type: str) -> str:
+        self.texts[key] = text
         return f"s3://bucket/{key}"
 
     def uri(self, key: str) -> str:
@@ -108,7 +117,8 @@ def _commands(agents: SsmAgents) -> list[dict[str, Any]]:
 def test_start_uploads_plan_and_agent_and_sends_the_document(
     agents: SsmAgents, bucket: str, settings: AwsSettings
 ) -> None:
-    run = agents.start(state(), PLAN, "runs/r1/gp3/agent/", TOKEN, heartbeat_s=300, timeout_s=7200)
+    prefix = f"runs/r1/gp3/instances/{settings.instance_role_id}:{INSTANCE}/"
+    run = agents.start(state(), PLAN, f"{prefix}agent/", TOKEN, heartbeat_s=300, timeout_s=7200)
 
     bundle = current_bundle()
     s3 = agents.s3
@@ -120,7 +130,7 @@ def test_start_uploads_plan_and_agent_and_sends_the_document(
     assert run == AgentRun(
         command_id=command["CommandId"],
         plan_key="runs/r1/gp3/plan.json",
-        output_prefix="runs/r1/gp3/agent/",
+        output_prefix=f"{prefix}agent/",
         started_at="2030-01-02T04:00:00Z",
     )
     assert command["DocumentName"] == settings.agent_document
@@ -136,14 +146,19 @@ def test_start_uploads_plan_and_agent_and_sends_the_document(
     assert parameters == {
         "AgentSha256": [bundle.sha256],
         "PlanSha256": [hashlib.sha256(plan_bytes).hexdigest()],
-        "OutputUri": [f"s3://{bucket}/runs/r1/gp3/agent/"],
-        "TaskToken": [TOKEN],
+        "OutputUri": [f"s3://{bucket}/{prefix}agent/"],
+        # the token itself is not a parameter (SSM's command history shows parameters): it waits
+        # in the instance's own prefix, and the command names it by address and digest
+        "TaskTokenUri": [f"s3://{bucket}/{prefix}task-token"],
+        "TaskTokenSha256": [hashlib.sha256(TOKEN.encode()).hexdigest()],
         "HeartbeatSeconds": ["150"],  # half the task's heartbeat timeout
         "Region": [REGION],
         "executionTimeout": ["7200"],
     }
     assert command["OutputS3BucketName"] == bucket
-    assert command["OutputS3KeyPrefix"] == "runs/r1/gp3/ssm"  # under runs/: the instance role may write there
+    assert command["OutputS3KeyPrefix"] == f"{prefix}ssm"  # the instance's prefix: its role may write there
+    assert s3.get_object(Bucket=bucket, Key=f"{prefix}task-token")["Body"].read() == TOKEN.encode()
+    assert TOKEN not in json.dumps(command, default=str)
     assert command["TimeoutSeconds"] == DELIVERY_TIMEOUT_S
 
 

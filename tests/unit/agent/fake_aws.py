@@ -26,6 +26,7 @@ class FakeAws:
         self.missing_buckets: set = set()
         self.expiration = "2099-01-01T00:00:00Z"
         self.credential_fetches = 0
+        self.gets: list[str] = []  # "bucket/key" of every signed GetObject answered
         self.files: dict[str, bytes] = {}  # path -> body served on GET (the presigned plan)
         self.unsigned: list[str] = []
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
@@ -108,8 +109,19 @@ class FakeAws:
                         self._reply(404)
                     return
                 path = self.path.split("?", 1)[0]
-                if path in fake.files:
+                if path in fake.files:  # a presigned GET: no credentials of the instance's own
                     self._reply(200, fake.files[path], "application/octet-stream")
+                elif "Authorization" in self.headers:  # a signed GetObject
+                    name = urllib.parse.unquote(path).lstrip("/")
+                    if not self._signed():
+                        self._reply(
+                            403, b"<Error><Code>AccessDenied</Code><Message>unsigned</Message></Error>"
+                        )
+                    elif name in fake.objects:
+                        fake.gets.append(name)
+                        self._reply(200, fake.objects[name], "application/octet-stream")
+                    else:
+                        self._reply(404, b"<Error><Code>NoSuchKey</Code><Message>no key</Message></Error>")
                 else:
                     self._reply(403, b"<Error><Code>AccessDenied</Code><Message>expired</Message></Error>")
 

@@ -16,6 +16,7 @@ from storagebench.agent import task as task_module
 from storagebench.agent.task import EXIT_FAILED, EXIT_GONE, EXIT_UNREPORTED, EXIT_USAGE, main
 
 TOKEN = "task-token-1"
+TOKEN_KEY = "artifacts/runs/r-task/c1/instances/AROAROLE:i-1/task-token"
 
 
 @pytest.fixture
@@ -54,11 +55,13 @@ def plan(tmp_path: Path) -> dict[str, Any]:
 def arguments(fake: FakeAws, tmp_path: Path, document: dict[str, Any], **changes: Any) -> argparse.Namespace:
     data = json.dumps(document).encode()
     fake.files["/runs/r-task/c1/plan.json"] = data
+    fake.objects[TOKEN_KEY] = TOKEN.encode()
     values = {
         "plan_url": fake.url + "/runs/r-task/c1/plan.json?X-Amz-Signature=abc",
         "plan_sha256": hashlib.sha256(data).hexdigest(),
         "output_uri": "s3://artifacts/runs/r-task/c1/agent/",
-        "task_token": TOKEN,
+        "task_token_uri": f"s3://{TOKEN_KEY}",
+        "task_token_sha256": hashlib.sha256(TOKEN.encode()).hexdigest(),
         "heartbeat_s": 1,
         "region": "us-east-1",
         "out": str(tmp_path / "out"),
@@ -75,7 +78,7 @@ def failure_cause(fake: FakeAws) -> str:
 
 
 def uploaded(fake: FakeAws) -> list[str]:
-    return sorted(key.split("/agent/", 1)[1] for key in fake.objects)
+    return sorted(key.split("/agent/", 1)[1] for key in fake.objects if "/agent/" in key)
 
 
 def test_a_plan_runs_uploads_then_reports_success(fake: FakeAws, tmp_path: Path) -> None:
@@ -93,7 +96,7 @@ def test_a_plan_with_the_wrong_digest_is_refused_by_name(fake: FakeAws, tmp_path
     args = arguments(fake, tmp_path, plan(tmp_path), plan_sha256="0" * 64)
     assert main(args) == EXIT_FAILED
     assert failure_cause(fake).startswith("step 'verify plan' failed: the plan's SHA-256 is ")
-    assert fake.objects == {}  # nothing ran, nothing to upload
+    assert uploaded(fake) == []  # nothing ran, nothing to upload
 
 
 def test_an_expired_plan_address_is_a_fetch_failure(fake: FakeAws, tmp_path: Path) -> None:
@@ -136,3 +139,30 @@ def test_bad_arguments_are_reported_on_the_token(fake: FakeAws, tmp_path: Path) 
     cause = failure_cause(fake)
     assert cause.startswith("step 'arguments' failed: --plan-sha256 'xyz': 64 hexadecimal digits expected")
     assert "--heartbeat-s 0: 1..999 expected" in cause and "--output-uri: not an s3:// address" in cause
+
+
+def test_the_token_is_read_signed_from_the_instance_prefix_and_reported_on(
+    fake: FakeAws, tmp_path: Path
+) -> None:
+    assert main(arguments(fake, tmp_path, plan(tmp_path))) == 0
+    assert fake.gets[0] == TOKEN_KEY and fake.unsigned == []
+    assert {body["taskToken"] for _, body in fake.calls} == {TOKEN}
+
+
+@pytest.mark.parametrize(
+    ("change", "said"),
+    [
+        (lambda fake: fake.objects.update({TOKEN_KEY: b"a-later-attempt"}), "the task token's SHA-256 is "),
+        (lambda fake: fake.objects.pop(TOKEN_KEY), "NoSuchKey"),
+    ],
+    ids=["replaced", "missing"],
+)
+def test_a_token_that_cannot_be_read_ends_the_command_by_name_without_a_call(
+    fake: FakeAws, tmp_path: Path, capsys: pytest.CaptureFixture[str], change: Any, said: str
+) -> None:
+    args = arguments(fake, tmp_path, plan(tmp_path))
+    change(fake)
+    assert main(args) == EXIT_UNREPORTED
+    assert fake.calls == [] and uploaded(fake) == []  # nothing to report on, nothing ran
+    line = capsys.readouterr().err.strip().splitlines()[-1]
+    assert "step 'fetch task token' failed: " in line and said in line

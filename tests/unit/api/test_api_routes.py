@@ -481,6 +481,7 @@ def test_the_service_is_wired_from_the_functions_environment(stack: Stack) -> No
         "SECURITY_GROUP_ID": "sg-1",
         "FILESYSTEM_SECURITY_GROUP_ID": "sg-2",
         "INSTANCE_PROFILE_ARN": "arn:aws:iam::123456789012:instance-profile/x",
+        "INSTANCE_ROLE_ID": "AROAEXAMPLEROLE12345",
         "AGENT_DOCUMENT": "doc",
         "AWS_REGION": "us-east-1",
         "MAX_RUN_COST_USD": "42",

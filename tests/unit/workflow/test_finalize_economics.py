@@ -30,7 +30,7 @@ def finished(state_of: StateOf, fakes: Any, config_id: str) -> dict[str, Any]:
     state = steps.start_agent(state, "token", fakes.services)
     state = state.model_copy(update={"outcome": AgentOutcome(status="completed", exit_code=0)})
     config = parse_request(wf.request_doc()).config(config_id)
-    directory = fakes.artifacts.root / f"runs/run-1/{config_id}/agent/"
+    directory = wf.agent_output_dir(fakes, state)
     wf.write_agent_output(directory, config_id, [str(t.id) for t in config.targets])
     state = steps.collect(state, fakes.services)
     return steps.cleanup(state, fakes.services).model_dump(mode="json")

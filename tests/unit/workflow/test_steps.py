@@ -62,14 +62,10 @@ def ran(state_of: StateOf, fakes: Any, config_id: str = "alpha") -> ConfigState:
     return state.model_copy(update={"outcome": AgentOutcome(status="completed", exit_code=0)})
 
 
-def agent_dir(fakes: Any, config_id: str, run_id: str = "run-1") -> Any:
-    return fakes.artifacts.root / f"runs/{run_id}/{config_id}/agent/"
-
-
 def collected(state_of: StateOf, fakes: Any, config_id: str = "alpha") -> ConfigState:
     state = ran(state_of, fakes, config_id)
     config = parse_request(wf.request_doc()).config(config_id)
-    wf.write_agent_output(agent_dir(fakes, config_id), config_id, [str(t.id) for t in config.targets])
+    wf.write_agent_output(wf.agent_output_dir(fakes, state), config_id, [str(t.id) for t in config.targets])
     return steps.collect(state, fakes.services)
 
 
@@ -461,7 +457,8 @@ def test_start_agent_stores_the_plan_with_bound_targets(state_of: StateOf, fakes
 
     (call,) = fakes.agents.starts
     assert call.plan == plan
-    assert call.output_prefix == "runs/run-1/alpha/agent/" and call.task_token == "token-1"
+    assert call.output_prefix == "runs/run-1/alpha/instances/AROAFAKEROLE:i-0001/agent/"
+    assert call.task_token == "token-1"
     assert (call.heartbeat_s, call.timeout_s) == (60, 7200)
     assert state.agent is not None and state.agent.command_id == "cmd-1"
     assert fakes.store.statuses("alpha")[-1] == "RUNNING"
@@ -640,7 +637,7 @@ def test_collect_stores_records_per_target_with_its_storage_option(state_of: Sta
         assert all(r.target_id == target_id for r in put.records)
     assert stored["data"].labels["storage_option"] == "c5.4xlarge/ebs:gp3:100GiB:4000iops:x2raid0:xfs"
     assert state.collected == CollectSummary(status="ok", records=3, problems=[], agent_status="ok")
-    assert fakes.artifacts.fetched == ["runs/run-1/alpha/agent/"]
+    assert fakes.artifacts.fetched == ["runs/run-1/alpha/instances/AROAFAKEROLE:i-0001/agent/"]
     (stored_state, status) = fakes.store.configs[-1]
     assert status == "COLLECTED" and stored_state.collected == state.collected
 
@@ -654,10 +651,27 @@ def test_collect_keeps_the_series_for_the_report(state_of: StateOf, fakes: Any) 
 
 def test_collect_labels_an_unknown_target_with_its_id(state_of: StateOf, fakes: Any) -> None:
     state = ran(state_of, fakes)
-    wf.write_agent_output(agent_dir(fakes, "alpha"), "alpha", ["data", "ghost"])
+    wf.write_agent_output(wf.agent_output_dir(fakes, state), "alpha", ["data", "ghost"])
     steps.collect(state, fakes.services)
     labels = {p.records[0].target_id: p.labels["storage_option"] for p in fakes.store.results}
     assert labels["ghost"] == "ghost"
+
+
+@pytest.mark.parametrize("where", ["another instance", "the config prefix"])
+def test_collect_reads_only_the_prefix_of_the_instance_that_ran_the_config(
+    state_of: StateOf, fakes: Any, where: str
+) -> None:
+    """Another instance (or anything else) writing results for this config is never collected."""
+    state = ran(state_of, fakes)
+    forged = (
+        wf.agent_output_dir(fakes, state, instance_id="i-0999")
+        if where == "another instance"
+        else fakes.artifacts.root / f"{state.item.artifacts_prefix}agent/"
+    )
+    wf.write_agent_output(forged, "alpha", ["data"])
+    result = steps.collect(state, fakes.services)
+    assert result.collected is not None and result.collected.records == 0
+    assert fakes.store.results == []
 
 
 def test_collect_without_output_records_a_failure_instead_of_raising(state_of: StateOf, fakes: Any) -> None:
@@ -672,7 +686,7 @@ def test_collect_without_output_records_a_failure_instead_of_raising(state_of: S
 
 def test_collect_with_unreadable_manifest_records_a_failure(state_of: StateOf, fakes: Any) -> None:
     state = ran(state_of, fakes)
-    directory = agent_dir(fakes, "alpha")
+    directory = wf.agent_output_dir(fakes, state)
     directory.mkdir(parents=True)
     (directory / "manifest.json").write_text("{not json")
     result = steps.collect(state, fakes.services)
@@ -683,7 +697,7 @@ def test_collect_with_unreadable_manifest_records_a_failure(state_of: StateOf, f
 def test_collect_partial_output_is_partial(state_of: StateOf, fakes: Any) -> None:
     state = ran(state_of, fakes)
     wf.write_agent_output(
-        agent_dir(fakes, "alpha"), "alpha", ["data"], status="partial", failed_target="shared"
+        wf.agent_output_dir(fakes, state), "alpha", ["data"], status="partial", failed_target="shared"
     )
     result = steps.collect(state, fakes.services)
     assert result.collected is not None
@@ -695,14 +709,14 @@ def test_collect_partial_output_is_partial(state_of: StateOf, fakes: Any) -> Non
 
 def test_collect_with_an_incomplete_manifest_status_is_partial(state_of: StateOf, fakes: Any) -> None:
     state = ran(state_of, fakes)
-    wf.write_agent_output(agent_dir(fakes, "alpha"), "alpha", ["data"], status="running")
+    wf.write_agent_output(wf.agent_output_dir(fakes, state), "alpha", ["data"], status="running")
     result = steps.collect(state, fakes.services)
     assert result.collected is not None and result.collected.status == "partial"
 
 
 def test_collect_with_no_measurement_is_failed(state_of: StateOf, fakes: Any) -> None:
     state = ran(state_of, fakes)
-    wf.write_agent_output(agent_dir(fakes, "alpha"), "alpha", [])
+    wf.write_agent_output(wf.agent_output_dir(fakes, state), "alpha", [])
     result = steps.collect(state, fakes.services)
     assert result.collected is not None
     assert (result.collected.status, result.collected.records) == ("failed", 0)
@@ -712,7 +726,7 @@ def test_collect_folds_errors_caught_before_it(state_of: StateOf, fakes: Any) ->
     state = ran(state_of, fakes).model_copy(
         update={"caught": {"Error": "AgentError", "Cause": "x"}, "record_error": {"Error": "E", "Cause": ""}}
     )
-    wf.write_agent_output(agent_dir(fakes, "alpha"), "alpha", ["data"])
+    wf.write_agent_output(wf.agent_output_dir(fakes, state), "alpha", ["data"])
     result = steps.collect(state, fakes.services)
     assert result.caught is None and result.record_error is None
     assert [e.step for e in result.errors] == ["collect", "record_failure"]

@@ -31,6 +31,7 @@ from storagebench.core.state import (
 )
 from storagebench.core.tags import TAG_CONFIG, TAG_RUN
 from storagebench.results.records import ResultRecord
+from storagebench.workflow.artifact_keys import agent_output_prefix
 from storagebench.workflow.ports import Services
 
 START = datetime(2026, 11, 21, 17, 0, 0, tzinfo=UTC)
@@ -224,6 +225,9 @@ class FakeAgents:
     def online(self, resources: Resources) -> bool:
         self.online_calls += 1
         return self.online_value
+
+    def principal(self, instance_id: str) -> str:
+        return f"AROAFAKEROLE:{instance_id}"
 
     def start(
         self,
@@ -572,3 +576,9 @@ def write_agent_output(
     directory.mkdir(parents=True, exist_ok=True)
     (directory / "manifest.json").write_text(json.dumps(manifest))
     return directory
+
+
+def agent_output_dir(fakes: Any, state: ConfigState, instance_id: str | None = None) -> Path:
+    """Where the instance that ran the config (or another one) writes its output."""
+    principal = fakes.services.agents.principal(instance_id or state.resources.instance_id)
+    return Path(fakes.artifacts.root) / agent_output_prefix(state.item, principal)

@@ -1,7 +1,14 @@
 """The agent as a Step Functions task: what the SSM document hands over to once the agent is verified.
 
     python3 agent.pyz task --plan-url URL --plan-sha256 HEX --output-uri s3://... \
-        --task-token TOKEN --heartbeat-s 60 --region us-east-1 --out /var/lib/storagebench/out
+        --task-token-uri s3://... --task-token-sha256 HEX --heartbeat-s 60 --region us-east-1 \
+        --out /var/lib/storagebench/out
+
+The task token is read from the instance's own prefix (``--task-token-uri``, signed with the
+instance's role) and checked against its SHA-256: it never appears in the command's parameters,
+which anyone allowed ``ssm:ListCommands`` can read. Until it is read nothing can be reported:
+that step fails the command (exit 5) with a line naming it, which the workflow reads from SSM's
+copy of the output when the heartbeats do not come.
 
 Each named step either completes or ends the task with ``SendTaskFailure`` naming it (error
 ``AgentError``, cause ``step 'verify plan' failed: ...``), so the workflow never waits out a
@@ -46,6 +53,7 @@ FETCH_ATTEMPTS = 4
 FETCH_TIMEOUT_S = 60.0
 MIN_HEARTBEAT_S = 1
 MAX_HEARTBEAT_S = 999
+MAX_TOKEN_CHARS = 8192  # Step Functions' task tokens are at most 1,024 today
 
 
 class StepFailedError(RuntimeError):
@@ -65,7 +73,10 @@ def add_parser(commands: Any) -> None:
     task.add_argument("--plan-url", required=True, help="http(s) address of the plan (a presigned GET)")
     task.add_argument("--plan-sha256", required=True, help="SHA-256 the plan's bytes must have")
     task.add_argument("--output-uri", required=True, help="s3:// prefix the output is uploaded under")
-    task.add_argument("--task-token", required=True, help="the Step Functions task token to report on")
+    task.add_argument(
+        "--task-token-uri", required=True, help="s3:// address of the Step Functions task token to report on"
+    )
+    task.add_argument("--task-token-sha256", required=True, help="SHA-256 the task token must have")
     task.add_argument("--heartbeat-s", type=int, required=True, help="seconds between heartbeats (1-999)")
     task.add_argument("--region", required=True, help="the region of the bucket and the state machine")
     task.add_argument("--out", required=True, help="local output directory (replaced)")
@@ -136,10 +147,28 @@ class Heartbeat(threading.Thread):
             self.join(timeout=60)
 
 
+def task_token(s3: S3, uri: str, expected_sha256: str) -> str:
+    """The token the workflow wrote into this instance's prefix, checked against the command's digest."""
+    data = s3.get(uri)
+    digest = hashlib.sha256(data).hexdigest()
+    if digest != expected_sha256.lower():
+        raise RuntimeError(
+            f"the task token's SHA-256 is {digest}, the command expects {expected_sha256} "
+            "(a later attempt of the task replaced it: this command's task is over)"
+        )
+    try:
+        token = data.decode("ascii")
+    except UnicodeDecodeError:
+        raise RuntimeError("the task token is not ASCII") from None
+    if not token or len(token) > MAX_TOKEN_CHARS:
+        raise RuntimeError(f"the task token has {len(token)} characters (1..{MAX_TOKEN_CHARS} expected)")
+    return token
+
+
 class Task:
-    def __init__(self, args: argparse.Namespace) -> None:
+    def __init__(self, args: argparse.Namespace, token: str) -> None:
         self.args = args
-        self.states = StepFunctions(Client("states", args.region), args.task_token)
+        self.states = StepFunctions(Client("states", args.region), token)
         self.sync = DirectorySync(S3(Client("s3", args.region)), args.out, args.output_uri)
         self.step = "start"
 
@@ -222,27 +251,35 @@ class Task:
 
 def check_arguments(args: argparse.Namespace) -> List[str]:
     problems: List[str] = []
-    if len(args.plan_sha256) != 64 or any(c not in "0123456789abcdef" for c in args.plan_sha256.lower()):
-        problems.append(f"--plan-sha256 {args.plan_sha256!r}: 64 hexadecimal digits expected")
+    digests = (("--plan-sha256", args.plan_sha256), ("--task-token-sha256", args.task_token_sha256))
+    for option, value in digests:
+        if len(value) != 64 or any(c not in "0123456789abcdef" for c in value.lower()):
+            problems.append(f"{option} {value!r}: 64 hexadecimal digits expected")
     if not MIN_HEARTBEAT_S <= args.heartbeat_s <= MAX_HEARTBEAT_S:
         problems.append(f"--heartbeat-s {args.heartbeat_s}: {MIN_HEARTBEAT_S}..{MAX_HEARTBEAT_S} expected")
     if not args.plan_url.startswith(("https://", "http://")):
         problems.append(f"--plan-url {args.plan_url[:60]!r}: an http(s) address expected")
-    try:
-        parse_s3_uri(args.output_uri)
-    except ValueError as exc:
-        problems.append(f"--output-uri: {exc}")
+    for option, uri in (("--output-uri", args.output_uri), ("--task-token-uri", args.task_token_uri)):
+        try:
+            parse_s3_uri(uri)
+        except ValueError as exc:
+            problems.append(f"{option}: {exc}")
     return problems
 
 
 def main(args: argparse.Namespace) -> int:
+    try:
+        token = task_token(S3(Client("s3", args.region)), args.task_token_uri, args.task_token_sha256)
+    except (AwsError, RuntimeError, ValueError) as exc:  # nothing to report on: SSM keeps this line
+        _say(f"step 'fetch task token' failed: {exc}")
+        return EXIT_UNREPORTED
     problems = check_arguments(args)
     if not problems:
-        return Task(args).execute()
+        return Task(args, token).execute()
     for problem in problems:
         _say(problem)
-    try:  # the token and region may still be good: the workflow hears of it now, not at a timeout
-        StepFunctions(Client("states", args.region), args.task_token).failure(
+    try:  # the token and region are good: the workflow hears of it now, not at a timeout
+        StepFunctions(Client("states", args.region), token).failure(
             "AgentError", "step 'arguments' failed: " + "; ".join(problems)
         )
     except (AwsError, TaskGoneError, ValueError) as exc:

@@ -33,7 +33,8 @@ def _progress_table(session: Any, run_id: str, configs: list[str], started: floa
     run = _safe_run(session, run_id)
     statuses = {c.get("config_id"): c.get("status", "") for c in run.get("configs", [])}
     for config_id in configs:
-        progress = _agent_progress(session, f"runs/{run_id}/{config_id}/agent/progress.json")
+        prefix = session.instance_prefix(run_id, config_id)
+        progress = _agent_progress(session, f"{prefix}agent/progress.json") if prefix else {}
         step = f"{progress.get('step', 0)}/{progress.get('steps', 0)}" if progress.get("steps") else "-"
         table.add_row(
             *(

@@ -65,6 +65,10 @@ class Agents(Protocol):
     def online(self, resources: Resources) -> bool:
         """Can a command reach the machine (SSM agent online; locally: the agent can run)."""
 
+    def principal(self, instance_id: str) -> str:
+        """The instance's identity to IAM ("<role id>:<instance id>"): it names the one prefix of
+        the artifacts the instance can write (``artifact_keys.instance_prefix``)."""
+
     def start(
         self,
         state: ConfigState,
@@ -74,7 +78,8 @@ class Agents(Protocol):
         heartbeat_s: int,
         timeout_s: int,
     ) -> AgentRun:
-        """Run the agent with this plan; the machine reports back on the task token."""
+        """Run the agent with this plan, its output going under ``output_prefix``; the machine
+        reports back on the task token, which it reads from its own prefix."""
 
     def stop(self, run_id: str, config_id: str, resources: Resources) -> list[str]:
         """Stop the config's agent if it still runs; returns what its machine still holds."""

@@ -19,7 +19,13 @@ from storagebench.analysis.annotate import annotate
 from storagebench.analysis.regressions import compute_regressions
 from storagebench.analysis.series import extract_series
 from storagebench.core.clock import iso, parse_iso
-from storagebench.core.errors import GuardrailError, InvalidRequestError, NotReadyError, WorkflowError
+from storagebench.core.errors import (
+    AgentError,
+    GuardrailError,
+    InvalidRequestError,
+    NotReadyError,
+    WorkflowError,
+)
 from storagebench.core.regression import Regression
 from storagebench.core.state import (
     AgentOutcome,
@@ -45,7 +51,13 @@ from storagebench.planning.preview import preview_request
 from storagebench.request import BenchmarkRequest, RequestError, parse_request
 from storagebench.results.collect import collect as collect_output
 from storagebench.results.errors import ResultsError
-from storagebench.workflow.artifact_keys import request_key, series_key
+from storagebench.workflow.artifact_keys import (
+    agent_output_prefix,
+    command_output_prefix,
+    config_prefix,
+    request_key,
+    series_key,
+)
 from storagebench.workflow.bindings import agent_targets, launch_spec, storage_option
 from storagebench.workflow.command_output import failed_document_step
 from storagebench.workflow.gateways import (
@@ -108,7 +120,7 @@ def plan_run(document: Any, run_id: str, started_at: str, services: Services) ->
             started_at=iso(started),
             expires_at=iso(expires),
             timing=timing,
-            artifacts_prefix=f"runs/{run_id}/{c.id}/",
+            artifacts_prefix=config_prefix(run_id, c.id),
         )
         for c in request.configs
     ]
@@ -247,11 +259,13 @@ def start_agent(state: ConfigState, task_token: str, services: Services) -> Conf
     plan = build_plan(
         request, item.config_id, item.run_id, agent_targets(config, state.resources, item.region)
     )
+    if state.resources.instance_id is None:
+        raise AgentError("no instance to run the agent on")
     services.artifacts.put_json(f"{item.artifacts_prefix}plan.json", plan)
     run = services.agents.start(
         state,
         plan,
-        f"{item.artifacts_prefix}agent/",
+        agent_output_prefix(item, services.agents.principal(state.resources.instance_id)),
         task_token,
         item.timing.heartbeat_s,
         item.timing.command_timeout_s,
@@ -336,8 +350,11 @@ def record_failure(state: ConfigState, caught: dict[str, Any], services: Service
 
 
 def _document_failure(state: ConfigState, services: Services) -> str | None:
+    if state.resources.instance_id is None:
+        return None
+    prefix = command_output_prefix(state.item, services.agents.principal(state.resources.instance_id))
     try:
-        return failed_document_step(services.artifacts.fetch(f"{state.item.artifacts_prefix}ssm/"))
+        return failed_document_step(services.artifacts.fetch(prefix))
     except (WorkflowError, OSError) as exc:  # the heartbeat timeout stays the error: still true
         log.warning("could not read the SSM command output of %s: %s", state.item.config_id, exc)
         return None
@@ -355,8 +372,12 @@ def collect(state: ConfigState, services: Services) -> ConfigState:
     state = with_pending_errors(state)
     item = state.item
     config = _request(services, item).config(item.config_id)
-    directory = services.artifacts.fetch(f"{item.artifacts_prefix}agent/")
     try:
+        if state.resources.instance_id is None:
+            raise ResultsError("no instance ran this config")
+        # Only the prefix of the instance that ran the config: no other instance can write it
+        owner = services.agents.principal(state.resources.instance_id)
+        directory = services.artifacts.fetch(agent_output_prefix(item, owner))
         collection = collect_output(directory)
     except ResultsError as exc:
         summary = CollectSummary(status="failed", records=0, problems=[f"no usable agent output: {exc}"])

@@ -21,6 +21,7 @@ ENVIRONMENT = {
     "SECURITY_GROUP_ID": "security_group_id",
     "FILESYSTEM_SECURITY_GROUP_ID": "filesystem_security_group_id",
     "INSTANCE_PROFILE_ARN": "instance_profile_arn",
+    "INSTANCE_ROLE_ID": "instance_role_id",
     "AGENT_DOCUMENT": "agent_document",
 }
 REGION_VARIABLES = ("AWS_REGION", "AWS_DEFAULT_REGION")
@@ -51,6 +52,11 @@ class AwsSettings(BaseModel):
         description="EFS/FSx mount targets': NFS and Lustre inbound from the instances' group only",
     )
     instance_profile_arn: str = Field(min_length=1)
+    instance_role_id: str = Field(
+        pattern=r"^[A-Z0-9]{16,128}$",
+        description="the instance role's id: an instance's aws:userid is '<role id>:<instance id>', "
+        "which names the one artifacts prefix it may write",
+    )
     agent_document: str = Field(min_length=1)
     region: str = Field(min_length=1)
     endpoint_url: str | None = Field(

@@ -1,12 +1,13 @@
 """The agent through SSM Run Command: the stack's ``AgentDocument`` on the config's instance.
 
 ``start`` stores the plan, makes sure this package's agent zipapp is in the bucket under its
-digest, and sends the document with a Step Functions task token; the instance reports on that
-token itself (heartbeats, success, failure). The instance gets the agent and the plan through
-presigned GETs with their SHA-256 (it needs no read access to the bucket, and no AWS CLI:
-the document fetches with python3 and the verified agent makes its own signed calls). The full
-command output goes to S3 as well (``GetCommandInvocation`` keeps only 24,000 characters of
-stdout), next to the agent's output.
+digest, writes the Step Functions task token into the instance's own prefix and sends the
+document; the instance reads the token there (checked by its SHA-256, the only form of it that
+the command's parameters, and so SSM's command history, carry) and reports on it itself
+(heartbeats, success, failure). The instance gets the agent and the plan through presigned GETs
+with their SHA-256 (no AWS CLI: the document fetches with python3 and the verified agent makes
+its own signed calls). The full command output goes to S3 as well (``GetCommandInvocation``
+keeps only 24,000 characters of stdout), into the instance's prefix next to the agent's output.
 A retried ``start`` with the same task token finds the command already sent instead of
 running the agent twice.
 """
@@ -26,6 +27,7 @@ from storagebench.agent.plan import Plan
 from storagebench.core.clock import Clock, SystemClock, iso
 from storagebench.core.errors import AgentError
 from storagebench.core.state import AgentRun, ConfigState, Resources
+from storagebench.workflow.artifact_keys import command_output_prefix, task_token_key
 
 LOG = logging.getLogger(__name__)
 MAX_EXECUTION_S = 172_800  # aws:runShellScript's ceiling (48 h)
@@ -33,6 +35,11 @@ DELIVERY_TIMEOUT_S = 600  # SendCommand's TimeoutSeconds: how long the command m
 HEARTBEAT_MAX_S = 999  # the document's HeartbeatSeconds pattern: 1-3 digits
 PRESIGNED_S = 3_600  # the command may wait DELIVERY_TIMEOUT_S to start; the agent fetches at once
 OVER = ("Failed", "Cancelled", "Cancelling", "TimedOut")
+
+
+def token_digest(task_token: str) -> str:
+    """What the command carries of the token: enough to check it and to recognise the command."""
+    return hashlib.sha256(task_token.encode("utf-8")).hexdigest()
 
 
 def heartbeat_interval(heartbeat_timeout_s: int) -> int:
@@ -65,6 +72,10 @@ class SsmAgents:
     @classmethod
     def from_settings(cls, settings: AwsSettings) -> SsmAgents:
         return cls(settings.client("ssm"), settings.client("s3"), settings)
+
+    def principal(self, instance_id: str) -> str:
+        """An instance profile's role session is named after the instance: aws:userid."""
+        return f"{self.settings.instance_role_id}:{instance_id}"
 
     # -------------------------------------------------------------- reachability
 
@@ -147,7 +158,8 @@ class SsmAgents:
             )
         bundle = self.bundle
         output = output_prefix if output_prefix.endswith("/") else output_prefix + "/"
-        ssm_prefix = state.item.artifacts_prefix.rstrip("/") + "/ssm"
+        principal = self.principal(state.resources.instance_id)
+        ssm_prefix = command_output_prefix(state.item, principal).rstrip("/")
         return {
             "DocumentName": self.settings.agent_document,
             "InstanceIds": [state.resources.instance_id],
@@ -158,7 +170,8 @@ class SsmAgents:
                 "PlanUrl": [self.presign(plan_key)],
                 "PlanSha256": [plan_sha256],
                 "OutputUri": [self.artifacts.uri(output)],
-                "TaskToken": [task_token],
+                "TaskTokenUri": [self.artifacts.uri(task_token_key(state.item, principal))],
+                "TaskTokenSha256": [token_digest(task_token)],
                 "HeartbeatSeconds": [str(heartbeat_interval(heartbeat_s))],
                 "Region": [self.settings.region],
                 "executionTimeout": [str(timeout_s)],
@@ -182,6 +195,9 @@ class SsmAgents:
         self.artifacts.put_json(plan_key, plan)
         plan_sha256 = hashlib.sha256(json_body(plan)).hexdigest()  # the bytes put_json stored
         self.ensure_agent()
+        if state.resources.instance_id is not None:
+            token_key = task_token_key(state.item, self.principal(state.resources.instance_id))
+            self.artifacts.put_text(token_key, task_token, "text/plain")
         request = self.command_request(
             state, plan_key, plan_sha256, output_prefix, task_token, heartbeat_s, timeout_s
         )
@@ -207,7 +223,7 @@ class SsmAgents:
         itself still works, a retried start could then run the agent twice).
         """
         instance_id = request["InstanceIds"][0]
-        token = request["Parameters"]["TaskToken"]
+        token = request["Parameters"]["TaskTokenSha256"]
         try:
             pages = self.ssm.get_paginator("list_commands").paginate(InstanceId=instance_id)
             for page in pages:
@@ -217,7 +233,7 @@ class SsmAgents:
                         or command.get("Status") in OVER
                     ):
                         continue
-                    if (command.get("Parameters") or {}).get("TaskToken") == token:
+                    if (command.get("Parameters") or {}).get("TaskTokenSha256") == token:
                         return str(command["CommandId"])
                     self._cancel(str(command["CommandId"]))
         except ClientError as exc:

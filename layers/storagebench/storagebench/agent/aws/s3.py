@@ -1,4 +1,5 @@
-"""S3 uploads for the agent: PutObject, and a sync of the output directory to the run's prefix.
+"""S3 for the agent: GetObject (its task token), PutObject, and a sync of the output directory to
+its prefix.
 
 Path-style addresses with an endpoint override (a local server), virtual-hosted ones on AWS
 (path style is deprecated there), except for bucket names with dots, which TLS cannot serve
@@ -44,6 +45,10 @@ class S3:
             data,
             {"Content-Type": content_type},
         )
+
+    def get(self, uri: str) -> bytes:
+        bucket, key = parse_s3_uri(uri)
+        return bytes(self.client.request(f"GetObject s3://{bucket}/{key}", "GET", self.url(bucket, key)).body)
 
 
 class DirectorySync:
