@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -80,4 +81,12 @@ class Guardrails(BaseModel):
             ) from None
 
     def allows(self, instance_type: str) -> bool:
-        return "*" in self.allowed_instance_types or instance_type in self.allowed_instance_types
+        """As IAM's StringLike on ec2:InstanceType reads the same list: ``*`` and ``?`` are wildcards
+        (``c5.*``), case-sensitive."""
+        return any(_string_like(pattern, instance_type) for pattern in self.allowed_instance_types)
+
+
+def _string_like(pattern: str, value: str) -> bool:
+    """IAM's StringLike: ``*`` any run of characters, ``?`` one; nothing else is special."""
+    parts = (".*" if c == "*" else "." if c == "?" else re.escape(c) for c in pattern)
+    return re.fullmatch("".join(parts), value, flags=re.DOTALL) is not None

@@ -193,66 +193,60 @@ def _cost_problem(
     )
 
 
+def _launched_types(configs: list[Config]) -> list[tuple[str, str]]:
+    """(field, instance type) of every instance a request launches: clients and appliances."""
+    launched: list[tuple[str, str]] = []
+    for position, config in enumerate(configs):
+        launched.append((f"configs[{position}].instance_type", config.instance_type))
+        for index, target in enumerate(config.targets):
+            for field, appliance in kind_of(target).appliance_instance_types(target):
+                launched.append((f"configs[{position}].targets[{index}].{field}", appliance))
+    return launched
+
+
 def _type_problems(configs: list[Config], limits: Guardrails) -> list[GuardrailProblem]:
+    """IAM refuses the same launches (ec2:InstanceType StringLike AllowedInstanceTypes)."""
     allowed = ", ".join(limits.allowed_instance_types)
     return [
         GuardrailProblem(
-            field=f"configs[{position}].instance_type",
+            field=field,
             limit="AllowedInstanceTypes",
             limit_value=list(limits.allowed_instance_types),
-            value=config.instance_type,
-            message=f"{config.instance_type} is not allowed by this stack (AllowedInstanceTypes: {allowed})",
+            value=instance_type,
+            message=f"{instance_type} is not allowed by this stack (AllowedInstanceTypes: {allowed})",
         )
-        for position, config in enumerate(configs)
-        if not limits.allows(config.instance_type)
+        for field, instance_type in _launched_types(configs)
+        if not limits.allows(instance_type)
     ]
 
 
 def _unpriced_problems(configs: list[Config], book: PriceBook) -> list[GuardrailProblem]:
     """An instance type the book cannot price would count as $0 and slip under MaxRunCostUsd."""
     problems: list[GuardrailProblem] = []
-    for position, config in enumerate(configs):
-        asked = [(f"configs[{position}].instance_type", config.instance_type)]
-        for index, target in enumerate(config.targets):
-            for field, appliance in kind_of(target).appliance_instance_types(target):
-                asked.append((f"configs[{position}].targets[{index}].{field}", appliance))
-        for field, instance in asked:
-            try:
-                book.price(PriceKey("ec2_instance_hour", (instance,)))
-            except PriceNotFound as exc:
-                problems.append(
-                    GuardrailProblem(
-                        field=field,
-                        limit="MaxRunCostUsd",
-                        limit_value=None,
-                        value=instance,
-                        message=f"{instance} cannot be priced ({exc}), so the run's cost cannot be bounded: "
-                        "pick a priced type or refresh the prices (storagebench prices refresh)",
-                    )
+    for field, instance in _launched_types(configs):
+        try:
+            book.price(PriceKey("ec2_instance_hour", (instance,)))
+        except PriceNotFound as exc:
+            problems.append(
+                GuardrailProblem(
+                    field=field,
+                    limit="MaxRunCostUsd",
+                    limit_value=None,
+                    value=instance,
+                    message=f"{instance} cannot be priced ({exc}), so the run's cost cannot be bounded: "
+                    "pick a priced type or refresh the prices (storagebench prices refresh)",
                 )
+            )
     return problems
 
 
 def _target_problems(configs: list[Config], limits: Guardrails) -> list[GuardrailProblem]:
-    """Gateway appliances obey AllowedInstanceTypes too; kinds this deployment cannot provision
-    (``Guardrails.unprovisionable_kinds``: local mode, a stack without gateway settings) are refused."""
+    """Kinds this deployment cannot provision (``Guardrails.unprovisionable_kinds``: local mode, a
+    stack without gateway settings) are refused."""
     problems: list[GuardrailProblem] = []
     for position, config in enumerate(configs):
         for index, target in enumerate(config.targets):
             where = f"configs[{position}].targets[{index}]"
-            for field, appliance in kind_of(target).appliance_instance_types(target):
-                if limits.allows(appliance):
-                    continue
-                problems.append(
-                    GuardrailProblem(
-                        field=f"{where}.{field}",
-                        limit="AllowedInstanceTypes",
-                        limit_value=list(limits.allowed_instance_types),
-                        value=appliance,
-                        message=f"{appliance} is not allowed by this stack "
-                        f"(AllowedInstanceTypes: {', '.join(limits.allowed_instance_types)})",
-                    )
-                )
             why = limits.unprovisionable_kinds.get(target.kind)
             if why is not None:
                 problems.append(
