@@ -32,7 +32,16 @@ IMDS_MOCK := $(TOOLS)/bin/ec2-metadata-mock
 $(IMDS_MOCK):
 	GOBIN=$(abspath $(TOOLS)/bin) GOFLAGS=-mod=mod go install github.com/aws/amazon-ec2-metadata-mock/cmd/ec2-metadata-mock@v1.13.0
 
-setup: $(STAMP) $(IMDS_MOCK) ## virtualenv, Python packages, system tools (fio, mkfs, losetup, mdadm), the local instance's metadata service
+# The IAM evaluator tests/iam runs template.yaml's policies through (@cloud-copilot/iam-simulate,
+# pinned by tools/iam-simulate/package-lock.json; Node.js 20 and npm).
+IAM_SIMULATE := tools/iam-simulate/node_modules/.package-lock.json
+
+$(IAM_SIMULATE): tools/iam-simulate/package.json tools/iam-simulate/package-lock.json
+	@command -v npm >/dev/null || { echo "npm is missing: install Node.js 20 and npm (apt-get install nodejs npm)" >&2; exit 1; }
+	cd tools/iam-simulate && npm ci --no-audit --no-fund --loglevel=error
+	@touch $@
+
+setup: $(STAMP) $(IMDS_MOCK) $(IAM_SIMULATE) ## virtualenv, Python packages, system tools (fio, mkfs, losetup, mdadm), the local instance's metadata service, the IAM evaluator
 	@bash scripts/ensure-system-deps.sh
 
 demo: setup ## the main job: the whole workflow on this machine, three emulated EBS options
@@ -118,4 +127,4 @@ openapi: $(STAMP) ## regenerate openapi.json from the API's routes and models (a
 	$(BIN)/python -m storagebench.api.openapi openapi.json
 
 clean: ## remove virtualenvs, caches and local results
-	rm -rf $(VENV) $(SAM_VENV) $(CHECKOV_VENV) .venv312 .venv313 .venv39 .mypy_cache .ruff_cache .pytest_cache dist bench-results .storagebench
+	rm -rf $(VENV) $(SAM_VENV) $(CHECKOV_VENV) .venv312 .venv313 .venv39 .mypy_cache .ruff_cache .pytest_cache dist bench-results .storagebench tools/iam-simulate/node_modules
