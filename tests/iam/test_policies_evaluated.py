@@ -467,6 +467,8 @@ def _bucket() -> Iterator[Case]:
         get,
         obj(prefix_of(I1) + "task-token"),
     )
+    yield allow("Finalize reads a config's series", "FinalizeFunction", get, obj("runs/r1/c1/series.json"))
+    yield deny("Finalize cannot read task tokens", "FinalizeFunction", get, obj(prefix_of(I1) + "task-token"))
     yield allow("the API presigns reports", "ApiFunction", get, obj("runs/r1/report.html"))
     yield deny("the API cannot read requests", "ApiFunction", get, obj("runs/r1/request.json"))
     share = obj("runs/r1/c1/x", SHARE_BUCKET)
