@@ -1,4 +1,5 @@
-"""SweepRun: the configs map failed as a whole; release every config by tag, record the run FAILED."""
+"""SweepRun: the configs map failed as a whole, or the API stopped the run; release every config by tag
+(again once what was under way has ended), record the run FAILED."""
 
 from typing import Any
 
@@ -16,7 +17,7 @@ from storagebench.workflow.events import SweepRunEvent, parse_event
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     run = parse_event(SweepRunEvent, event)
     summary = steps.abort_run(
-        run.run_id, run.suite, run.started_at, run.config_ids, run.caught, wiring.services()
+        run.run_id, run.suite, run.started_at, run.config_ids, run.caught, wiring.services(), run.stopped_at
     )
     metrics.add_metric(name="RunsAborted", unit=MetricUnit.Count, value=1)
     metrics.add_metric(

@@ -337,7 +337,20 @@ def _file_systems() -> Iterator[Case]:
         FSX,
         context=request_tags(STACK, "storagebench:run-id", "Name"),
     )
-    yield deny("FSx TagResource with another key", role, fsx_tag, FSX, context=request_tags(STACK, "Owner"))
+    yield allow(
+        "FSx TagResource with the request's own tags",
+        role,
+        fsx_tag,
+        FSX,
+        context=request_tags(STACK, "Owner"),
+    )
+    yield deny(
+        "FSx TagResource with an aws: key",
+        role,
+        fsx_tag,
+        FSX,
+        context=request_tags(STACK, "aws:cloudformation:x"),
+    )
     yield deny(
         "FSx TagResource with another stack's tag", role, fsx_tag, FSX, context=request_tags(OTHER_STACK)
     )
@@ -371,7 +384,14 @@ def _gateways() -> Iterator[Case]:
     yield allow(
         "AddTagsToResource with the stack's keys", role, add, SHARE, context=request_tags(STACK, "Name")
     )
-    yield deny("AddTagsToResource with another key", role, add, GATEWAY, context=request_tags(STACK, "Owner"))
+    yield allow(
+        "AddTagsToResource with the request's own tags",
+        role,
+        add,
+        GATEWAY,
+        context=request_tags(STACK, "Owner"),
+    )
+    yield deny("AddTagsToResource with an aws: key", role, add, GATEWAY, context=request_tags(STACK, "aws:x"))
     yield deny(
         "AddTagsToResource with another stack's tag", role, add, GATEWAY, context=request_tags(OTHER_STACK)
     )
@@ -552,6 +572,25 @@ def _workflow() -> Iterator[Case]:
         "ApiFunction",
         "lambda:InvokeFunction",
         lambda_arn("ProvisionFunction"),
+    )
+    table, update = V.arn("dynamodb", f"table/{V.results_table}"), "dynamodb:UpdateItem"
+    yield allow(
+        "the API marks a run STOPPING before it stops the execution",
+        "ApiFunction",
+        update,
+        table,
+        context={"dynamodb:LeadingKeys": ["RUN#r1"]},
+    )
+    yield deny(
+        "the API cannot write a scheduled occurrence's claim",
+        "ApiFunction",
+        update,
+        table,
+        context={
+            "dynamodb:LeadingKeys": [
+                f"OCCURRENCE#arn:aws:scheduler:{R}:{A}:schedule/g/n@2030-01-02T02:00:00Z"
+            ]
+        },
     )
     yield allow(
         "the janitor schedule invokes the janitor",

@@ -1,15 +1,18 @@
 """Deliberate faults for local runs: the fault-matrix tests break each step on purpose.
 
 A fault names a point (``compute.launch``, ``agent.run``, ``handler.collect``, ...), the config
-it hits (or ``*``), what happens (an error name, or an agent behaviour) and how many times it
-fires, so "fails twice, then the retry succeeds" and "fails until the state machine gives up"
-are both expressible. ``FaultPlan`` counts what fired, for the report.
+it hits (or ``*``), what happens (an error name, an agent behaviour, or an ``action`` run just
+before the step, which then goes on: damage a document, hold a step until a test lets it go; the
+local endpoint serves one invocation at a time, so a held handler holds every other) and how many
+times it fires, so "fails twice, then the retry succeeds" and "fails until the state machine gives
+up" are both expressible. ``FaultPlan`` counts what fired, for the report.
 """
 
 from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -34,6 +37,7 @@ class Fault:
     config_id: str = "*"
     times: int = 1
     message: str = "injected fault"
+    action: Callable[[], None] | None = field(default=None, repr=False)  # instead of raising
 
 
 @dataclass
@@ -57,9 +61,13 @@ class FaultPlan:
         return None
 
     def raise_if(self, point: str, config_id: str) -> None:
-        """Raise the named workflow error (or a plain RuntimeError: a handler bug) at this point."""
+        """Raise the named workflow error (or a plain RuntimeError: a handler bug) at this point, or
+        run the fault's action and go on."""
         fault = self.take(point, config_id)
         if fault is None:
+            return
+        if fault.action is not None:
+            fault.action()
             return
         error = getattr(errors, fault.kind, None)
         if isinstance(error, type) and issubclass(error, Exception):

@@ -31,6 +31,8 @@ def test_an_aborted_execution_leaves_everything_until_cleanup_run(bench: Bench) 
     sfn = boto3.client("stepfunctions", region_name="us-east-1")
 
     def stage(config_id: str) -> str | None:
+        if bench.session.instance_prefix(run_id, config_id) is None:
+            return None  # not launched yet: the output prefix is the instance's
         return read_json(bench.artifacts(run_id, config_id) / "progress.json").get("stage")
 
     wait_for(lambda: all(stage(c) == "workloads" for c in CONFIGS), "both agents to run their workload", 90)

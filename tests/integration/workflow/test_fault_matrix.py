@@ -15,23 +15,43 @@ devices, mounts, cgroups).
 
 Outside the groups: a command that overruns its timeout (its own run, stopped at a deadline so a
 local-mode bug cannot cost the suite ten minutes), a Plan handler bug (nothing launched) and a
-Finalize handler bug (FinalizeFailed: execution FAILED, nothing leaked).
+Finalize handler bug (FinalizeFailed: execution FAILED, nothing leaked). Then issue 11's cases, one
+run each: request.json deleted or corrupted mid-run, a second start with the same idempotency key,
+two starts of one scheduled occurrence, and a stop while Provision is under way (twice: Provision
+releases its late launch, or, its check defeated, SweepRun's second sweep does).
 """
 
 from __future__ import annotations
 
+import importlib.util
 import math
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import boto3
 import pytest
 
+from storagebench.adapters.aws.report_links import S3ReportLinks
+from storagebench.adapters.aws.run_sweeper import LambdaSweeper
+from storagebench.adapters.aws.stepfunctions import StepFunctionsLauncher
+from storagebench.api.models import RunCreated
+from storagebench.api.service import ApiService
+from storagebench.core.clock import iso
+from storagebench.core.tags import TAG_RUN
+from storagebench.workflow.artifact_keys import request_key
+from storagebench.workflow.ports import IN_FLIGHT_S
+from storagebench.workflow.run_ids import schedule_group
 from storagebench_local.adapters.faults import Fault
 
 from .conftest import (
     MAX_TRANSITIONS_PER_CONFIG,
+    REPO,
+    RUN_TIMEOUT_S,
     SUMMARY,
     Bench,
     RunResult,
@@ -624,7 +644,7 @@ def test_a_finalize_bug_fails_the_execution_but_leaks_nothing(bench: Bench) -> N
 
 def test_matrix_totals() -> None:
     """The numbers the project reports (printed in the terminal summary)."""
-    rows = SUMMARY.get("matrix", {})
+    rows = {name: row for name, row in SUMMARY.get("matrix", {}).items() if name not in TRUST_ROWS}
     if not set(GROUPS) <= set(rows):
         pytest.skip(f"only {sorted(rows)} of the groups ran (a selection)")
     assert sum(r["faults"] for r in rows.values()) == GROUP_FAULTS + 1  # + the overrunning command
@@ -633,3 +653,337 @@ def test_matrix_totals() -> None:
         f"{len(CASES)} cases in {len(GROUPS)} runs + the overrun run: {GROUP_FAULTS + 1} faults; "
         f"+ {OTHER_FAULTS - 1} run-level handler bugs in 2 more runs"
     )
+
+
+# ------------------------------------------------------------------------------ issue 11: trust boundary
+#
+# Each its own run, outside the groups: the run's request.json deleted or corrupted mid-run, a
+# second start with the same idempotency key (through the API service, on this stack), two starts
+# of one scheduled occurrence, and a stop while Provision is under way (its launch held until the
+# stop's first sweep is done, then let go). Every one ends with nothing of the run left.
+
+REGION = "us-east-1"
+SWEEP_RUN = "SweepRunFunction"  # the local endpoint serves each function under its logical id
+TRUST_ROWS = (
+    "request-deleted",
+    "request-corrupt",
+    "same-idempotency-key",
+    "same-occurrence",
+    "stop-in-provision",
+    "stop-in-provision-b",
+)
+
+
+def local_api(bench: Bench, sweeper: Any = None) -> ApiService:
+    """The API's service on this stack: the launcher, store and sweeper it uses on AWS."""
+    return ApiService(
+        store=bench.services.store,
+        launcher=StepFunctionsLauncher(
+            boto3.client("stepfunctions", region_name=REGION), bench.session.state_machine_arn
+        ),
+        links=S3ReportLinks(boto3.client("s3", region_name=REGION), bench.services.artifacts.bucket.bucket),
+        sweeper=sweeper or LambdaSweeper(boto3.client("lambda", region_name=REGION), SWEEP_RUN),
+        guardrails=bench.session.guardrails,
+    )
+
+
+@dataclass
+class ThreadSweeper:
+    """SweepRun's event, run by the SweepRun function's handler on a thread of its own: the local
+    endpoint serves one invocation at a time, and the stop under test happens while Provision's
+    invocation is under way (on AWS they run side by side)."""
+
+    threads: list[threading.Thread] = field(default_factory=list)
+
+    def sweep(
+        self,
+        run_id: str,
+        suite: str,
+        started_at: str,
+        config_ids: list[str],
+        caught: dict[str, str],
+        stopped_at: str,
+    ) -> None:
+        event = {
+            "run_id": run_id,
+            "suite": suite,
+            "started_at": started_at,
+            "config_ids": config_ids,
+            "caught": caught,
+            "stopped_at": stopped_at,
+        }
+        thread = threading.Thread(target=sweep_run_handler(), args=(event, LambdaContextStub()), daemon=True)
+        thread.start()
+        self.threads.append(thread)
+
+
+def sweep_run_handler() -> Any:
+    spec = importlib.util.spec_from_file_location(
+        "sweep_run_app", REPO / "functions" / "sweep_run" / "app.py"
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.handler
+
+
+class LambdaContextStub:
+    """What Powertools' decorators read of a Lambda context."""
+
+    function_name = "SweepRunFunction"
+    memory_limit_in_mb = 512
+    invoked_function_arn = "arn:aws:lambda:us-east-1:123456789012:function:SweepRunFunction"
+    aws_request_id = "00000000-0000-0000-0000-00000000sweep"
+
+
+def track(bench: Bench, run_id: str, document: dict[str, Any]) -> None:
+    """A run started outside ``Bench.start``, checked for leaks like the others."""
+    bench.config_ids[run_id] = [str(c["id"]) for c in document["configs"]]
+    bench.unchecked.append(run_id)
+    SUMMARY["runs"] += 1
+
+
+def trust_row(
+    name: str, configs: int, faults: int, fired: int, run_id: str, status: str, wall_s: float
+) -> None:
+    SUMMARY.setdefault("matrix", {})[name] = {
+        "configs": configs,
+        "faults": faults,
+        "fired": fired,
+        "leaks": 0,  # asserted by each test (and by the package's leak check after it)
+        "wall_s": wall_s,
+        "status": f"{status} {run_id}",
+    }
+    SUMMARY["faults_configured"] += faults
+    SUMMARY["faults_fired"] += fired
+
+
+def instance_states(run_id: str) -> list[str]:
+    ec2 = boto3.client("ec2", region_name=REGION)
+    found = ec2.describe_instances(Filters=[{"Name": f"tag:{TAG_RUN}", "Values": [run_id]}])
+    return [i["State"]["Name"] for r in found["Reservations"] for i in r["Instances"]]
+
+
+def config_status(bench: Bench, run_id: str, config_id: str) -> str | None:
+    try:
+        configs = bench.store(run_id)["configs"]
+    except KeyError:
+        return None
+    return next((str(c["status"]) for c in configs if c["config_id"] == config_id), None)
+
+
+# ---------------------------------------------------------------- request.json deleted or corrupted
+
+
+def damage_request(bench: Bench, run_id: str, how: str) -> None:
+    """What an operator's mistake or a tampering does to the run's request, in the bucket and its mirror."""
+    key = request_key(run_id)
+    artifacts = bench.services.artifacts  # MirroredArtifacts: reads fall back to the disk copy
+    bucket, disk = artifacts.bucket, Path(artifacts.disk.uri(key))
+    if how == "deleted":
+        bucket.s3.delete_object(Bucket=bucket.bucket, Key=key)
+        disk.unlink(missing_ok=True)
+    else:
+        torn = b'{"name": "wf-request-corrupt", "configs": [{"id": "doc-'
+        bucket.s3.put_object(Bucket=bucket.bucket, Key=key, Body=torn)
+        disk.write_bytes(torn)
+
+
+LATE_SLEEP_S = 20  # doc-late's agent outlasts doc-measured's whole path by this much
+
+
+@pytest.mark.parametrize(("how", "said"), [("deleted", "missing"), ("corrupt", "corrupt")])
+def test_a_request_lost_mid_run_releases_everything_and_keeps_what_was_measured(
+    bench: Bench, how: str, said: str
+) -> None:
+    """doc-late's agent sleeps while doc-measured is measured and collected; then, right before
+    doc-late's Collect, the run's request is deleted or torn. Collect names the document, Cleanup
+    releases doc-late without it, doc-measured keeps its records, Finalize records the run.
+
+    (Local mode serves one Lambda invocation at a time: the fault acts and returns, never waits.)"""
+    measured, late = "doc-measured", f"doc-late-{how}"
+    workloads = [
+        {"profile": "std-randread-4k", "scale": 0.01, "targets": ["main"]},
+        command("late-sleep", f"sleep {LATE_SLEEP_S}", ["slow"]),
+    ]
+    configs = [bench.local(measured), bench.local(late, target_id="slow")]
+    document = request(f"wf-request-{how}", configs, workloads=workloads)
+    started: dict[str, Any] = {}
+
+    def damage() -> None:
+        started["sibling_then"] = config_status(bench, started["run_id"], measured)
+        damage_request(bench, started["run_id"], how)
+
+    bench.set_faults([Fault(C, f"request_{how}", config_id=late, action=damage)])
+    begun = time.monotonic()
+    try:
+        run_id, arn = bench.start(document)
+        started["run_id"] = run_id
+        execution = bench.session.wait(run_id, arn, timeout_s=RUN_TIMEOUT_S)
+        fired = list(bench.session.faults.fired)
+    finally:
+        bench.set_faults(())
+    assert execution.status == "SUCCEEDED", (execution.error, execution.cause)
+    assert len(fired) == 1 and started["sibling_then"] in ("COLLECTED", "SUCCEEDED"), started
+    output = execution.output or {}
+    configs_out = {c["config_id"]: c for c in output["configs"]}
+    assert output["status"] == "PARTIAL"
+    kept = configs_out[measured]
+    assert (kept["status"], kept["errors"], kept["leftovers"]) == ("succeeded", [], [])
+    assert kept["records"] > 0 and len(bench.results_of(run_id, measured)) == kept["records"]
+    lost = configs_out[late]
+    assert (lost["status"], lost["records"], lost["leftovers"]) == ("failed", 0, [])
+    (error,) = lost["errors"]
+    assert (error["step"], error["error"]) == ("collect", "DocumentError")
+    assert error["cause"].startswith(f"{request_key(run_id)}: {said}"), error
+    assert per_config_states(execution, late)[-2:] == ["Collect", "Cleanup"]
+    assert bench.store(run_id)["run"]["status"] == "PARTIAL"
+    assert bench.settled_leaks(run_id) == []
+    trust_row(f"request-{how}", 2, 1, len(fired), run_id, "PARTIAL", time.monotonic() - begun)
+
+
+def per_config_states(execution: Any, config_id: str) -> list[str]:
+    per_config, _ = transitions(execution.history)
+    return per_config[config_id].states
+
+
+# ---------------------------------------------------------------- the same idempotency key twice
+
+
+def test_a_second_start_with_the_same_idempotency_key_starts_nothing(bench: Bench) -> None:
+    api = local_api(bench)
+    document = request("wf-same-key", [bench.local("same-key")])
+    key = f"wf-same-key-{time.time_ns()}"  # DynamoDB Local and moto outlive nothing, but be sure
+    before = bench.instance_count()
+    begun = time.monotonic()
+    with ThreadPoolExecutor(max_workers=2) as pool:  # a client retrying while its first call is in flight
+        first, second = pool.map(lambda _: api.create_run(document, False, idempotency_key=key), range(2))
+    assert isinstance(first, RunCreated) and isinstance(second, RunCreated)
+    assert (first.run_id, first.execution_arn) == (second.run_id, second.execution_arn)
+    run_id = first.run_id
+    track(bench, run_id, document)
+    execution = bench.session.wait(run_id, first.execution_arn, timeout_s=RUN_TIMEOUT_S)
+    assert execution.status == "SUCCEEDED" and (execution.output or {}).get("status") == "SUCCEEDED"
+    again = api.create_run(document, False, idempotency_key=key)  # after the run ended
+    assert isinstance(again, RunCreated) and (again.run_id, again.replayed) == (run_id, True)
+    sfn = boto3.client("stepfunctions", region_name=REGION)
+    listed = sfn.list_executions(stateMachineArn=bench.session.state_machine_arn, maxResults=1000)
+    assert [e["name"] for e in listed["executions"] if e["name"].startswith("wf-same-key")] == [run_id]
+    assert bench.instance_count() == before + 1  # one config, one launch
+    assert bench.settled_leaks(run_id) == []
+    trust_row("same-idempotency-key", 1, 0, 0, run_id, "SUCCEEDED", time.monotonic() - begun)
+
+
+# ---------------------------------------------------------------- one scheduled occurrence, two starts
+
+
+def test_two_starts_of_one_scheduled_occurrence_run_once(bench: Bench) -> None:
+    """What a scheduler retry after a lost StartExecution answer does: the same Input, twice."""
+    arn = f"arn:aws:scheduler:{REGION}:123456789012:schedule/{schedule_group(bench.services.stack)}/wf"
+    at = iso(datetime.now(UTC))
+    document = {
+        **request("wf-occurrence", [bench.local("occurrence")]),
+        "scheduled": {"schedule_arn": arn, "scheduled_time": at},
+    }
+    before = bench.instance_count()
+    begun = time.monotonic()
+    starts = [bench.start(document), bench.start(document)]  # two executions, as the Scheduler names none
+    executions = [
+        bench.session.wait(run_id, exec_arn, timeout_s=RUN_TIMEOUT_S) for run_id, exec_arn in starts
+    ]
+    ran = [e for e in executions if e.status == "SUCCEEDED"]
+    refused = [e for e in executions if e.status != "SUCCEEDED"]
+    assert len(ran) == len(refused) == 1, [(e.run_id, e.status, e.error) for e in executions]
+    assert (ran[0].output or {}).get("status") == "SUCCEEDED"
+    (no,) = refused
+    assert (no.status, no.error) == ("FAILED", "DuplicateStartError")
+    assert ran[0].run_id in str(no.cause) and no.run_id in str(no.cause)
+    _, run_level = transitions(no.history)
+    assert run_level.states == ["Plan", "Rejected"]
+    with pytest.raises(KeyError):
+        bench.store(no.run_id)  # refused before it was recorded
+    assert bench.instance_count() == before + 1
+    for execution in executions:
+        assert bench.settled_leaks(execution.run_id) == []
+    trust_row(
+        "same-occurrence", 1, 0, 0, ran[0].run_id, "SUCCEEDED + DuplicateStartError", time.monotonic() - begun
+    )
+
+
+# ---------------------------------------------------------------- a stop while Provision is under way
+
+
+@pytest.mark.parametrize("provision_sees_the_stop", [True, False], ids=["provision-releases", "resweep"])
+def test_a_stop_during_provision_leaves_no_late_launch(bench: Bench, provision_sees_the_stop: bool) -> None:
+    """DELETE /runs/{id} while Provision is held before its launch; the launch is let go during
+    SweepRun's wait, after its first sweep found nothing. Provision sees STOPPING and releases its
+    own instance; with that check defeated (a read older than the stop), the second sweep does."""
+    config = "stop-provision" if provision_sees_the_stop else "stop-provision-b"
+    document = request(f"wf-{config}", [ebs(config, "gp3")])
+    sweeper = ThreadSweeper()
+    api, store = local_api(bench, sweeper), bench.services.store
+    held, entered = threading.Event(), threading.Event()
+    seen: dict[str, Any] = {}
+
+    def hold() -> None:
+        entered.set()
+        held.wait(RUN_TIMEOUT_S)
+
+    def settle(seconds: float) -> None:  # SweepRun's wait, between its two sweeps
+        seen["window_s"] = seconds
+        seen["first_sweep_left"] = list(instance_states(seen["run_id"]))
+        held.set()
+        try:
+            if provision_sees_the_stop:
+                wait_for(
+                    lambda: (s := instance_states(seen["run_id"])) and all(x == "terminated" for x in s),
+                    "Provision to release its late launch",
+                )
+            else:
+                wait_for(lambda: "running" in instance_states(seen["run_id"]), "the late launch")
+                time.sleep(1)  # Provision's last calls after its launch
+        except AssertionError as exc:
+            seen["settle"] = str(exc)
+        seen["before_second_sweep"] = list(instance_states(seen["run_id"]))
+
+    bench.set_faults([Fault(P, "hold", config_id=config, action=hold)])
+    saved_sleep = bench.services.sleep
+    bench.services.sleep = settle
+    if not provision_sees_the_stop:
+        store.run_status = lambda run_id: "RUNNING"  # type: ignore[method-assign]
+    begun = time.monotonic()
+    try:
+        run_id, arn = bench.start(document)
+        seen["run_id"] = run_id
+        assert entered.wait(60), "Provision never started"
+        stopped = api.stop_run(run_id)
+        assert stopped.cleanup == "started" and stopped.status == "STOPPING"
+        wait_for(lambda: bench.store(run_id)["run"]["status"] == "FAILED", "SweepRun to end the run", 120)
+        fired = list(bench.session.faults.fired)
+        for thread in sweeper.threads:
+            thread.join(30)
+    finally:
+        held.set()
+        bench.set_faults(())
+        bench.services.sleep = saved_sleep
+        store.__dict__.pop("run_status", None)
+    assert store.run_status(run_id) == "FAILED"
+    assert seen["first_sweep_left"] == [] and "settle" not in seen, seen  # the launch came after it
+    assert 0 < seen["window_s"] <= IN_FLIGHT_S
+    if provision_sees_the_stop:
+        assert seen["before_second_sweep"] == ["terminated"]  # released by Provision itself
+        assert config_status(bench, run_id, config) == "STOPPED"
+    else:
+        assert seen["before_second_sweep"] == ["running"]  # left to the second sweep
+        assert config_status(bench, run_id, config) == "PROVISIONING"
+    assert boto3.client("stepfunctions", region_name=REGION).describe_execution(executionArn=arn)[
+        "status"
+    ] in ("ABORTED", "FAILED")
+    summary = bench.store(run_id)["run"]
+    assert [(c["config_id"], c["errors"][0]["error"]) for c in summary["config_results"]] == [
+        (config, "StoppedByApi")
+    ]
+    assert bench.settled_leaks(run_id) == []
+    assert instance_states(run_id) == ["terminated"]
+    name = "stop-in-provision" if provision_sees_the_stop else "stop-in-provision-b"
+    trust_row(name, 1, 1, len(fired), run_id, "FAILED (stopped)", time.monotonic() - begun)

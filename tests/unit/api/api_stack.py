@@ -36,7 +36,13 @@ class RecordingSweeper:
     calls: list[dict[str, Any]] = field(default_factory=list)
 
     def sweep(
-        self, run_id: str, suite: str, started_at: str, config_ids: list[str], caught: dict[str, str]
+        self,
+        run_id: str,
+        suite: str,
+        started_at: str,
+        config_ids: list[str],
+        caught: dict[str, str],
+        stopped_at: str,
     ) -> None:
         self.calls.append(
             {
@@ -45,6 +51,7 @@ class RecordingSweeper:
                 "started_at": started_at,
                 "config_ids": config_ids,
                 "caught": caught,
+                "stopped_at": stopped_at,
             }
         )
 

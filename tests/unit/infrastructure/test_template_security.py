@@ -311,11 +311,22 @@ def test_the_nightly_suite_default_is_events_nightly_json() -> None:
     default = declared["Default"]
     assert len(default.encode()) <= declared["MaxLength"] <= 4096  # CloudFormation's parameter limit
     on_disk = json.loads((ROOT / "events" / "nightly.json").read_text(encoding="utf-8"))
-    assert json.loads(default) == on_disk, (
-        "regenerate NightlySuite's Default from events/nightly.json (compact JSON)"
+    scheduled = {
+        "schedule_arn": "<aws.scheduler.schedule-arn>",
+        "scheduled_time": "<aws.scheduler.scheduled-time>",
+    }
+    assert json.loads(default) == {**on_disk, "scheduled": scheduled}, (
+        'regenerate NightlySuite\'s Default from events/nightly.json (compact JSON) plus its "scheduled"'
     )
     request = parse_request(on_disk)
     assert [c.id for c in request.configs] == ["gp2", "gp3", "io2"]
+
+
+def _as_started(suite: str) -> Any:
+    """The nightly Input as EventBridge Scheduler hands it to StartExecution (placeholders filled in)."""
+    arn = "arn:aws:scheduler:us-east-1:123456789012:schedule/sb-schedules/NightlySchedule-x"
+    filled = suite.replace("<aws.scheduler.schedule-arn>", arn)
+    return json.loads(filled.replace("<aws.scheduler.scheduled-time>", "2030-01-02T02:00:00Z"))
 
 
 def _default_stack_environment() -> dict[str, str]:
@@ -335,7 +346,7 @@ def test_the_nightly_suite_passes_the_default_guardrails() -> None:
     """A default deployment must not refuse its own nightly run at Plan (every night, silently)."""
     environment = _default_stack_environment()
     assert {"MAX_RUN_COST_USD", "MAX_RUN_HOURS", "MAX_CONFIGS_PER_RUN"} <= environment.keys()
-    nightly = parse_request(json.loads(TEMPLATE["Parameters"]["NightlySuite"]["Default"]))
+    nightly = parse_request(_as_started(TEMPLATE["Parameters"]["NightlySuite"]["Default"]))
     preview = preview_request(nightly, Guardrails.from_env(environment))
     assert preview.allowed, preview.problem_text()
     assert 0 < preview.estimate.total_usd <= Guardrails.from_env(environment).max_run_cost_usd

@@ -130,13 +130,13 @@ class FakeRuns:
     def runs_in_progress_page(
         self, limit: int = 100, cursor: str | None = None
     ) -> tuple[list[dict[str, Any]], str | None]:
-        running = [r for r in self.runs.values() if r["status"] == "RUNNING"]
+        running = [r for r in self.runs.values() if r["status"] in ("RUNNING", "STOPPING")]
         start = int(cursor or 0)
         page = running[start : start + limit]
         return page, (str(start + limit) if start + limit < len(running) else None)
 
     def fail_stuck_run(self, run_id: str, reason: str, ended_at: str) -> bool:
-        if self.runs[run_id]["status"] != "RUNNING":
+        if self.runs[run_id]["status"] not in ("RUNNING", "STOPPING"):
             return False
         self.runs[run_id].update(status="FAILED", failure_reason=reason, ended_at=ended_at)
         return True
@@ -171,6 +171,15 @@ def test_stuck_runs_past_their_deadline_fail_across_pages_and_live_ones_stay() -
     assert report.errors == ["run odd: expires_at is 'soon', not an ISO 8601 time; left RUNNING"]
     assert [n.kind for n in notifier.sent] == ["stuck-run"] * 150
     assert report.counts()["StuckRunsFailed"] == 150
+
+
+def test_a_stopping_run_past_its_deadline_fails_too() -> None:
+    """A stop records STOPPING and SweepRun ends the run; if SweepRun failed for good, the janitor does."""
+    stopping = {**run("stopped", PAST), "status": "STOPPING"}
+    runs = FakeRuns([stopping, {**run("done", PAST), "status": "FAILED"}])
+    report = janitor(FakeResources([]), runs)[0].sweep()
+    assert [s.run_id for s in report.stuck_runs] == ["stopped"]
+    assert runs.runs["stopped"]["failure_reason"].startswith("still STOPPING 1.0 h after its deadline")
 
 
 def test_busy_is_pending_refused_is_failed_and_the_rest_still_goes() -> None:

@@ -52,6 +52,7 @@ def test_the_stack_chooses_the_source() -> None:
             "security_group_id": "sg-1",
             "filesystem_security_group_id": "sg-2",
             "instance_profile_arn": "arn:aws:iam::1:instance-profile/p",
+            "instance_role_id": "AROAEXAMPLEROLE12345",
             "agent_document": "d",
         }
     )

@@ -212,11 +212,19 @@ def test_a_pending_caught_error_is_never_overwritten() -> None:
     assert overwriting == []
 
 
-def test_plan_rejects_invalid_requests_and_guardrails() -> None:
+def test_plan_rejects_invalid_requests_guardrails_and_duplicate_scheduled_starts() -> None:
     (plan,) = [s for n, s, _ in all_states() if n == "Plan"]
     (catch,) = plan["Catch"]
-    assert set(catch["ErrorEquals"]) == {"InvalidRequestError", "GuardrailError"}
+    assert set(catch["ErrorEquals"]) == {"InvalidRequestError", "GuardrailError", "DuplicateStartError"}
     assert definition()["States"][catch["Next"]]["Type"] == "Fail"
+    assert "ResultPath" not in catch  # the Fail state reports the refusal's Error and Cause
+
+
+def test_sweep_run_is_told_when_the_map_stopped() -> None:
+    """Iterations' Provision and CheckReady invocations outlive a failed Map: SweepRun sweeps again
+    once they must have ended, counting from when it was entered."""
+    sweep = definition()["States"]["SweepRun"]
+    assert sweep["Parameters"]["Payload"]["stopped_at.$"] == "$$.State.EnteredTime"
 
 
 def test_error_names_exist() -> None:

@@ -296,6 +296,23 @@ class FakeStore:
     configs: list[tuple[ConfigState, str]] = field(default_factory=list)
     results: list[PutResults] = field(default_factory=list)
     finished: list[RunSummary] = field(default_factory=list)
+    claims: dict[str, dict[str, Any]] = field(default_factory=dict)  # occurrence -> run_id, refused
+
+    def claim_occurrence(self, occurrence: str, run_id: str, claimed_at: str) -> str:
+        claim = self.claims.setdefault(occurrence, {"run_id": run_id, "at": claimed_at, "refused": []})
+        if claim["run_id"] != run_id:
+            claim["refused"].append(run_id)
+        return str(claim["run_id"])
+
+    def mark_stopping(self, run_id: str, stopped_at: str) -> dict[str, Any] | None:
+        run = self.runs.get(run_id)
+        if run is None or run.get("status") != "RUNNING":
+            return None
+        run.update(status="STOPPING", stopping_at=stopped_at)
+        return copy.deepcopy(run)
+
+    def run_status(self, run_id: str) -> str | None:
+        return self.runs[run_id].get("status") if run_id in self.runs else None
 
     def start_run(
         self,

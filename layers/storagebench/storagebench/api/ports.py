@@ -5,11 +5,26 @@ The results store is the workflow's ``ResultsStore``; these three are the API's 
 
 from __future__ import annotations
 
+import json
 from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
 ExecutionStatus = Literal["RUNNING", "SUCCEEDED", "FAILED", "TIMED_OUT", "ABORTED", "PENDING_REDRIVE"]
+EXECUTION_INPUT_LIMIT = 262_144  # StartExecution's input: at most 256 KiB, counted as UTF-8 bytes
+
+
+def execution_input(document: Any) -> str:
+    """The exact input a run's execution starts with: ``RunLauncher.start`` sends this text."""
+    return json.dumps(document)
+
+
+class InputTooLargeError(Exception):
+    """The launcher was told the execution input is over ``EXECUTION_INPUT_LIMIT`` (its size in bytes)."""
+
+    def __init__(self, size: int) -> None:
+        super().__init__(f"execution input of {size:,} bytes; Step Functions takes {EXECUTION_INPUT_LIMIT:,}")
+        self.size = size
 
 
 class Execution(BaseModel):
@@ -29,7 +44,8 @@ class Execution(BaseModel):
 
 class RunLauncher(Protocol):
     def start(self, run_id: str, document: dict[str, Any]) -> str:
-        """Start the workflow on a request under this run id; returns the execution ARN."""
+        """Start the workflow on a request under this run id (input: ``execution_input``); returns the
+        execution ARN. ``InputTooLargeError`` when Step Functions refuses the input's size."""
 
     def describe(self, run_id: str) -> Execution | None:
         """The run's execution, or None when there is none by that name."""
@@ -40,10 +56,17 @@ class RunLauncher(Protocol):
 
 class RunSweeper(Protocol):
     def sweep(
-        self, run_id: str, suite: str, started_at: str, config_ids: list[str], caught: dict[str, str]
+        self,
+        run_id: str,
+        suite: str,
+        started_at: str,
+        config_ids: list[str],
+        caught: dict[str, str],
+        stopped_at: str,
     ) -> None:
-        """Start releasing everything of a stopped run by its tags and recording it FAILED
-        (``workflow.steps.abort_run``, the SweepRun step); returns once that is under way."""
+        """Start releasing everything of a run stopped at ``stopped_at`` by its tags, again once what
+        was under way then has ended, and recording it FAILED (``workflow.steps.abort_run``, the
+        SweepRun step); returns once that is under way."""
 
 
 class ReportLinks(Protocol):

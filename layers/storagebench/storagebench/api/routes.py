@@ -3,7 +3,7 @@
 ``ROUTES`` is the one description of the API: the resolver is built from it and so is the OpenAPI
 document (``api.openapi``). Every answer is JSON; every error is ``errors.ErrorBody`` with a 4xx
 for anything the caller sent (malformed JSON, wrong content type, unknown or bad parameters,
-oversized body, unknown route or method), 503 when AWS could not answer, 500 for a bug.
+oversized body or request, unknown route or method), 503 when AWS could not answer, 500 for a bug.
 """
 
 from __future__ import annotations
@@ -78,7 +78,11 @@ START_RESPONSES: dict[int, tuple[str, type[BaseModel]]] = {
     202: ("the run started: its id and execution ARN", RunCreated),
     200: ("dry run: the expanded plan, the cost estimate and guardrail problems", DryRun),
     **ERRORS,
-    413: ("the body is larger than 256 KiB", ErrorBody),
+    413: (
+        "the body is larger than 256 KiB (body_too_large), or the request is larger than Step Functions "
+        "takes as execution input, 262,144 bytes of UTF-8 JSON (request_too_large)",
+        ErrorBody,
+    ),
     415: ("the body is not application/json", ErrorBody),
     409: ("the Idempotency-Key started another run body (idempotency_conflict)", ErrorBody),
     422: (
@@ -228,9 +232,12 @@ def read_json_body(event: dict[str, Any]) -> Any:
     try:
         return decode_json(data)
     except JsonDocumentError as exc:
-        message = str(exc)
+        message, where = str(exc), exc.path or "(body)"
     raise ApiError(
-        400, "bad_json", f"the body is {message}", [detail("(body)", None, message, "a JSON object")]
+        400,
+        "bad_json",
+        f"the body cannot be read: {message}",
+        [detail(where, None, message, "a JSON object")],
     )
 
 

@@ -24,8 +24,17 @@ from storagebench.api.models import (
     RunList,
     RunStopped,
 )
-from storagebench.api.ports import Execution, ReportLinks, RunLauncher, RunSweeper
+from storagebench.api.ports import (
+    EXECUTION_INPUT_LIMIT,
+    Execution,
+    InputTooLargeError,
+    ReportLinks,
+    RunLauncher,
+    RunSweeper,
+    execution_input,
+)
 from storagebench.api.queries import DIRECTIONS, MAX_CURSOR, ListRunsQuery, ResultsQuery
+from storagebench.core.clock import Clock, SystemClock, iso
 from storagebench.core.errors import InvalidRequestError
 from storagebench.core.guardrails import Guardrails
 from storagebench.planning.preview import preview_request
@@ -44,7 +53,8 @@ _CONFIG_KEEP = ("config_id", "status", "updated_at", "errors")
 MAX_IDEMPOTENCY_KEY = 255
 
 
-def _checked_key(key: str) -> str:
+def checked_idempotency_key(key: str) -> str:
+    """The key, or a 400 naming the header (the CLI's ``--idempotency-key`` checks with this too)."""
     if not 1 <= len(key) <= MAX_IDEMPOTENCY_KEY or not key.isprintable() or not key.isascii():
         raise ApiError(
             400,
@@ -53,6 +63,30 @@ def _checked_key(key: str) -> str:
             [detail("Idempotency-Key", key[:300], f"1-{MAX_IDEMPOTENCY_KEY} printable ASCII characters")],
         )
     return key
+
+
+def check_execution_input(document: Any) -> None:
+    """413 when Step Functions would refuse the run's input (the CLI checks with this too): the body
+    limit counts the bytes sent, StartExecution the input as the launcher writes it."""
+    if (size := len(execution_input(document).encode("utf-8"))) > EXECUTION_INPUT_LIMIT:
+        raise _too_large(size)
+
+
+def _too_large(size: int) -> ApiError:
+    return ApiError(
+        413,
+        "request_too_large",
+        f"the request is {size:,} bytes as Step Functions input; StartExecution takes at most "
+        f"{EXECUTION_INPUT_LIMIT:,} bytes (256 KiB, UTF-8): use fewer configs or shorter texts",
+        [
+            detail(
+                "(body)",
+                size,
+                "too large to start",
+                f"at most {EXECUTION_INPUT_LIMIT} bytes of execution input",
+            )
+        ],
+    )
 
 
 def _bad_cursor(value: str, why: str) -> ApiError:
@@ -70,6 +104,7 @@ class ApiService:
         sweeper: RunSweeper,
         guardrails: Guardrails,
         new_id: Callable[[str], str] = new_run_id,
+        clock: Clock | None = None,
     ) -> None:
         self.store = store
         self.launcher = launcher
@@ -77,16 +112,19 @@ class ApiService:
         self.sweeper = sweeper
         self.guardrails = guardrails
         self.new_id = new_id
+        self.clock: Clock = clock or SystemClock()
 
     # ------------------------------------------------------------------ POST /runs
 
     def _check_privilege(self, request: BenchmarkRequest, privileged: bool) -> None:
         shell = privileged_content(request)
+        where = ", ".join(p.path for p in shell)
         if privileged and not self.guardrails.allow_privileged:
             raise ApiError(
                 403,
                 "privileged_runs_disabled",
-                "this stack does not run privileged requests (its AllowPrivilegedRuns parameter is false)",
+                "this stack does not run privileged requests (its AllowPrivilegedRuns parameter is false)"
+                + (f": {where}" if where else ""),
                 [detail(p.path, None, p.what) for p in shell],
             )
         if shell and not privileged:
@@ -94,8 +132,8 @@ class ApiService:
             raise ApiError(
                 403,
                 "privileged_request",
-                f"the request runs shell on the instance ({len(shell)} part(s)); POST /runs may not start "
-                "it: use POST /runs/privileged, which an administrator grants separately",
+                f"the request runs shell on the instance ({where}); POST /runs may not start it: use "
+                "POST /runs/privileged, which an administrator grants separately",
                 details,
             )
 
@@ -118,23 +156,44 @@ class ApiService:
                 )
                 for e in exc.errors
             ]
+            fields = ", ".join(str(d.field) for d in details)
             raise ApiError(
-                422, "invalid_request", f"invalid benchmark request ({len(details)} problem(s))", details
+                422,
+                "invalid_request",
+                f"invalid benchmark request ({len(details)} problem(s)): {fields}",
+                details,
             ) from None
+        if request.scheduled is not None:  # else a caller could claim a schedule's next occurrence
+            raise ApiError(
+                422,
+                "invalid_request",
+                "invalid benchmark request (1 problem(s)): scheduled",
+                [
+                    detail(
+                        "scheduled",
+                        document.get("scheduled"),
+                        "set by a schedule of this stack only (EventBridge Scheduler fills it in); remove it",
+                    )
+                ],
+            )
         self._check_privilege(request, privileged)
+        check_execution_input(document)
         preview = preview_request(request, self.guardrails)
         if dry_run:
             return DryRun(preview=preview)
         if not preview.allowed:
             details = [detail(p.field, p.value, p.message, p.limit_value, p.limit) for p in preview.problems]
             raise ApiError(422, "over_limit", preview.problem_text(), details)
-        if idempotency_key is None:
-            run_id = self.new_id(request.name)
-            arn = self.launcher.start(run_id, document)
-            replayed = False
-        else:
-            run_id = keyed_run_id(request.name, _checked_key(idempotency_key))
-            arn, replayed = self._start_once(run_id, idempotency_key, document)
+        try:
+            if idempotency_key is None:
+                run_id = self.new_id(request.name)
+                arn = self.launcher.start(run_id, document)
+                replayed = False
+            else:
+                run_id = keyed_run_id(request.name, checked_idempotency_key(idempotency_key))
+                arn, replayed = self._start_once(run_id, idempotency_key, document)
+        except InputTooLargeError as exc:  # Step Functions counts otherwise than we do
+            raise _too_large(exc.size) from None
         return RunCreated(
             run_id=run_id,
             execution_arn=arn,
@@ -317,6 +376,11 @@ class ApiService:
     # ------------------------------------------------------------------ DELETE /runs/{id}
 
     def stop_run(self, run_id: str) -> RunStopped:
+        """Record the run STOPPING, stop its execution, hand the release to SweepRun.
+
+        Step Functions lets a Lambda invocation under way finish after StopExecution, so a Provision
+        may launch after the first sweep: it sees STOPPING and releases what it made
+        (``steps.provision``), and SweepRun sweeps again once such an invocation must have ended."""
         execution = self.launcher.describe(run_id)
         try:
             page, _ = self.store.get_run_page(run_id, limit=1)
@@ -333,19 +397,26 @@ class ApiService:
                 f"run {run_id} is {status}: only a running run can be stopped",
                 [detail("run_id", run_id, f"the run is {status}", "a run whose status is RUNNING")],
             )
+        if run is not None:
+            # Recorded before the stop: a Provision under way sees it once its launch completes
+            self.store.mark_stopping(run_id, iso(self.clock.now()))
         if execution is not None:
             self.launcher.stop(run_id, STOPPED_ERROR, f"DELETE /runs/{run_id}")
+        stopped_at = iso(self.clock.now())  # the execution starts no task after this
         if run is None:
-            # Plan had not recorded the run, and nothing is launched before it does
-            return RunStopped(
-                run_id=run_id, execution_arn=execution.arn if execution else None, cleanup="not_needed"
-            )
+            # Plan may have recorded the run since the read above (then it is stopping too); if not,
+            # nothing was launched: Plan records the run before the first launch
+            recorded = self.store.mark_stopping(run_id, stopped_at)
+            if recorded is None:
+                return RunStopped(run_id=run_id, execution_arn=_arn(execution), cleanup="not_needed")
+            run = StoredRun.decode(recorded)
         self.sweeper.sweep(
             run_id,
             str(run.suite),
             str(run.started_at),
             run.configs,
             {"Error": STOPPED_ERROR, "Cause": f"stopped by DELETE /runs/{run_id}"},
+            stopped_at,
         )
         return RunStopped(run_id=run_id, execution_arn=_arn(execution), cleanup="started")
 

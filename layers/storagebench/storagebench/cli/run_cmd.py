@@ -83,6 +83,15 @@ def run(
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="with --stack: the plan, cost and guardrails; start nothing")
     ] = False,
+    idempotency_key: Annotated[
+        str | None,
+        typer.Option(
+            "--idempotency-key",
+            help="with --stack: start at most one run for this key (its Idempotency-Key header, 1-255 "
+            "printable ASCII characters): the same key and request again print the run it started, "
+            "the same key with another request is refused (409)",
+        ),
+    ] = None,
 ) -> None:
     """Run a request through the benchmark workflow: on this machine (--local) or on a deployed
     stack (--stack NAME), and show the comparison (local) or the run id (stack)."""
@@ -91,17 +100,30 @@ def run(
 
     if local == (stack is not None or api_url is not None):
         raise fail("give --local (this machine) or --stack NAME / --api-url URL (a deployed stack)")
+    if local and idempotency_key is not None:
+        raise fail("--idempotency-key goes with --stack or --api-url: a local run starts once anyway")
     try:
         request = load_request(suite)
     except RequestError as exc:
         raise fail(str(exc)) from None
     if not local:
+        from storagebench.api.errors import ApiError
+        from storagebench.api.service import check_execution_input, checked_idempotency_key
+        from storagebench.request.json_document import decode_json
         from storagebench.request.privilege import privileged_content
 
         # shell on the instance goes through the separately granted route (README, Security)
         route = "/runs/privileged" if privileged_content(request) else "/runs"
-        document = json.loads(suite.read_text(encoding="utf-8"))
-        _run_on_stack(document, stack, api_url, region, dry_run, as_json, route)
+        document = decode_json(suite.read_bytes())
+        try:  # the API's own checks, so the answer is the same before anything is sent
+            if idempotency_key is not None:
+                checked_idempotency_key(idempotency_key)
+            check_execution_input(document)
+        except ApiError as exc:
+            where = "--idempotency-key" if exc.status == 400 else str(suite)
+            raise fail(f"{where}: {exc.status} {exc.code}: {exc.message}") from None
+        headers = {"Idempotency-Key": idempotency_key} if idempotency_key is not None else {}
+        _run_on_stack(document, stack, api_url, region, dry_run, as_json, route, headers)
         return
     from storagebench_local.session import LocalSession
 
@@ -154,12 +176,13 @@ def _run_on_stack(
     dry_run: bool,
     as_json: bool,
     route: str = "/runs",
+    headers: dict[str, str] | None = None,
 ) -> None:
     """POST /runs (or /runs/privileged): the run id and execution ARN, or with --dry-run the preview."""
     from storagebench.cli.stack_client import stack_api
 
     with stack_api(stack, api_url, region) as api:
-        _, answer = api.call("POST", route, {"dry_run": dry_run} if dry_run else None, document)
+        _, answer = api.call("POST", route, {"dry_run": dry_run} if dry_run else None, document, headers)
     if as_json:
         print_json(answer)
         return
@@ -192,7 +215,8 @@ def _run_on_stack(
         if preview["problems"]:
             raise typer.Exit(2)
         return
-    out.print(Text(f"run {answer['run_id']} started: {answer['execution_arn']}"), highlight=False)
+    how = "was started by this idempotency key already" if answer.get("replayed") else "started"
+    out.print(Text(f"run {answer['run_id']} {how}: {answer['execution_arn']}"), highlight=False)
     out.print(
         Text(f"follow it: storagebench results --stack {stack or '...'} --run {answer['run_id']}"),
         highlight=False,

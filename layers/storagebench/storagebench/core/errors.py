@@ -59,3 +59,21 @@ class AgentError(WorkflowError):
 
 class CollectError(WorkflowError):
     """The agent's output is missing or unreadable."""
+
+
+class DocumentError(WorkflowError):
+    """A document the workflow keeps for itself (``runs/<run>/request.json``) is missing or is no
+    longer what Plan wrote; the message starts with its key."""
+
+    def __init__(self, key: str, problem: str = "unreadable") -> None:
+        super().__init__(f"{key}: {problem}")
+        self.key = key
+        self.problem = problem
+
+
+class DuplicateStartError(WorkflowError):
+    """Another execution already claimed this scheduled occurrence: this one launches nothing."""
+
+
+class RunStoppedError(WorkflowError):
+    """The run is being stopped: the step released what it had just made instead of handing it on."""

@@ -24,10 +24,10 @@ class RunRecords(Protocol):
     def runs_in_progress_page(
         self, limit: int = 100, cursor: str | None = None
     ) -> tuple[list[dict[str, Any]], str | None]:
-        """One page of the runs still RUNNING, newest first, and the next page's cursor."""
+        """One page of the runs still RUNNING or STOPPING, newest first, and the next page's cursor."""
 
     def fail_stuck_run(self, run_id: str, reason: str, ended_at: str) -> bool:
-        """Record a RUNNING run as FAILED with the reason; False when it is no longer RUNNING."""
+        """Record a RUNNING or STOPPING run as FAILED with the reason; False when it is neither."""
 
 
 class RunExecutions(Protocol):

@@ -75,7 +75,7 @@ class Janitor:
         return leak.model_copy(update={"outcome": "deleted", "detail": done})
 
     def _fail_stuck_runs(self, now: datetime, report: SweepReport) -> list[StuckRun]:
-        """Runs still RUNNING past their deadline (the request's max_run_hours) become FAILED.
+        """Runs still RUNNING (or STOPPING) past their deadline (the request's max_run_hours) become FAILED.
 
         Every page is read before any run is failed: failing one takes it off the index being paged."""
         candidates: list[StuckRun] = []
@@ -122,7 +122,9 @@ class Janitor:
         if deadline is None:
             report.errors.append(f"run {run_id}: expires_at is {raw!r}, not an ISO 8601 time; left RUNNING")
             return None
-        if deadline > now or run.get("status", "RUNNING") != "RUNNING":
+        status = str(run.get("status", "RUNNING"))
+        # STOPPING past the deadline: a stop whose SweepRun never ended the run (it failed for good)
+        if deadline > now or status not in ("RUNNING", "STOPPING"):
             return None
         overdue = int((now - deadline).total_seconds())
         return StuckRun(
@@ -131,7 +133,7 @@ class Janitor:
             expires_at=raw,
             overdue_s=overdue,
             reason=(
-                f"still RUNNING {overdue / 3600:.1f} h after its deadline {raw} (started "
+                f"still {status} {overdue / 3600:.1f} h after its deadline {raw} (started "
                 f"{run.get('started_at', '?')}, the request's timing.max_run_hours): no step recorded its "
                 "end (its execution was stopped, or failed before Finalize, or outlived the deadline); "
                 "what it left tagged is swept as leaks"

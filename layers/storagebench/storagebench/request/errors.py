@@ -20,6 +20,7 @@ from storagebench.request import model as request_model
 from storagebench.request.json_document import JsonDocumentError, decode_json
 from storagebench.request.problems import MISSING_RULE, RULE
 from storagebench.request.references import reference_problems
+from storagebench.request.tags import tag_problems
 
 _MISSING = object()
 
@@ -210,10 +211,10 @@ def parse_request(document: Any) -> request_model.BenchmarkRequest:
         return request_model.BenchmarkRequest.model_validate(document)
     except ValidationError as exc:
         errors = field_errors(exc, document)
-    # The model's cross-reference checks run only once every field is valid; run them on the raw
+    # The model's cross-reference and tag checks run only once every field is valid; run them on the raw
     # document too so one pass reports everything.
     known = {(e.path, e.message) for e in errors}
-    for path, value, message in reference_problems(document):
+    for path, value, message in [*reference_problems(document), *tag_problems(document.get("tags"))]:
         if (path_text := _path(list(path))) and (path_text, message) not in known:
             errors.append(FieldError(path_text, value, message))
     raise RequestError(errors)

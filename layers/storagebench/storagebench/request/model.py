@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
+from pydantic.json_schema import SkipJsonSchema
 
 from storagebench.catalog import architecture, ebs_volume_type, instance_type, load_catalog
 from storagebench.catalog.envelope import TargetEnvelope, target_envelope
@@ -20,6 +21,8 @@ from storagebench.catalog.models import EbsVolumeType
 from storagebench.request.mount_options import FAMILIES, mount_options_problem
 from storagebench.request.problems import Problems, fmt_int
 from storagebench.request.references import default_target_id, reference_problems
+from storagebench.request.tags import ALLOWED as TAG_CHARACTERS
+from storagebench.request.tags import MAX_USER_TAGS, tag_problems
 from storagebench.workloads import SUITES, get_profile
 from storagebench.workloads.profile import ParamsError, check_params
 
@@ -742,6 +745,22 @@ class Timing(_Model):
         return self
 
 
+# What EventBridge Scheduler substitutes for <aws.scheduler.schedule-arn> and
+# <aws.scheduler.scheduled-time>; the placeholders themselves (a start that is not a schedule's) fail.
+SCHEDULE_ARN_PATTERN = (
+    r"^arn:aws[a-z-]*:scheduler:[a-z0-9-]+:\d{12}:schedule/[0-9A-Za-z_.-]{1,64}/[0-9A-Za-z_.-]{1,64}$"
+)
+SCHEDULED_TIME_PATTERN = r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$"
+
+
+class ScheduledOccurrence(_Model):
+    """Which occurrence of a schedule started the run. Every attempt EventBridge Scheduler makes for
+    one occurrence substitutes the same two values, so Plan claims the pair once (README, Exactly once)."""
+
+    schedule_arn: Annotated[str, StringConstraints(pattern=SCHEDULE_ARN_PATTERN)]
+    scheduled_time: Annotated[str, StringConstraints(pattern=SCHEDULED_TIME_PATTERN)]
+
+
 class BenchmarkRequest(_Model):
     name: Slug = Field(description="suite name: groups nightly runs of the same comparison")
     description: str | None = Field(default=None, max_length=2000)
@@ -759,15 +778,21 @@ class BenchmarkRequest(_Model):
     max_concurrency: int | None = Field(default=None, ge=1, le=MAX_CONFIGS, description="configs run at once")
     timing: Timing = Field(default_factory=Timing)
     fail_fast: bool = Field(default=False, description="stop a config's workloads at its first failure")
-    tags: dict[
-        Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9 _.:/=+@-]{1,128}$")],
-        Annotated[str, StringConstraints(max_length=256)],
-    ] = Field(default_factory=dict, max_length=20)
+    tags: dict[str, str] = Field(
+        default_factory=dict,
+        description=f"put on every instance, volume, file system and gateway of the run: at most "
+        f"{MAX_USER_TAGS}; keys 1-128 and values 0-256 characters of {TAG_CHARACTERS}; aws:, "
+        "storagebench: and Name are reserved",
+        json_schema_extra={"maxProperties": MAX_USER_TAGS},
+    )
+    # Set by a schedule's Input only: the API refuses it, the published schema and the dumps (the
+    # request as stored for the steps) leave it out; the run item keeps the document as started.
+    scheduled: SkipJsonSchema[ScheduledOccurrence | None] = Field(default=None, exclude=True)
 
     @model_validator(mode="after")
     def _cross_checks(self) -> BenchmarkRequest:
         problems = Problems("BenchmarkRequest")
-        for loc, value, message in reference_problems(self.model_dump()):
+        for loc, value, message in [*reference_problems(self.model_dump()), *tag_problems(self.tags)]:
             problems.add(loc, value, message)
         problems.raise_if_any()
         return self

@@ -68,7 +68,7 @@ def reference_problems(document: Any) -> list[Problem]:
             )
         ids.setdefault(config_id, position)
     baseline = document.get("baseline")
-    if baseline is not None and ids and baseline not in ids:
+    if isinstance(baseline, str) and ids and baseline not in ids:  # another type: the model says so
         found.append((("baseline",), baseline, f"must name a config: {', '.join(ids)}"))
     all_targets = sorted({target_id for _, c in configs for _, target_id, _ in _targets(c)})
     seen: dict[str, int] = {}

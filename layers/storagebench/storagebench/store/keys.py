@@ -4,11 +4,12 @@
 item                 PK / SK                 indexes
 ===================  ======================  ===========================================
 run                  RUN#<run> / RUN         GSI1 SUITE#<suite> / <started>#<run>  (history)
-                                             GSI3 ACTIVE / <started>#<run>        (only while RUNNING)
+                                             GSI3 ACTIVE / <started>#<run>        (while RUNNING or STOPPING)
 config               RUN#<run> / CONFIG#<c>
 result (a record)    RUN#<run> / RESULT#<c>#<key>
                                              GSI2 SERIES#<option>#<workload>#<variant>#<phase>#<dir>
                                                   / <started>#<run>#<rep>          (one metric's history)
+occurrence claim     OCCURRENCE#<arn>@<time> / CLAIM   (none: read by key only)
 ===================  ======================  ===========================================
 
 1. one run with its configs and results: Query PK = RUN#<run>;
@@ -29,10 +30,16 @@ from storagebench.results.records import ResultRecord
 
 RUN = "RUN"
 ACTIVE = "ACTIVE"
+CLAIM = "CLAIM"
 
 
 def run_pk(run_id: str) -> str:
     return f"RUN#{run_id}"
+
+
+def occurrence_pk(occurrence: str) -> str:
+    """A scheduled occurrence's claim (``workflow.run_ids.occurrence_key``)."""
+    return f"OCCURRENCE#{occurrence}"
 
 
 def config_sk(config_id: str) -> str:

@@ -83,10 +83,13 @@ class FinalizeEvent(_Event):
 
 
 class SweepRunEvent(_Event):
-    """SweepRun: the configs Map itself failed; every config of the run is released by its tags."""
+    """SweepRun: the configs Map failed (the state machine) or the run was stopped (the API); every
+    config of the run is released by its tags, and again once what was under way at ``stopped_at``
+    (when SweepRun was entered, or when the API stopped the execution) must have ended."""
 
     run_id: str
     suite: str
     started_at: str
     config_ids: list[str]
     caught: dict[str, Any]
+    stopped_at: str | None = None

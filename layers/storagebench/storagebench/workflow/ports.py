@@ -8,6 +8,7 @@ Implementations raise the errors of ``core.errors`` so the state machine can ret
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -114,6 +115,18 @@ class ResultsStore(Protocol):
     ) -> None:
         """Record the run as RUNNING (idempotent) before anything is launched."""
 
+    def claim_occurrence(self, occurrence: str, run_id: str, claimed_at: str) -> str:
+        """Claim a scheduled occurrence (``run_ids.occurrence_key``) for this run with a conditional
+        write; returns the run holding it: this one (also on a retry), or the one that claimed it
+        first (this run's refusal is then recorded on the claim)."""
+
+    def mark_stopping(self, run_id: str, stopped_at: str) -> dict[str, Any] | None:
+        """RUNNING -> STOPPING (a conditional write); the run item as it now is, or None when the run
+        is not recorded or not RUNNING."""
+
+    def run_status(self, run_id: str) -> str | None:
+        """The run's status from a strongly consistent read; None when it is not recorded."""
+
     def put_config(self, state: ConfigState, status: str) -> None:
         """Record a config's progress or end, with its errors (idempotent per status)."""
 
@@ -210,6 +223,12 @@ class GatewayServices:
     role_arn: str
 
 
+# Provision and CheckReady (the steps that create resources) run at most their Lambda Timeout
+# (template.yaml: 120 s) after the execution stopped: Step Functions does not cancel an invocation.
+# 30 s more for EC2's tag filters to list what they launched last (a template test keeps the sum).
+IN_FLIGHT_S = 150.0
+
+
 def snapshot_prices(region: str) -> PriceBook:
     """The bundled, dated price snapshot (local mode, tests, and AWS when the API is not wanted)."""
     from storagebench.prices.snapshot import SnapshotPriceBook
@@ -233,3 +252,6 @@ class Services:
     prices: Callable[[str], PriceBook] = snapshot_prices
     notifier: Notifier = field(default_factory=LogNotifier)  # SNS on AWS, a file locally
     gateways: GatewayServices | None = None  # Storage Gateway on AWS; local mode has none
+    # How long after a stop a launching step may still be running: SweepRun sweeps again then.
+    in_flight_s: float = IN_FLIGHT_S
+    sleep: Callable[[float], None] = time.sleep

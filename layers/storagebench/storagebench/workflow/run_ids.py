@@ -11,7 +11,7 @@ import hashlib
 import re
 import secrets
 
-from storagebench.core.clock import stamp
+from storagebench.core.clock import iso, parse_iso, stamp
 
 # Any execution name: a schedule that starts an execution without a name gets a UUID from Step Functions
 RUN_ID_PATTERN = r"^[A-Za-z0-9_-]{1,80}$"
@@ -32,3 +32,14 @@ def keyed_run_id(suite: str, idempotency_key: str) -> str:
     Step Functions itself refuses a second start of it (ExecutionAlreadyExists)."""
     digest = hashlib.sha256(idempotency_key.encode("utf-8")).hexdigest()[:24]
     return f"{suite[:40]}-key-{digest}"
+
+
+def schedule_group(stack: str) -> str:
+    """The stack's schedule group (template.yaml's ScheduleGroup): the only schedules Plan claims for."""
+    return f"{stack}-schedules"
+
+
+def occurrence_key(schedule_arn: str, scheduled_time: str) -> str:
+    """One scheduled occurrence, whatever attempt started it: the schedule and the time it fired for
+    (normalised, so ``...:00Z`` and ``...:00.000Z`` are the same occurrence)."""
+    return f"{schedule_arn}@{iso(parse_iso(scheduled_time))}"

@@ -21,9 +21,12 @@ from storagebench.analysis.series import extract_series
 from storagebench.core.clock import iso, parse_iso
 from storagebench.core.errors import (
     AgentError,
+    DocumentError,
+    DuplicateStartError,
     GuardrailError,
     InvalidRequestError,
     NotReadyError,
+    RunStoppedError,
     WorkflowError,
 )
 from storagebench.core.regression import Regression
@@ -49,6 +52,7 @@ from storagebench.kinds import kind_of
 from storagebench.planning import build_plan
 from storagebench.planning.preview import preview_request
 from storagebench.request import BenchmarkRequest, RequestError, parse_request
+from storagebench.request.model import ScheduledOccurrence
 from storagebench.results.collect import collect as collect_output
 from storagebench.results.errors import ResultsError
 from storagebench.workflow.artifact_keys import (
@@ -68,6 +72,7 @@ from storagebench.workflow.gateways import (
     release_recorded_gateways,
 )
 from storagebench.workflow.ports import Services
+from storagebench.workflow.run_ids import occurrence_key, schedule_group
 from storagebench.workflow.run_outputs import notify_run, record_run_economics, record_run_report
 
 log = logging.getLogger("storagebench.workflow.steps")
@@ -75,11 +80,29 @@ REGRESSIONS_IN_SUMMARY = 100  # flagged verdicts the summary carries (the state'
 
 
 def _request(services: Services, item: WorkItem) -> BenchmarkRequest:
-    return parse_request(services.artifacts.get_json(request_key(item.run_id)))
+    return _stored_request(services, item.run_id)
+
+
+def _stored_request(services: Services, run_id: str) -> BenchmarkRequest:
+    """The request Plan stored; a DocumentError naming its key when it is gone or no longer valid
+    (a WorkflowError: the state machine records it and cleans up, which needs no request)."""
+    key = request_key(run_id)
+    try:
+        return parse_request(services.artifacts.get_json(key))
+    except KeyError:
+        raise DocumentError(key, "missing: Plan stored it when the run started, and it is gone") from None
+    except ValueError as exc:  # not UTF-8, not JSON, or no longer a valid request (RequestError)
+        what = f"{type(exc).__name__}: {exc}"[:300]
+        raise DocumentError(key, f"corrupt, not the request Plan stored ({what})") from None
 
 
 def tags(services: Services, item: WorkItem) -> dict[str, str]:
+    """The labels of everything the config creates: the request's ``tags`` (validated against every
+    service's rules and reserved keys, ``request.tags``), then storagebench's own. Read from the stored
+    request rather than carried on the WorkItem: 40 items of up to 42 tags would outgrow the state's
+    256 KiB. Release never calls this (it goes by the run and config tags alone)."""
     return {
+        **_request(services, item).tags,
         TAG_RUN: item.run_id,
         TAG_CONFIG: item.config_id,
         TAG_EXPIRES: item.expires_at,
@@ -102,6 +125,8 @@ def plan_run(document: Any, run_id: str, started_at: str, services: Services) ->
     preview = preview_request(request, limits)
     if not preview.allowed:
         raise GuardrailError(preview.problem_text())
+    if request.scheduled is not None:  # before anything is written: a duplicate leaves only its refusal
+        _claim_occurrence(request.scheduled, run_id, services)
     started = parse_iso(started_at)
     expires = started + timedelta(hours=request.timing.max_run_hours)
     command_timeout_s = math.ceil(request.timing.command_timeout_h * 3600)
@@ -142,6 +167,25 @@ def plan_run(document: Any, run_id: str, started_at: str, services: Services) ->
     )
 
 
+def _claim_occurrence(occurrence: ScheduledOccurrence, run_id: str, services: Services) -> None:
+    """EventBridge Scheduler cannot name the execution, so a retry of a start whose answer was lost
+    starts a second one: the first to claim the occurrence runs, any other is refused here."""
+    group = schedule_group(services.stack)
+    if occurrence.schedule_arn.split(":schedule/", 1)[1].split("/", 1)[0] != group:
+        # Only the stack's own schedules claim: a start naming another schedule blocks none of them
+        raise InvalidRequestError(
+            f"scheduled.schedule_arn: {occurrence.schedule_arn} is not a schedule of this stack's "
+            f"group {group}; only those start scheduled runs"
+        )
+    key = occurrence_key(occurrence.schedule_arn, occurrence.scheduled_time)
+    holder = services.store.claim_occurrence(key, run_id, iso(services.clock.now()))
+    if holder != run_id:
+        raise DuplicateStartError(
+            f"scheduled occurrence {key} already started run {holder}: execution {run_id} is a "
+            "second start of it (a retried schedule attempt) and launches nothing"
+        )
+
+
 # ---------------------------------------------------------------------------------- provision
 
 
@@ -179,6 +223,20 @@ def provision(state: ConfigState, services: Services) -> ConfigState:
     resources.launched_at = launched.launched_at
     updated = state.model_copy(update={"resources": resources})
     services.store.put_config(updated, "PROVISIONING")
+    # A stop records STOPPING before it stops the execution, and Step Functions lets an invocation
+    # under way finish: this launch may have completed after the stop's sweep. Release it here.
+    status = services.store.run_status(item.run_id)
+    if status not in (None, "RUNNING"):
+        report = release(item.run_id, item.config_id, resources, services)
+        left = f"; still there: {', '.join(report.leftovers)}" if report.leftovers else ""
+        stopped = RunStoppedError(
+            f"run {item.run_id} is {status}: Provision released what it made after the stop "
+            f"({', '.join(report.deleted) or 'nothing'}){left}"
+        )
+        error = ErrorInfo(step="provision", error=type(stopped).__name__, cause=str(stopped))
+        ended = updated.model_copy(update={"cleanup": report, "errors": [*updated.errors, error]})
+        services.store.put_config(ended, "STOPPED")  # the config's end, whoever ends the run
+        raise stopped
     return updated
 
 
@@ -461,10 +519,9 @@ def release(run_id: str, config_id: str, resources: Resources, services: Service
     gateway_leftovers: list[str] = []
     if services.gateways is not None:  # before the client: its tag-based terminate takes the appliance too
         try:
-            request = parse_request(services.artifacts.get_json(request_key(run_id)))
-        except (KeyError, ValueError) as exc:  # missing, not JSON, or invalid: release from the state
-            why = f"{type(exc).__name__}: {exc}"[:300]
-            released = release_recorded_gateways(run_id, config_id, resources, services.gateways, why)
+            request = _stored_request(services, run_id)
+        except DocumentError as exc:  # missing, not JSON, or invalid: release from the state
+            released = release_recorded_gateways(run_id, config_id, resources, services.gateways, str(exc))
         else:
             released = release_gateways(request, run_id, config_id, resources, services.gateways)
         report.deleted.extend(released.deleted)
@@ -497,12 +554,26 @@ def abort_run(
     config_ids: list[str],
     caught: dict[str, Any],
     services: Services,
+    stopped_at: str | None = None,
 ) -> RunSummary:
-    """The configs map itself failed: release everything by tag, keep what was measured, record FAILED."""
+    """The configs map failed, or the run was stopped: release everything by tag, keep what was
+    measured, record FAILED.
+
+    ``stopped_at``: when the execution stopped. A Provision or CheckReady invoked before then keeps
+    running (Step Functions does not cancel it) and may launch after the first sweep; so once
+    ``services.in_flight_s`` has passed since then, every config is swept again. The wait is measured
+    from ``stopped_at``, so a retried sweep does not wait twice.
+    """
     error = ErrorInfo(
         step="run", error=str(caught.get("Error", "States.Unknown")), cause=_cause(caught.get("Cause", ""))
     )
-    reports = cleanup_run(run_id, config_ids, services)
+    reports = cleanup_run(run_id, config_ids, services)  # at once: what runs now stops costing now
+    if stopped_at is not None:
+        settled = parse_iso(stopped_at) + timedelta(seconds=services.in_flight_s)
+        remaining = (settled - services.clock.now()).total_seconds()
+        if remaining > 0:
+            services.sleep(remaining)
+        reports = cleanup_run(run_id, config_ids, services)
     stored = services.store.get_run(run_id)
     records: dict[str, int] = {}
     for result in stored.get("results", []):

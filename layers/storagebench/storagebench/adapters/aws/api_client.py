@@ -75,17 +75,23 @@ class StackApi:
         self.credentials = credentials
 
     def call(
-        self, method: str, path: str, query: dict[str, Any] | None = None, body: Any = None
+        self,
+        method: str,
+        path: str,
+        query: dict[str, Any] | None = None,
+        body: Any = None,
+        headers: dict[str, str] | None = None,
     ) -> tuple[int, Any]:
-        """Send one signed request; (status, JSON) for 2xx, ApiResponseError for an error answer."""
+        """Send one signed request (``headers`` are signed too); (status, JSON) for 2xx,
+        ApiResponseError for an error answer."""
         from botocore.auth import SigV4Auth  # type: ignore[import-untyped, unused-ignore]
         from botocore.awsrequest import AWSRequest  # type: ignore[import-untyped, unused-ignore]
 
         params = {k: _text(v) for k, v in (query or {}).items() if v is not None}
         url = self.base_url + path + (f"?{urlencode(params)}" if params else "")
         data = json.dumps(body).encode() if body is not None else None
-        headers = {"Content-Type": "application/json"} if data is not None else {}
-        signed = AWSRequest(method=method, url=url, data=data, headers=headers)
+        sent = {**(headers or {}), **({"Content-Type": "application/json"} if data is not None else {})}
+        signed = AWSRequest(method=method, url=url, data=data, headers=sent)
         SigV4Auth(self.credentials.get_frozen_credentials(), "execute-api", self.region).add_auth(signed)
         request = urllib.request.Request(url, data=data, method=method, headers=dict(signed.headers.items()))
         try:

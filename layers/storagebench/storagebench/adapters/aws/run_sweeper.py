@@ -1,7 +1,8 @@
 """The API's ``RunSweeper``: invoke the SweepRun function asynchronously for a stopped run.
 
-SweepRun (``workflow.steps.abort_run``) releases every config of the run by its tags and records
-the run FAILED; it may take minutes (EFS mount targets), longer than an API call should wait.
+SweepRun (``workflow.steps.abort_run``) releases every config of the run by its tags, again once a
+launch under way at the stop must have ended, and records the run FAILED; it takes minutes, longer
+than an API call should wait. An asynchronous invocation is retried by Lambda (twice) if it fails.
 """
 
 from __future__ import annotations
@@ -19,7 +20,13 @@ class LambdaSweeper:
         self.function_name = function_name
 
     def sweep(
-        self, run_id: str, suite: str, started_at: str, config_ids: list[str], caught: dict[str, str]
+        self,
+        run_id: str,
+        suite: str,
+        started_at: str,
+        config_ids: list[str],
+        caught: dict[str, str],
+        stopped_at: str,
     ) -> None:
         payload = {
             "run_id": run_id,
@@ -27,6 +34,7 @@ class LambdaSweeper:
             "started_at": started_at,
             "config_ids": config_ids,
             "caught": caught,
+            "stopped_at": stopped_at,
         }
         with aws_call(f"start the sweep of run {run_id}", WorkflowError):
             self.client.invoke(

@@ -11,7 +11,7 @@ from datetime import datetime
 from typing import Any
 
 from storagebench.adapters.aws.errors import ClientError, aws_call, error_code, workflow_error
-from storagebench.api.ports import Execution
+from storagebench.api.ports import Execution, InputTooLargeError, execution_input
 from storagebench.core.clock import iso
 from storagebench.core.errors import InvalidRequestError, WorkflowError
 
@@ -22,6 +22,14 @@ def _iso(moment: Any) -> str | None:
     if isinstance(moment, datetime):
         return iso(moment)
     return str(moment)
+
+
+def _input_too_large(exc: ClientError) -> bool:
+    """StartExecution's refusal of an input over its 256 KiB (a length constraint on ``input``)."""
+    message = str(exc.response.get("Error", {}).get("Message", "")).lower()
+    return error_code(exc) in ("ValidationException", "InvalidExecutionInput") and (
+        "262144" in message or ("input" in message and ("length" in message or "size" in message))
+    )
 
 
 class StepFunctionsLauncher:
@@ -36,13 +44,16 @@ class StepFunctionsLauncher:
         return self.state_machine_arn.replace(":stateMachine:", ":execution:", 1) + f":{run_id}"
 
     def start(self, run_id: str, document: dict[str, Any]) -> str:
+        text = execution_input(document)
         try:
             response = self.sfn.start_execution(
-                stateMachineArn=self.state_machine_arn, name=run_id, input=json.dumps(document)
+                stateMachineArn=self.state_machine_arn, name=run_id, input=text
             )
         except ClientError as exc:
             if error_code(exc) == "ExecutionAlreadyExists":
                 raise InvalidRequestError(f"run {run_id} already exists; a run id cannot be reused") from exc
+            if _input_too_large(exc):
+                raise InputTooLargeError(len(text.encode("utf-8"))) from exc
             raise workflow_error(exc, f"start run {run_id}", WorkflowError) from exc
         return str(response["executionArn"])
 

@@ -1,4 +1,5 @@
-"""Pattern 1 (a run with its configs and results), 2 (a suite's runs) and 4 (runs in progress)."""
+"""Pattern 1 (a run with its configs and results), 2 (a suite's runs) and 4 (runs in progress);
+the claims of scheduled occurrences and the stop of a run."""
 
 from __future__ import annotations
 
@@ -69,6 +70,63 @@ class RunItems(TableAccess):
                     "a run id cannot be reused"
                 ) from exc
 
+    def claim_occurrence(self, occurrence: str, run_id: str, claimed_at: str) -> str:
+        """The conditional write that makes a scheduled occurrence start one run: the first execution
+        to claim it holds it; a retry of that execution's Plan finds its own claim."""
+        key = {"PK": keys.occurrence_pk(occurrence), "SK": keys.CLAIM}
+        item = {
+            **key,
+            "type": "occurrence",
+            "occurrence": occurrence,
+            "run_id": run_id,
+            "claimed_at": claimed_at,
+        }
+        try:
+            self.db.put_item(
+                TableName=self.table,
+                Item=self._item(item),
+                ConditionExpression="attribute_not_exists(PK) OR run_id = :run",
+                ExpressionAttributeValues=self._item({":run": run_id}),
+            )
+            return run_id
+        except ClientError as exc:
+            if error_code(exc) != "ConditionalCheckFailedException":
+                raise workflow_error(exc, f"claim {occurrence} for run {run_id}", ProvisioningError) from exc
+        holder = str((self._get(key["PK"], key["SK"]) or {}).get("run_id"))
+        with aws_call(f"record the refused start {run_id} of {occurrence}", ProvisioningError):
+            self.db.update_item(  # kept on the claim: which executions it turned away
+                TableName=self.table,
+                Key=self._item(key),
+                UpdateExpression="ADD refused :run",
+                ExpressionAttributeValues={":run": {"SS": [run_id]}},
+            )
+        return holder
+
+    def mark_stopping(self, run_id: str, stopped_at: str) -> dict[str, Any] | None:
+        """STOPPING from RUNNING only, before the execution is stopped: a launch that completes after
+        it sees the run stopping (``steps.provision``). The run stays on GSI3 until SweepRun ends it."""
+        try:
+            response = self.db.update_item(
+                TableName=self.table,
+                Key=self._item({"PK": keys.run_pk(run_id), "SK": keys.RUN}),
+                UpdateExpression="SET #status = :stopping, stopping_at = :at",
+                ConditionExpression="#status = :running",
+                ExpressionAttributeNames={"#status": "status"},
+                ExpressionAttributeValues=self._item(
+                    {":stopping": "STOPPING", ":running": "RUNNING", ":at": stopped_at}
+                ),
+                ReturnValues="ALL_NEW",
+            )
+        except ClientError as exc:
+            if error_code(exc) == "ConditionalCheckFailedException":
+                return None
+            raise workflow_error(exc, f"mark run {run_id} stopping", ProvisioningError) from exc
+        return self._unkeyed(self._plain(response["Attributes"]))
+
+    def run_status(self, run_id: str) -> str | None:
+        item = self._get(keys.run_pk(run_id), keys.RUN)  # strongly consistent: a stop just recorded counts
+        return str(item["status"]) if item and item.get("status") else None
+
     def finish_run(self, summary: RunSummary) -> None:
         values = {
             ":status": summary.status,
@@ -94,18 +152,25 @@ class RunItems(TableAccess):
     def fail_stuck_run(self, run_id: str, reason: str, ended_at: str) -> bool:
         """The janitor's verdict on a run past its deadline: FAILED with the reason, off GSI3.
 
-        Conditional on the run still being RUNNING, so a Finalize that got there first wins and
-        two sweeps at once fail it once; False when the condition did not hold."""
+        Conditional on the run still being RUNNING (or STOPPING: a stop whose sweep never ended it), so
+        a Finalize that got there first wins and two sweeps at once fail it once; False when the
+        condition did not hold."""
         try:
             self.db.update_item(
                 TableName=self.table,
                 Key=self._item({"PK": keys.run_pk(run_id), "SK": keys.RUN}),
                 UpdateExpression="SET #status = :failed, ended_at = :ended, failure_reason = :reason "
                 "REMOVE GSI3PK, GSI3SK",
-                ConditionExpression="#status = :running",
+                ConditionExpression="#status IN (:running, :stopping)",
                 ExpressionAttributeNames={"#status": "status"},
                 ExpressionAttributeValues=self._item(
-                    {":failed": "FAILED", ":running": "RUNNING", ":ended": ended_at, ":reason": reason}
+                    {
+                        ":failed": "FAILED",
+                        ":running": "RUNNING",
+                        ":stopping": "STOPPING",
+                        ":ended": ended_at,
+                        ":reason": reason,
+                    }
                 ),
             )
         except ClientError as exc:
@@ -119,7 +184,8 @@ class RunItems(TableAccess):
         return self._query_index("GSI1", keys.suite_pk(suite), limit)
 
     def runs_in_progress(self, limit: int = 100) -> list[dict[str, Any]]:
-        """Runs still RUNNING, newest first (GSI3 holds only those: finish_run removes the keys)."""
+        """Runs still RUNNING or STOPPING, newest first (GSI3 holds only those: finish_run removes
+        the keys)."""
         return self._query_index("GSI3", keys.ACTIVE, limit)
 
     def get_run(self, run_id: str) -> dict[str, Any]:

@@ -1,0 +1,38 @@
+"""The hostile tier's fixtures: the API on moto and its signed CLI server (from tests/unit/api), and
+the figures every run of the tier prints in pytest's summary (issue 11's closing note takes them)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+API_TESTS = Path(__file__).resolve().parents[1] / "api"
+if str(API_TESTS) not in sys.path:  # tests/ is not a package: the API tier's helpers by directory
+    sys.path.insert(0, str(API_TESTS))
+
+from api_stack import stack  # noqa: E402
+from test_cli_stack import served  # noqa: E402
+
+__all__ = ["served", "stack"]
+FIGURES: dict[str, dict[str, int]] = {}  # channel -> figure -> count, filled by the tests
+
+
+@pytest.fixture(scope="session")
+def hostile_figures() -> dict[str, dict[str, int]]:
+    return FIGURES
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    if not FIGURES:
+        return
+    total = {key: sum(f.get(key, 0) for f in FIGURES.values()) for key in next(iter(FIGURES.values()))}
+    channels = ", ".join(f"{name} {f['tried']}" for name, f in sorted(FIGURES.items()))
+    terminalreporter.write_line(
+        f"hostile requests: {total['tried']} tried ({channels}), {total['refused_named']} of "
+        f"{total['refused']} refusals named their field, {total['started']} started ({total['stored']} with "
+        "injections stored as free text), "
+        f"{total['tracebacks']} tracebacks, {total['5xx']} 5xx, "
+        f"{total['unprivileged_shell_launches']} unprivileged shell launches"
+    )
