@@ -11,6 +11,8 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints, Validation
 from storagebench.api.errors import ApiError, detail
 from storagebench.core.clock import parse_iso
 from storagebench.request.model import SLUG_PATTERN
+from storagebench.request.requirements import MAX_LENGTH as REQUIREMENT_LENGTH
+from storagebench.request.requirements import split_joined
 from storagebench.workflow.run_ids import RUN_ID_PATTERN
 
 MAX_CURSOR = 2048
@@ -44,6 +46,24 @@ class ListRunsQuery(_Query):
     )
     limit: int = Field(default=20, ge=1, le=100, description="runs per page, 1 to 100")
     cursor: Cursor | None = Field(default=None, description="the `next_cursor` of the previous page")
+
+
+class RecommendationQuery(_Query):
+    require: list[Annotated[str, StringConstraints(min_length=1, max_length=REQUIREMENT_LENGTH)]] = Field(
+        default_factory=list,
+        max_length=50,
+        description="a requirement, WORKLOAD[:DIRECTION]:METRIC OP VALUE (e.g. std-randread-4k:iops>=3500); "
+        "repeat the parameter for several; without it, the run's request's requirements",
+    )
+
+    @classmethod
+    def from_params(cls, values: Mapping[str, str] | None) -> dict[str, Any]:
+        """The parameters as API Gateway passes them, a repeated ``require`` joined with commas
+        (requirements hold none), split back into a list."""
+        given: dict[str, Any] = dict(values or {})
+        if isinstance(given.get("require"), str):
+            given["require"] = split_joined(given["require"])
+        return given
 
 
 class ReportQuery(_Query):
@@ -102,7 +122,7 @@ def _allowed(model: type[BaseModel], name: str) -> Any:
     return field.description
 
 
-def parse_params(model: type[BaseModel], values: Mapping[str, str] | None, where: str = "query") -> Any:
+def parse_params(model: type[BaseModel], values: Mapping[str, Any] | None, where: str = "query") -> Any:
     """Validate parameters into ``model``; ApiError 400 naming every bad parameter and its value."""
     given = dict(values or {})
     try:

@@ -33,6 +33,7 @@ from storagebench.api.models import (
 from storagebench.api.queries import (
     CreateRunQuery,
     ListRunsQuery,
+    RecommendationQuery,
     ReportQuery,
     ResultsQuery,
     RunPath,
@@ -40,6 +41,7 @@ from storagebench.api.queries import (
 )
 from storagebench.api.service import ApiService
 from storagebench.core.errors import WorkflowError
+from storagebench.costs.recommend import Recommendation
 from storagebench.planning.preview import RunPreview
 from storagebench.request import BenchmarkRequest
 from storagebench.request.json_document import JsonDocumentError, decode_json
@@ -145,6 +147,28 @@ ROUTES: tuple[RouteSpec, ...] = (
         responses={200: ("the link", ReportLink), **RUN_ERRORS},
     ),
     RouteSpec(
+        "GET",
+        "/runs/{run_id}/recommendation",
+        "getRunRecommendation",
+        "The cheapest config whose 95 % confidence bound meets every requirement (require=..., repeated; "
+        "else the run's request's), the runners-up, and why each other config failed",
+        query=RecommendationQuery,
+        path_params=RunPath,
+        responses={
+            200: (
+                "the recommendation (recommended is null when no config meets every requirement)",
+                Recommendation,
+            ),
+            **ERRORS,
+            400: (
+                "a requirement that cannot be read or names no workload of the run (bad_requirement), no "
+                "requirement given or in the request (no_requirements), or a bad parameter",
+                ErrorBody,
+            ),
+            404: ("no such run", ErrorBody),
+        },
+    ),
+    RouteSpec(
         "DELETE",
         "/runs/{run_id}",
         "stopRun",
@@ -176,6 +200,7 @@ RESPONSE_MODELS: tuple[type[BaseModel], ...] = (
     ReportLink,
     RunStopped,
     ResultsPage,
+    Recommendation,
     ErrorBody,
 )
 
@@ -285,6 +310,12 @@ def build_resolver(service: Callable[[], ApiService]) -> APIGatewayHttpResolver:
     def get_report(run_id: str) -> Response[str]:
         options: ReportQuery = query(ReportQuery)
         return _json_response(200, service().report_link(run_path(run_id), options.format))
+
+    @app.get("/runs/<run_id>/recommendation")
+    def get_recommendation(run_id: str) -> Response[str]:
+        given = RecommendationQuery.from_params(app.current_event.query_string_parameters)
+        options: RecommendationQuery = parse_params(RecommendationQuery, given)
+        return _json_response(200, service().recommendation(run_path(run_id), list(options.require)))
 
     @app.delete("/runs/<run_id>")
     def stop_run(run_id: str) -> Response[str]:

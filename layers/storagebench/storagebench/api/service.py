@@ -37,9 +37,12 @@ from storagebench.api.queries import DIRECTIONS, MAX_CURSOR, ListRunsQuery, Resu
 from storagebench.core.clock import Clock, SystemClock, iso
 from storagebench.core.errors import InvalidRequestError
 from storagebench.core.guardrails import Guardrails
+from storagebench.costs.recommend import Recommendation
+from storagebench.costs.recommend_run import NoRequirementsError, recommend_stored_run
 from storagebench.planning.preview import preview_request
 from storagebench.request import BenchmarkRequest, RequestError, parse_request
 from storagebench.request.privilege import privileged_content
+from storagebench.request.requirements import SYNTAX, RequirementError
 from storagebench.store.models import StoredRun
 from storagebench.workflow.artifact_keys import report_key
 from storagebench.workflow.ports import ResultsStore
@@ -305,6 +308,32 @@ class ApiService:
                 [detail("run_id", run_id, f"no report yet; the run is {status}")],
             )
         return ReportLink(run_id=run_id, format=form, url=url, expires_in_s=REPORT_LINK_S)
+
+    # ------------------------------------------------------------------ GET /runs/{id}/recommendation
+
+    def recommendation(self, run_id: str, requirements: list[str]) -> Recommendation:
+        """The cheapest config meeting every requirement (the request's when none are given), the
+        runners-up and why each other config failed; 400 naming a requirement that cannot be read."""
+        try:
+            stored = self.store.get_run(run_id)
+        except KeyError:
+            raise self._no_run(run_id) from None
+        try:
+            return recommend_stored_run(stored, requirements)
+        except RequirementError as exc:
+            raise ApiError(
+                400,
+                "bad_requirement",
+                f"requirement {exc.text!r} cannot be judged: {exc.reason}",
+                [detail("require", exc.text, f"{exc.problem} (character {exc.position + 1})", exc.allowed)],
+            ) from None
+        except NoRequirementsError as exc:
+            raise ApiError(
+                400,
+                "no_requirements",
+                str(exc),
+                [detail("require", None, "required: the run's request has no requirements", SYNTAX)],
+            ) from None
 
     # ------------------------------------------------------------------ GET /results
 

@@ -73,9 +73,17 @@ def workloads(
         render.workload_library(out, library)
 
 
-from storagebench.cli import agent_cmd, cost_cmd, prices_cmd, report_cmd, results_cmd, run_cmd  # noqa: E402
+from storagebench.cli import (  # noqa: E402
+    agent_cmd,
+    cost_cmd,
+    prices_cmd,
+    recommend_cmd,
+    report_cmd,
+    results_cmd,
+    run_cmd,
+)
 
-for command in (agent_cmd, run_cmd, results_cmd, report_cmd, cost_cmd, prices_cmd):
+for command in (agent_cmd, run_cmd, results_cmd, recommend_cmd, report_cmd, cost_cmd, prices_cmd):
     command.register(app)
 
 

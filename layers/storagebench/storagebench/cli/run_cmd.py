@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.live import Live
@@ -13,6 +13,9 @@ from rich.table import Table
 from rich.text import Text
 
 from storagebench.cli.console import err, fail, out, print_json
+
+if TYPE_CHECKING:
+    from storagebench.costs.recommend import Recommendation
 
 
 def _agent_progress(session: Any, key: str) -> dict[str, Any]:
@@ -60,6 +63,22 @@ def _safe_run(session: Any, run_id: str) -> dict[str, Any]:
     return run
 
 
+def _check_requirements(requires: list[str], workloads: list[str], local: bool) -> None:
+    """Refuse a requirement that cannot be read before anything runs (exit 2), not after."""
+    from storagebench.request.requirements import RequirementError, parse_requirement
+
+    if requires and not local:
+        raise fail(
+            "--require judges the run's results, and --stack only starts the run: once it ended, ask "
+            "`storagebench recommend --stack NAME --run ID --require ...`"
+        )
+    for text in requires:
+        try:
+            parse_requirement(text, workloads)
+        except RequirementError as exc:
+            raise fail(f"--require {exc}") from None
+
+
 def run(
     suite: Annotated[Path, typer.Option("--suite", "-s", help="request file (JSON)")],
     local: Annotated[
@@ -83,6 +102,17 @@ def run(
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="with --stack: the plan, cost and guardrails; start nothing")
     ] = False,
+    require: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--require",
+            "-r",
+            metavar="EXPR",
+            help="local: after the run, name the cheapest config meeting this requirement, and exit 0 "
+            "when one meets every --require, 1 when none does (see `storagebench recommend`); repeat for "
+            "several",
+        ),
+    ] = None,
     idempotency_key: Annotated[
         str | None,
         typer.Option(
@@ -106,6 +136,8 @@ def run(
         request = load_request(suite)
     except RequestError as exc:
         raise fail(str(exc)) from None
+    requires = list(require or [])
+    _check_requirements(requires, [w.id for w in request.resolved_workloads()], local)
     if not local:
         from storagebench.api.errors import ApiError
         from storagebench.api.service import check_execution_input, checked_idempotency_key
@@ -147,6 +179,20 @@ def run(
                     on_poll=lambda rid: live.update(_progress_table(session, rid, configs, started)),
                 )
         record = _safe_run(session, run_id)
+        answer: Recommendation | None = None
+        if requires:
+            from storagebench.cli.recommend_cmd import local_recommendation
+
+            assert session.services is not None  # set when the session started the run
+            answer = local_recommendation(session.services.store, run_id, requires, "this session's results")
+    _show_local_run(run_id, execution, record, answer, as_json)
+
+
+def _show_local_run(
+    run_id: str, execution: Any, record: dict[str, Any], answer: Recommendation | None, as_json: bool
+) -> None:
+    """The run and its results (and with --require, the recommendation); exit 1 when the run
+    failed or no config meets every --require."""
     if as_json:
         print_json(
             {
@@ -158,13 +204,21 @@ def run(
                     "wall_s": round(execution.wall_s, 1),
                 },
                 **record,
+                **({"recommendation": answer.model_dump(mode="json")} if answer is not None else {}),
             }
         )
     else:
         from storagebench.cli import render
 
         render.run_summary(out, run_id, execution, record)
+        if answer is not None:
+            from storagebench.cli.recommend_cmd import show_recommendation
+
+            show_recommendation(out, answer)
     if execution.status != "SUCCEEDED" or (execution.output or {}).get("status") != "SUCCEEDED":
+        raise typer.Exit(1)
+    if answer is not None and answer.recommended is None:
+        err.print(Text("no config meets every --require: exit 1"), highlight=False)
         raise typer.Exit(1)
 
 

@@ -38,6 +38,8 @@ from storagebench.costs.measures import (
     workload_names,
 )
 from storagebench.costs.monthly import combine_sources, oldest_date
+from storagebench.costs.recommend import ConfigPrice, Recommendation, recommend
+from storagebench.costs.recommend_run import stored_prices
 from storagebench.report.findings import (
     FINDING_PREFIXES,
     cell_flags,
@@ -82,6 +84,7 @@ from storagebench.report.model import (
 from storagebench.request.model import (
     BenchmarkRequest,
 )
+from storagebench.request.requirements import RequirementError
 from storagebench.results.records import HistogramBucket, ResultRecord
 from storagebench.store.models import decode_run
 from storagebench.workloads import get_profile
@@ -749,6 +752,23 @@ class _Run:
             run_cost_source=str(cost_source) if cost_source else None,
         )
 
+    def recommendation(self) -> Recommendation | None:
+        """The request's requirements judged on this run, at the comparison's monthly costs."""
+        if self.request is None or not self.request.requirements:
+            return None
+        prices = stored_prices(list(self.compared.values()))
+        try:
+            return recommend(
+                self.request.requirements,
+                self.records,
+                [prices.get(cid, ConfigPrice(cid, None)) for cid in self.config_ids],
+                workloads=[w.id for w in self.request.resolved_workloads()],
+                run_id=self.run.run_id,
+            )
+        except RequirementError as exc:  # the request validated, so only a request of older code
+            self.notes.append(f"no recommendation: {exc}")
+            return None
+
     def report(self) -> Report:
         rows = [self.config_row(cid) for cid in self.config_ids]
         findings = [f for row in rows for f in self.config_findings(row)]
@@ -777,6 +797,7 @@ class _Run:
         findings.sort(key=lambda f: rank[f.severity])
         pairs = [(cid, w.id) for cid in self.config_ids for w in self.workloads]
         return Report(
+            recommendation=self.recommendation(),
             header=self.header(),
             workloads=self.workloads,
             configs=rows,

@@ -13,6 +13,7 @@ from collections.abc import Iterable, Sequence
 from html import escape
 from itertools import count
 
+from storagebench.costs.recommend import ConfigVerdict
 from storagebench.report.fmt import (
     DASH,
     ci_text,
@@ -160,6 +161,15 @@ li.error .sev { color: var(--error); } li.warning .sev { color: var(--warn);
   } li.info .sev { color: var(--muted); }
 .cat { font-size: 11px; color: var(--muted); margin-right: 6px; }
 ul.notes li { margin: 4px 0; max-width: 90ch; }
+section.recommendation { margin-top: 18px; padding: 14px 16px; border: 2px solid var(--rule);
+  border-radius: 8px; }
+section.recommendation.met { border-color: var(--good); }
+section.recommendation.unmet { border-color: var(--error); }
+section.recommendation h2 { margin-top: 0; }
+p.answer { font-size: 17px; font-weight: 600; margin: 6px 0 12px; overflow-wrap: anywhere; }
+.met p.answer { color: var(--good); } .unmet p.answer { color: var(--error); }
+ul.checks { list-style: none; padding: 0; margin: 0; overflow-wrap: anywhere; }
+ul.checks li { margin: 2px 0; }
 footer { margin-top: 48px; font-size: 12px; color: var(--muted); border-top: 1px solid var(--rule);
   padding-top: 10px; }
 @media print {
@@ -624,6 +634,53 @@ def _header(report: Report) -> str:
     )
 
 
+def _checks(verdict: ConfigVerdict) -> str:
+    items = []
+    for check in verdict.checks:
+        mark = '<b class="better">meets</b>' if check.met else '<b class="worse">fails</b>'
+        where = f" ({_e(check.measurement)})" if check.measurement else ""
+        items.append(f"<li>{mark} <code>{_e(check.requirement)}</code>{where}: {_e(check.reason)}</li>")
+    return f'<ul class="checks">{"".join(items)}</ul>'
+
+
+def _recommendation(report: Report) -> str:
+    """The answer to the request's requirements, first thing under the header (emulation first)."""
+    answer = report.recommendation
+    if answer is None:
+        return ""
+    notes = list(answer.notes)
+    emulated = ""
+    if answer.emulated:
+        emulated = (
+            '<ul class="findings"><li class="warning"><span class="sev">emulated</span>'
+            f"{_e(notes.pop(0))}</li></ul>"
+        )
+    rows = []
+    ranked = [(answer.recommended, "cheapest")] if answer.recommended is not None else []
+    ranked += [(v, "also meets") for v in answer.runners_up] + [(v, "fails") for v in answer.failed]
+    for verdict, role in ranked:
+        assert verdict is not None
+        cost = usd(verdict.monthly_usd) + (f" {_PARTLY_UNPRICED}" if verdict.cost_partial else "")
+        cls = "better" if role == "cheapest" else ("worse" if role == "fails" else "")
+        rows.append(
+            f'<tr><td><strong>{_e(verdict.config_id)}</strong></td><td class="num">{cost}</td>'
+            f'<td class="{cls}">{_e(role)}</td><td>{_checks(verdict)}</td></tr>'
+        )
+    table = (
+        '<div class="scroll"><table><thead><tr><th>Config</th><th class="num">Monthly</th><th>Result</th>'
+        "<th>Requirements (judged on the 95 % bound)</th></tr></thead>"
+        f"<tbody>{''.join(rows)}</tbody></table></div>"
+    )
+    listed = "".join(f"<li>{_e(n)}</li>" for n in notes)
+    state = "met" if answer.recommended is not None else "unmet"
+    return (
+        f'<section id="recommendation" class="recommendation {state}"><h2>Recommendation</h2>{emulated}'
+        f'<p class="answer">{_e(answer.summary)}</p>{table}'
+        + (f'<ul class="notes">{listed}</ul>' if listed else "")
+        + "</section>"
+    )
+
+
 def _summary(report: Report) -> str:
     errors = sum(1 for f in report.warnings if f.severity == "error")
     warnings = sum(1 for f in report.warnings if f.severity == "warning")
@@ -704,7 +761,8 @@ def render_html(report: Report) -> str:
         f'<meta http-equiv="Content-Security-Policy" content="{CSP}">'
         '<meta name="generator" content="storagebench">'
         f"<title>{_e(page_title)}</title><style>{CSS}</style></head><body><main>"
-        f'{_header(report)}{_summary(report)}<nav class="toc" aria-label="sections">{toc}</nav>{body}'
+        f"{_header(report)}{_recommendation(report)}{_summary(report)}"
+        f'<nav class="toc" aria-label="sections">{toc}</nav>{body}'
         f"<footer>storagebench run report · run {_e(h.run_id)} · self-contained: no script, nothing fetched. "
         "The same numbers are in the Markdown and CSV renderings.</footer></main></body></html>\n"
     )

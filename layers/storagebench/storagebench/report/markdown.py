@@ -217,6 +217,37 @@ def _regressions(report: Report) -> list[str]:
     return [*out, "", _table(head, body, ["l", "l", "l", "l", "r", "r", "r", "r", "r"])]
 
 
+def _recommendation(report: Report) -> list[str]:
+    """The answer to the request's requirements, right under the header (emulation first)."""
+    answer = report.recommendation
+    if answer is None:
+        return []
+    notes = list(answer.notes)
+    out = ["", "## Recommendation", ""]
+    if answer.emulated:
+        out += [f"> **Emulated**: {md(notes.pop(0))}", ""]
+    out += [f"**{md(answer.summary)}**", ""]
+    ranked = [(answer.recommended, "cheapest")] if answer.recommended is not None else []
+    ranked += [(v, "also meets") for v in answer.runners_up] + [(v, "fails") for v in answer.failed]
+    rows = []
+    for verdict, role in ranked:
+        assert verdict is not None
+        checks = "<br>".join(
+            f"{'meets' if c.met else '**fails**'} `{c.requirement}`"
+            + (f" ({md(c.measurement)})" if c.measurement else "")
+            + f": {md(c.reason)}"
+            for c in verdict.checks
+        )
+        cost = md(usd(verdict.monthly_usd)) + (" partly unpriced" if verdict.cost_partial else "")
+        rows.append([f"**{md(verdict.config_id)}**", cost, role, checks])
+    out.append(
+        _table(["Config", "Monthly", "Result", "Requirements (95 % bound)"], rows, ["l", "r", "l", "l"])
+    )
+    if notes:
+        out += ["", *(f"- {md(n)}" for n in notes)]
+    return out
+
+
 NOTES = (
     "Means over repetitions, ± the half-width of the 95 % confidence interval (Student t); "
     "“1 run” where a single repetition gives no interval.",
@@ -227,7 +258,7 @@ NOTES = (
 
 def render_markdown(report: Report) -> str:
     """The report as GitHub-flavoured Markdown."""
-    out = _header(report)
+    out = _header(report) + _recommendation(report)
     out += ["", "## Configs against the baseline", "", _comparison(report)]
     out += ["", "## Latency", "", *_latency_section(report)]
     out += ["", "## Cost against performance", "", *_cost_section(report)]

@@ -10,6 +10,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from storagebench.costs.recommend import Recommendation
+
 Noise = Literal["outside", "overlap", "unknown"]
 Severity = Literal["error", "warning", "info"]
 
@@ -268,3 +270,6 @@ class Report(_Model):
     regressions: list[RegressionRow] = Field(description="flagged verdicts, regressions first")
     regression_counts: dict[str, int] = Field(description="verdict -> number of metrics compared")
     notes: list[str] = Field(default_factory=list)
+    recommendation: Recommendation | None = Field(
+        default=None, description="when the request has requirements: the cheapest config meeting them"
+    )

@@ -21,6 +21,8 @@ from storagebench.catalog.models import EbsVolumeType
 from storagebench.request.mount_options import FAMILIES, mount_options_problem
 from storagebench.request.problems import Problems, fmt_int
 from storagebench.request.references import default_target_id, reference_problems
+from storagebench.request.requirements import MAX_LENGTH as REQUIREMENT_LENGTH
+from storagebench.request.requirements import METRICS as REQUIREMENT_METRICS
 from storagebench.request.tags import ALLOWED as TAG_CHARACTERS
 from storagebench.request.tags import MAX_USER_TAGS, tag_problems
 from storagebench.workloads import SUITES, get_profile
@@ -778,6 +780,16 @@ class BenchmarkRequest(_Model):
     max_concurrency: int | None = Field(default=None, ge=1, le=MAX_CONFIGS, description="configs run at once")
     timing: Timing = Field(default_factory=Timing)
     fail_fast: bool = Field(default=False, description="stop a config's workloads at its first failure")
+    requirements: list[Annotated[str, StringConstraints(min_length=1, max_length=REQUIREMENT_LENGTH)]] = (
+        Field(
+            default_factory=list,
+            max_length=50,
+            description="what a config must deliver, as WORKLOAD[:DIRECTION]:METRIC OP VALUE (e.g. "
+            "std-randread-4k:iops>=3500, std-randread-4k:read:p95_ms<2; metrics: "
+            f"{', '.join(REQUIREMENT_METRICS)}): the report and `storagebench recommend` name the "
+            "cheapest config whose 95 % confidence bound meets every one",
+        )
+    )
     tags: dict[str, str] = Field(
         default_factory=dict,
         description=f"put on every instance, volume, file system and gateway of the run: at most "

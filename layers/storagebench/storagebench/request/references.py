@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from storagebench.request.requirements import requirement_problems
 from storagebench.workloads import PROFILES, SUITES
 
 Loc = tuple[str | int, ...]
@@ -85,6 +86,7 @@ def reference_problems(document: Any) -> list[Problem]:
                     )
                 )
         found.extend(_fit(position, ref, configs))
+    found.extend(requirement_problems(document.get("requirements"), list(seen)))
     return found
 
 

@@ -1,0 +1,147 @@
+"""``storagebench recommend --run ID --require EXPR``: the cheapest config meeting every requirement.
+
+Exit status, for CI pipelines: 0 when a config meets every requirement, 1 when none does, 2 for
+bad input (a requirement that cannot be read, an unknown run, none given nor in the request).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.table import Column, Table
+from rich.text import Text
+
+from storagebench.cli.console import err, fail, out, print_json
+from storagebench.cli.results_cmd import ROOT_OPTION, local_store
+from storagebench.costs.recommend import ConfigVerdict, Recommendation
+
+EXIT_NONE_MEETS = 1
+
+REQUIRE_HELP = (
+    "WORKLOAD[:DIRECTION]:METRIC OP VALUE, e.g. std-randread-4k:iops>=3500 or "
+    "std-randread-4k:read:p95_ms<2 (metrics: iops, mibps, lat_mean_ms, p50_ms, p95_ms, p99_ms, p999_ms, "
+    "real_s; OP: < <= > >=); repeat for several"
+)
+
+
+def _verdict_text(verdict: ConfigVerdict) -> str:
+    lines = []
+    for check in verdict.checks:
+        mark = "meets" if check.met else "FAILS"
+        where = f" ({check.measurement})" if check.measurement else ""
+        lines.append(f"{mark} {check.requirement}{where}: {check.reason}")
+    return "\n".join(lines)
+
+
+def _monthly(verdict: ConfigVerdict) -> str:
+    if verdict.monthly_usd is None:
+        return "unpriced"
+    return f"${verdict.monthly_usd:,.2f}" + ("*" if verdict.cost_partial else "")
+
+
+def show_recommendation(console: Console, answer: Recommendation) -> None:
+    """The answer for people: the run id on a line of its own (copyable whole), the verdict, then
+    one row per config (recommended, runners-up, the others, each by cost) that fits 80 columns."""
+    if answer.emulated:
+        console.print(Text.assemble(("emulated: ", "bold yellow"), answer.notes[0]), highlight=False)
+    console.print(Text(f"run {answer.run_id or '(unknown)'}"), highlight=False, soft_wrap=True)
+    console.print(Text(f"requirements: {', '.join(answer.requirements)}"), highlight=False)
+    style = "bold green" if answer.recommended is not None else "bold red"
+    console.print(Text(answer.summary, style=style), highlight=False)
+    # Cells fold rather than end in "…": a cut number or id would be worse than a taller row
+    table = Table(
+        Column("config", overflow="fold"),
+        Column("monthly", justify="right", no_wrap=True),
+        Column("", no_wrap=True),
+        Column("why", overflow="fold", ratio=1),
+        expand=console.width < 120,
+    )
+    rows: list[tuple[ConfigVerdict, str]] = []
+    if answer.recommended is not None:
+        rows.append((answer.recommended, "cheapest"))
+    rows += [(v, "also") for v in answer.runners_up]
+    rows += [(v, "fails") for v in answer.failed]
+    for verdict, role in rows:
+        table.add_row(
+            Text(verdict.config_id),
+            Text(_monthly(verdict)),
+            Text(role, style={"cheapest": "green", "also": "", "fails": "red"}[role]),
+            Text(_verdict_text(verdict)),
+        )
+    console.print(table)
+    for note in answer.notes[1:] if answer.emulated else answer.notes:
+        console.print(Text.assemble(("note: ", "yellow"), note), highlight=False, soft_wrap=False)
+    if any(v.cost_partial for v, _ in rows):
+        console.print(Text("* cost partly unpriced"), highlight=False)
+
+
+def exit_code(answer: Recommendation) -> int:
+    return 0 if answer.recommended is not None else EXIT_NONE_MEETS
+
+
+def local_recommendation(store: Any, run: str, requires: list[str], where: str) -> Recommendation:
+    """The recommendation for a run of ``store`` (a ``ResultsStore``); bad input exits 2."""
+    from storagebench.costs.recommend_run import NoRequirementsError, recommend_stored_run
+    from storagebench.request.requirements import RequirementError
+
+    try:
+        stored = store.get_run(run)
+    except KeyError:
+        raise fail(f"no run {run!r} in {where}") from None
+    try:
+        return recommend_stored_run(stored, requires)
+    except RequirementError as exc:
+        raise fail(f"--require {exc}") from None
+    except NoRequirementsError as exc:
+        raise fail(f"{exc} (--require EXPR)") from None
+
+
+def recommend(
+    run: Annotated[str, typer.Option("--run", help="the run (as `storagebench results` lists it)")],
+    require: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--require", "-r", metavar="EXPR", help=REQUIRE_HELP + "; default: the request's requirements"
+        ),
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="machine-readable")] = False,
+    local: Annotated[bool, typer.Option("--local", help="a local run (the default)")] = False,
+    root: Annotated[Path, ROOT_OPTION] = Path(".storagebench"),
+    stack: Annotated[
+        str | None, typer.Option("--stack", help="ask this deployed stack's API (SigV4) instead")
+    ] = None,
+    api_url: Annotated[str | None, typer.Option("--api-url", help="the API's URL instead of --stack")] = None,
+    region: Annotated[str | None, typer.Option("--region", help="with --stack: the stack's region")] = None,
+) -> None:
+    """Name the cheapest config whose 95 % confidence bound meets every requirement, the runners-up
+    and why each other config failed. Exit 0 when a config meets them all, 1 when none does, 2 on
+    bad input."""
+    requires = list(require or [])
+    on_stack = stack is not None or api_url is not None
+    if local and on_stack:
+        raise fail("give --local (this machine's runs) or --stack NAME / --api-url URL, not both")
+    if on_stack:
+        from storagebench.cli.stack_client import stack_api
+
+        with stack_api(stack, api_url, region) as api:
+            # One parameter joined with commas: what API Gateway makes of require=A&require=B
+            query = {"require": ",".join(requires)} if requires else None
+            _, document = api.call("GET", f"/runs/{run}/recommendation", query)
+        answer = Recommendation.model_validate(document)
+    else:
+        with local_store(root) as store:
+            answer = local_recommendation(store, run, requires, f"the local results under {root}")
+    if as_json:
+        print_json(answer.model_dump(mode="json"))
+    else:
+        show_recommendation(out, answer)
+    if answer.recommended is None:
+        err.print(Text("no config meets every requirement: exit 1"), highlight=False)
+    raise typer.Exit(exit_code(answer))
+
+
+def register(app: typer.Typer) -> None:
+    app.command()(recommend)
