@@ -44,6 +44,7 @@ from storagebench.api.service import ApiService
 from storagebench.core.clock import iso
 from storagebench.core.tags import TAG_RUN
 from storagebench.workflow.artifact_keys import request_key
+from storagebench.workflow.events import SweepRunEvent
 from storagebench.workflow.ports import IN_FLIGHT_S
 from storagebench.workflow.run_ids import schedule_group
 from storagebench_local.adapters.faults import Fault
@@ -695,24 +696,10 @@ class ThreadSweeper:
 
     threads: list[threading.Thread] = field(default_factory=list)
 
-    def sweep(
-        self,
-        run_id: str,
-        suite: str,
-        started_at: str,
-        config_ids: list[str],
-        caught: dict[str, str],
-        stopped_at: str,
-    ) -> None:
-        event = {
-            "run_id": run_id,
-            "suite": suite,
-            "started_at": started_at,
-            "config_ids": config_ids,
-            "caught": caught,
-            "stopped_at": stopped_at,
-        }
-        thread = threading.Thread(target=sweep_run_handler(), args=(event, LambdaContextStub()), daemon=True)
+    def sweep(self, event: SweepRunEvent) -> None:
+        thread = threading.Thread(
+            target=sweep_run_handler(), args=(event.model_dump(), LambdaContextStub()), daemon=True
+        )
         thread.start()
         self.threads.append(thread)
 

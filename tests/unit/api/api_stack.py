@@ -22,6 +22,7 @@ from storagebench.adapters.aws.stepfunctions import StepFunctionsLauncher
 from storagebench.api.service import ApiService
 from storagebench.core.guardrails import Guardrails
 from storagebench.wiring import api as wiring
+from storagebench.workflow.events import SweepRunEvent
 from storagebench_local.template import Template
 
 REPO = Path(__file__).resolve().parents[3]
@@ -35,25 +36,8 @@ EVENTS = REPO / "events"
 class RecordingSweeper:
     calls: list[dict[str, Any]] = field(default_factory=list)
 
-    def sweep(
-        self,
-        run_id: str,
-        suite: str,
-        started_at: str,
-        config_ids: list[str],
-        caught: dict[str, str],
-        stopped_at: str,
-    ) -> None:
-        self.calls.append(
-            {
-                "run_id": run_id,
-                "suite": suite,
-                "started_at": started_at,
-                "config_ids": config_ids,
-                "caught": caught,
-                "stopped_at": stopped_at,
-            }
-        )
+    def sweep(self, event: SweepRunEvent) -> None:
+        self.calls.append(event.model_dump())
 
 
 class CountingLauncher(StepFunctionsLauncher):

@@ -10,6 +10,8 @@ from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from storagebench.workflow.events import SweepRunEvent
+
 ExecutionStatus = Literal["RUNNING", "SUCCEEDED", "FAILED", "TIMED_OUT", "ABORTED", "PENDING_REDRIVE"]
 EXECUTION_INPUT_LIMIT = 262_144  # StartExecution's input: at most 256 KiB, counted as UTF-8 bytes
 
@@ -55,16 +57,8 @@ class RunLauncher(Protocol):
 
 
 class RunSweeper(Protocol):
-    def sweep(
-        self,
-        run_id: str,
-        suite: str,
-        started_at: str,
-        config_ids: list[str],
-        caught: dict[str, str],
-        stopped_at: str,
-    ) -> None:
-        """Start releasing everything of a run stopped at ``stopped_at`` by its tags, again once what
+    def sweep(self, event: SweepRunEvent) -> None:
+        """Start releasing everything of a run stopped at ``event.stopped_at`` by its tags, again once what
         was under way then has ended, and recording it FAILED (``workflow.steps.abort_run``, the
         SweepRun step); returns once that is under way."""
 

@@ -45,6 +45,7 @@ from storagebench.request.privilege import privileged_content
 from storagebench.request.requirements import SYNTAX, RequirementError
 from storagebench.store.models import StoredRun
 from storagebench.workflow.artifact_keys import report_key
+from storagebench.workflow.events import SweepRunEvent
 from storagebench.workflow.ports import ResultsStore
 from storagebench.workflow.run_ids import keyed_run_id, new_run_id
 
@@ -440,12 +441,14 @@ class ApiService:
                 return RunStopped(run_id=run_id, execution_arn=_arn(execution), cleanup="not_needed")
             run = StoredRun.decode(recorded)
         self.sweeper.sweep(
-            run_id,
-            str(run.suite),
-            str(run.started_at),
-            run.configs,
-            {"Error": STOPPED_ERROR, "Cause": f"stopped by DELETE /runs/{run_id}"},
-            stopped_at,
+            SweepRunEvent(
+                run_id=run_id,
+                suite=str(run.suite),
+                started_at=str(run.started_at),
+                config_ids=run.configs,
+                caught={"Error": STOPPED_ERROR, "Cause": f"stopped by DELETE /runs/{run_id}"},
+                stopped_at=stopped_at,
+            )
         )
         return RunStopped(run_id=run_id, execution_arn=_arn(execution), cleanup="started")
 

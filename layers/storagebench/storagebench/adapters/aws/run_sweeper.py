@@ -7,11 +7,11 @@ than an API call should wait. An asynchronous invocation is retried by Lambda (t
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from storagebench.adapters.aws.errors import aws_call
 from storagebench.core.errors import WorkflowError
+from storagebench.workflow.events import SweepRunEvent
 
 
 class LambdaSweeper:
@@ -19,24 +19,10 @@ class LambdaSweeper:
         self.client = lambda_client
         self.function_name = function_name
 
-    def sweep(
-        self,
-        run_id: str,
-        suite: str,
-        started_at: str,
-        config_ids: list[str],
-        caught: dict[str, str],
-        stopped_at: str,
-    ) -> None:
-        payload = {
-            "run_id": run_id,
-            "suite": suite,
-            "started_at": started_at,
-            "config_ids": config_ids,
-            "caught": caught,
-            "stopped_at": stopped_at,
-        }
-        with aws_call(f"start the sweep of run {run_id}", WorkflowError):
+    def sweep(self, event: SweepRunEvent) -> None:
+        with aws_call(f"start the sweep of run {event.run_id}", WorkflowError):
             self.client.invoke(
-                FunctionName=self.function_name, InvocationType="Event", Payload=json.dumps(payload).encode()
+                FunctionName=self.function_name,
+                InvocationType="Event",
+                Payload=event.model_dump_json().encode(),  # what SweepRun's handler parses
             )
