@@ -21,7 +21,7 @@ $(STAMP): pyproject.toml
 	@test -n "$(PYTHON)" || { echo "no Python 3.11 found (install it with pyenv or apt)" >&2; exit 1; }
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q uv==0.13.9
-	$(UV) pip install -q --python $(BIN)/python -e '.[cli,aws,local,dev]'
+	$(UV) pip install -q --python $(BIN)/python -e '.[cli,parquet,aws,local,dev]'
 	@touch $@
 
 # What a local instance needs besides the host's own tools: AWS's EC2 metadata-service emulator
@@ -41,7 +41,16 @@ $(IAM_SIMULATE): tools/iam-simulate/package.json tools/iam-simulate/package-lock
 	cd tools/iam-simulate && npm ci --no-audit --no-fund --loglevel=error
 	@touch $@
 
-setup: $(STAMP) $(IMDS_MOCK) $(IAM_SIMULATE) ## virtualenv, Python packages, system tools (fio, mkfs, losetup, mdadm), the local instance's metadata service, the IAM evaluator
+# MongoDB's E-Divisive means (signal-processing-algorithms), the oracle analysis/changepoints.py is
+# tested against. It pins numpy<2 (pyarrow needs numpy>=2): its own virtualenv, like SAM CLI's.
+EDIVISIVE_VENV := .venv-edivisive
+$(EDIVISIVE_VENV)/.installed:
+	$(PYTHON) -m venv $(EDIVISIVE_VENV)
+	$(EDIVISIVE_VENV)/bin/pip install -q uv==0.13.9
+	$(EDIVISIVE_VENV)/bin/uv pip install -q --python $(EDIVISIVE_VENV)/bin/python signal-processing-algorithms==2.1.6
+	@touch $@
+
+setup: $(STAMP) $(IMDS_MOCK) $(IAM_SIMULATE) $(EDIVISIVE_VENV)/.installed ## virtualenv, Python packages, system tools (fio, mkfs, losetup, mdadm), the local instance's metadata service, the IAM evaluator, the change-point oracle
 	@bash scripts/ensure-system-deps.sh
 
 demo: setup ## the main job: the whole workflow on this machine, three emulated EBS options
@@ -92,7 +101,7 @@ test-pythons: $(STAMP) ## the unit tier on Python 3.12 and 3.13 too (the Lambda 
 	  interpreter=$$(scripts/find-python.sh $$version) || { echo "SKIPPED: no Python $$version (install it with pyenv)"; continue; }; \
 	  venv=.venv$${version/./}; \
 	  [ -x $$venv/bin/python ] || $(UV) venv -q --python $$interpreter $$venv; \
-	  $(UV) pip install -q --python $$venv/bin/python -e '.[cli,aws,local,dev]' && \
+	  $(UV) pip install -q --python $$venv/bin/python -e '.[cli,parquet,aws,local,dev]' && \
 	  $$venv/bin/pytest tests/unit -q -p no:cacheprovider || exit 1; \
 	done
 
