@@ -13,7 +13,6 @@ import pytest
 from typer.testing import CliRunner
 
 from storagebench.cli import recommend_cmd
-from storagebench.cli.console import out
 from storagebench.cli.main import app
 from storagebench.results.records import ResultRecord
 
@@ -57,6 +56,23 @@ class FakeStore:
             raise KeyError(run_id)
         return stored_run()
 
+    def metric_history(
+        self, storage_option: str, workload: str, variant: Any, phase: str, direction: str, since: str
+    ) -> list[dict[str, Any]]:
+        """The demo run's results as series points, under the keys the request's configs map to."""
+        config_id = {
+            "c5.4xlarge/ebs:gp2:100GiB:xfs": "gp2",
+            "c5.4xlarge/ebs:gp3:100GiB:xfs": "gp3",
+            "c5.4xlarge/ebs:io1:100GiB:4000iops:xfs": "io1",
+        }.get(storage_option)
+        points = []
+        for item in stored_run()["results"]:
+            wanted = (config_id, direction, workload)
+            if (item["config_id"], item["direction"], item["workload"]) == wanted:
+                record = {k: v for k, v in item.items() if k != "config_id"}
+                points.append({"started_at": "2026-11-25T15:11:52Z", "run_id": RUN, "record": record})
+        return points if since <= "2026-11-25" else []
+
 
 @pytest.fixture(autouse=True)
 def local_results(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -67,7 +83,7 @@ def local_results(monkeypatch: pytest.MonkeyPatch) -> None:
         yield FakeStore()
 
     monkeypatch.setattr(recommend_cmd, "local_store", local_store)
-    monkeypatch.setattr(out, "width", 80)
+    monkeypatch.setenv("COLUMNS", "80")
 
 
 def recommend(*args: str) -> Any:
@@ -169,3 +185,41 @@ def test_without_require_the_requests_requirements_decide(monkeypatch: pytest.Mo
     result = recommend()
     assert result.exit_code == 0, result.output
     assert "requirements: std-randread-4k:iops>=3500" in result.stdout
+
+
+def recommend_suite(*args: str) -> Any:
+    return CliRunner().invoke(app, ["recommend", "--suite", str(EVENTS / "local-demo.json"), *args])
+
+
+def test_a_dry_recommendation_from_history_names_io1_and_its_source() -> None:
+    result = recommend_suite("--require", "std-randread-4k:iops>=3500", "--since", "2026-11-01")
+    assert result.exit_code == 0, result.output
+    assert "io1 at $769.54/month is the cheapest config meeting" in result.stdout
+    assert "from stored history (nothing launched)" in result.stdout
+    assert f"run {RUN}" in " ".join(result.stdout.split())
+
+
+def test_a_dry_recommendation_without_history_fails_each_config_and_exits_1() -> None:
+    result = recommend_suite("--require", "std-randread-4k:iops>=3500", "--since", "2026-11-30")
+    assert result.exit_code == 1, result.output
+    assert "no history since 2026-11-30" in " ".join(result.stdout.split())
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--since", "yesterday"], "--since 'yesterday' is not a date"),
+        (["--run", RUN], "give exactly one of --run RUN_ID or --suite FILE"),
+        (["--require", "std-nothing:iops>=1"], "unknown workload 'std-nothing'"),
+    ],
+)
+def test_a_dry_recommendation_refuses_bad_input_by_name(args: list[str], message: str) -> None:
+    result = recommend_suite(*args)
+    assert result.exit_code == 2, result.output
+    assert message in " ".join(result.stderr.split())
+
+
+def test_since_without_suite_is_refused() -> None:
+    result = recommend("--since", "2026-11-01")
+    assert result.exit_code == 2
+    assert "--since goes with --suite FILE" in result.stderr

@@ -1,5 +1,8 @@
 """``storagebench recommend --run ID --require EXPR``: the cheapest config meeting every requirement.
 
+``--suite FILE`` instead judges a request's configs on what the store already measured (a dry
+recommendation from history: nothing is launched).
+
 Exit status, for CI pipelines: 0 when a config meets every requirement, 1 when none does, 2 for
 bad input (a requirement that cannot be read, an unknown run, none given nor in the request).
 """
@@ -47,7 +50,8 @@ def show_recommendation(console: Console, answer: Recommendation) -> None:
     one row per config (recommended, runners-up, the others, each by cost) that fits 80 columns."""
     if answer.emulated:
         console.print(Text.assemble(("emulated: ", "bold yellow"), answer.notes[0]), highlight=False)
-    console.print(Text(f"run {answer.run_id or '(unknown)'}"), highlight=False, soft_wrap=True)
+    where = f"run {answer.run_id}" if answer.run_id else "from stored history (nothing launched)"
+    console.print(Text(where), highlight=False, soft_wrap=True)
     console.print(Text(f"requirements: {', '.join(answer.requirements)}"), highlight=False)
     style = "bold green" if answer.recommended is not None else "bold red"
     console.print(Text(answer.summary, style=style), highlight=False)
@@ -99,8 +103,85 @@ def local_recommendation(store: Any, run: str, requires: list[str], where: str) 
         raise fail(f"{exc} (--require EXPR)") from None
 
 
+class _ApiHistory:
+    """``HistoryReader`` over a stack's ``GET /results`` (every page), for ``--suite --stack``."""
+
+    def __init__(self, api: Any) -> None:
+        self.api = api
+
+    def metric_history(
+        self,
+        storage_option: str,
+        workload: str,
+        variant: Any,
+        phase: str,
+        direction: str,
+        since: str,
+        until: str | None = None,
+        limit: int = 1000,
+    ) -> list[dict[str, Any]]:
+        query = {"storage": storage_option, "workload": workload, "variant": variant, "phase": phase}
+        query |= {"direction": direction, "since": since, "limit": limit}
+        points: list[dict[str, Any]] = []
+        cursor = None
+        while True:
+            _, page = self.api.call("GET", "/results", {**query, "cursor": cursor})
+            points.extend(page["points"])
+            cursor = page["next_cursor"]
+            if cursor is None:
+                return points
+
+
+def _since(value: str | None) -> str:
+    from datetime import UTC, datetime, timedelta
+
+    from storagebench.core.clock import parse_iso
+
+    if value is None:
+        return (datetime.now(UTC) - timedelta(days=30)).strftime("%Y-%m-%d")
+    try:
+        parse_iso(value)
+    except ValueError:
+        raise fail(f"--since {value!r} is not a date: give an ISO date such as 2026-11-01") from None
+    return value
+
+
+def history_recommendation(
+    suite: Path, requires: list[str], since: str, reader: Any
+) -> tuple[Recommendation, list[str]]:
+    """The dry recommendation for the request in ``suite``; bad input exits 2."""
+    from storagebench.costs.recommend_history import recommend_from_history
+    from storagebench.costs.recommend_run import NoRequirementsError
+    from storagebench.request import RequestError, load_request
+    from storagebench.request.requirements import RequirementError
+
+    try:
+        request = load_request(suite)
+    except RequestError as exc:
+        raise fail(f"{suite}: {exc}") from None
+    try:
+        answer, sources = recommend_from_history(request, reader, since=since, requirements=requires)
+    except RequirementError as exc:
+        raise fail(f"--require {exc}") from None
+    except NoRequirementsError as exc:
+        raise fail(f"{exc} (--require EXPR)") from None
+    return answer, [s.text() for s in sources if s.run_id is not None]
+
+
 def recommend(
-    run: Annotated[str, typer.Option("--run", help="the run (as `storagebench results` lists it)")],
+    run: Annotated[
+        str | None, typer.Option("--run", help="the run (as `storagebench results` lists it)")
+    ] = None,
+    suite: Annotated[
+        Path | None,
+        typer.Option(
+            "--suite", "-s", help="a request file: judge its configs on stored history, launching nothing"
+        ),
+    ] = None,
+    since: Annotated[
+        str | None,
+        typer.Option("--since", help="with --suite: history from this ISO date (default: 30 days ago)"),
+    ] = None,
     require: Annotated[
         list[str] | None,
         typer.Option(
@@ -117,13 +198,29 @@ def recommend(
     region: Annotated[str | None, typer.Option("--region", help="with --stack: the stack's region")] = None,
 ) -> None:
     """Name the cheapest config whose 95 % confidence bound meets every requirement, the runners-up
-    and why each other config failed. Exit 0 when a config meets them all, 1 when none does, 2 on
-    bad input."""
+    and why each other config failed: of a run (--run), or of a request's configs on the newest
+    stored run of each (--suite FILE, a dry recommendation). Exit 0 when a config meets them all,
+    1 when none does, 2 on bad input."""
     requires = list(require or [])
     on_stack = stack is not None or api_url is not None
     if local and on_stack:
         raise fail("give --local (this machine's runs) or --stack NAME / --api-url URL, not both")
-    if on_stack:
+    if (run is None) == (suite is None):
+        raise fail("give exactly one of --run RUN_ID or --suite FILE")
+    if since is not None and suite is None:
+        raise fail("--since goes with --suite FILE")
+    sources: list[str] = []
+    if suite is not None:
+        start = _since(since)
+        if on_stack:
+            from storagebench.cli.stack_client import stack_api
+
+            with stack_api(stack, api_url, region) as api:
+                answer, sources = history_recommendation(suite, requires, start, _ApiHistory(api))
+        else:
+            with local_store(root) as store:
+                answer, sources = history_recommendation(suite, requires, start, store)
+    elif on_stack:
         from storagebench.cli.stack_client import stack_api
 
         with stack_api(stack, api_url, region) as api:
@@ -132,12 +229,15 @@ def recommend(
             _, document = api.call("GET", f"/runs/{run}/recommendation", query)
         answer = Recommendation.model_validate(document)
     else:
+        assert run is not None
         with local_store(root) as store:
             answer = local_recommendation(store, run, requires, f"the local results under {root}")
     if as_json:
-        print_json(answer.model_dump(mode="json"))
+        print_json({**answer.model_dump(mode="json"), **({"sources": sources} if suite else {})})
     else:
         show_recommendation(out, answer)
+        for line in sources:
+            out.print(Text.assemble(("from: ", "dim"), line), highlight=False)
     if answer.recommended is None:
         err.print(Text("no config meets every requirement: exit 1"), highlight=False)
     raise typer.Exit(exit_code(answer))
