@@ -45,6 +45,7 @@ def test_the_module_list_is_complete() -> None:
     expected = {
         "__init__.py",
         "__main__.py",
+        "caveats.py",
         "cli.py",
         "devices.py",
         "emulate.py",

@@ -92,6 +92,16 @@ def test_a_plan_runs_uploads_then_reports_success(fake: FakeAws, tmp_path: Path)
     assert fake.unsigned == []
 
 
+def test_a_directory_target_is_named_as_such_in_the_commands_output(
+    fake: FakeAws, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """What SSM's command output (the instance's stderr) says before anything is measured."""
+    assert main(arguments(fake, tmp_path, plan(tmp_path))) == 0
+    warning = capsys.readouterr().err.splitlines()[0]
+    assert warning.startswith("storagebench-agent: warning: directory target (main: ")
+    assert "not any cloud storage" in warning
+
+
 def test_a_plan_with_the_wrong_digest_is_refused_by_name(fake: FakeAws, tmp_path: Path) -> None:
     args = arguments(fake, tmp_path, plan(tmp_path), plan_sha256="0" * 64)
     assert main(args) == EXIT_FAILED

@@ -19,8 +19,9 @@ from typing import List, Optional
 
 from storagebench import __version__
 from storagebench.agent import task
+from storagebench.agent.caveats import plan_caveats
 from storagebench.agent.devices import list_block_devices
-from storagebench.agent.plan import PlanError, check_plan
+from storagebench.agent.plan import PlanError, TargetSpec, check_plan
 from storagebench.agent.runner import EXIT_INVALID, Runner
 from storagebench.agent.sweep import sweep
 from storagebench.agent.sysinfo import system_facts
@@ -64,6 +65,13 @@ def _load_plan(source: str) -> object:
         ) from None
 
 
+def warn_about_targets(targets: List[TargetSpec]) -> None:
+    """Before anything runs, say on stderr what emulated volumes and directories cannot measure
+    (the report's first lines say the same); printed even with --quiet: it is not progress."""
+    for caveat in plan_caveats(targets):
+        print(f"storagebench-agent: warning: {caveat}", file=sys.stderr)
+
+
 def main(argv: Optional[List[str]] = None) -> int:
     args = _parser().parse_args(argv)
     if args.command == "task":
@@ -91,6 +99,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         return EXIT_INVALID
     from storagebench.agent.log import Progress
 
+    warn_about_targets(plan.get("targets") or [])
     os.makedirs(args.out, exist_ok=True)
     progress = Progress(args.out, quiet=args.quiet)
     return Runner(plan, args.out, args.mount_root, args.volumes_dir, progress).execute()

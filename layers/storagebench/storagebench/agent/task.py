@@ -40,6 +40,7 @@ from typing import Any, List, Optional
 from storagebench.agent.aws.client import AwsError, Client
 from storagebench.agent.aws.s3 import S3, DirectorySync, parse_s3_uri
 from storagebench.agent.aws.states import StepFunctions, TaskGoneError
+from storagebench.agent.caveats import plan_caveats
 from storagebench.agent.log import Progress
 from storagebench.agent.packages import PackageError, ensure_packages, needs
 from storagebench.agent.plan import Plan, PlanError, check_plan
@@ -196,6 +197,8 @@ class Task:
         data = self._do(lambda: fetch(args.plan_url))
         self.step = "verify plan"
         plan = self._do(lambda: verified_plan(data, args.plan_sha256))
+        for caveat in plan_caveats(plan.get("targets") or []):  # into the command's output, as locally
+            _say(f"warning: {caveat}")
         shutil.rmtree(args.out, ignore_errors=True)
         os.makedirs(args.out)
         self.step = "install packages"

@@ -6,6 +6,17 @@ difference. Each headline metric is therefore summarised over repetitions with a
 narrow). Nightly regression detection uses the median and MAD instead, because one bad night
 must not widen the band that judges the next one.
 
+Which interval, for quantities that cannot be negative (IOPS, MiB/s, latency, seconds): the
+Student-t interval of the mean, with its low end clipped at 0 and always shown as [low, high]
+(never "mean ± half", which with 2 repetitions read "2.121 ± 21.143 ms"). Clipping keeps the
+interval's 95 % coverage exactly (the true mean is >= 0, so dropping the negative part drops no
+value it can take) and keeps it an interval *of the mean that is printed*. The alternatives were
+weighed: a t-interval on log values is an interval of the geometric mean, which is not the number
+shown and with n = 2 (t = 12.7) spans several orders of magnitude; the min-max of n repetitions
+covers the median only with probability 1 - 2^(1-n), i.e. 50 % at n = 2, so it would claim far more
+certainty than two runs give. With few repetitions (``FEW_REPETITIONS``) the summary says so, and
+a single repetition gets no interval at all.
+
 No numpy/scipy: this ships in a Lambda layer, so the t quantile is computed here by inverting
 the regularized incomplete beta function.
 """
@@ -23,6 +34,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from storagebench.results.records import Direction, ResultRecord
 
 __all__ = [
+    "FEW_REPETITIONS",
     "HEADLINE_METRICS",
     "MAD_SCALE",
     "Aggregate",
@@ -30,6 +42,7 @@ __all__ = [
     "Summary",
     "aggregate",
     "classify_change",
+    "few_repetitions_note",
     "mad",
     "median",
     "noise_band",
@@ -41,6 +54,12 @@ __all__ = [
 
 MAD_SCALE = 1.4826
 """Makes the MAD a consistent estimator of the standard deviation for normal data."""
+
+FEW_REPETITIONS = 3
+"""Up to this many repetitions an interval is flagged as resting on few: Student t's 97.5 % quantile
+is 12.7 at n = 2 and 4.3 at n = 3 (1.96 with many), so the interval is mostly the t factor's width
+and a percentile's repetition-to-repetition spread is barely estimated."""
+SINGLE_RUN_NOTE = "single repetition: no spread to estimate, so no confidence interval"
 
 _CF_DF = 1e4
 """Above this many degrees of freedom the Cornish-Fisher expansion is exact to ~1e-12."""
@@ -157,11 +176,27 @@ def t_quantile(p: float, df: float) -> float:
 # --- Summaries over repetitions --------------------------------------------------------------
 
 
+def few_repetitions_note(n: int) -> str | None:
+    """Why an interval over ``n`` repetitions deserves little trust, or None when n is enough."""
+    if n < 1:
+        raise ValueError(f"n: {n} repetitions; a summary needs at least 1")
+    if n == 1:
+        return SINGLE_RUN_NOTE
+    if n <= FEW_REPETITIONS:
+        return (
+            f"few repetitions (n={n}): the 95 % interval is {t_quantile(0.975, n - 1):.1f} standard "
+            "errors each side, so it is wide and the spread itself is barely estimated"
+        )
+    return None
+
+
 class Summary(BaseModel):
     """Mean and spread of one metric over repetitions, with its 95 % Student-t interval.
 
     With a single value there is no spread: ``stdev``, ``cv`` and the interval are None and
-    ``note`` says so, rather than publishing a zero-width interval nobody should believe.
+    ``note`` says so, rather than publishing a zero-width interval nobody should believe. With
+    few repetitions (2 or 3) ``note`` says that too. For a quantity that cannot be negative the
+    interval's low end is clipped at 0 (module doc) and ``ci95_clipped`` records it.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -176,15 +211,24 @@ class Summary(BaseModel):
     max: float
     values: list[float]
     note: str | None = None
+    ci95_clipped: bool = Field(
+        default=False, description="the t interval ran below 0 for a non-negative quantity: low set to 0"
+    )
 
 
-def summarize(values: Sequence[float]) -> Summary:
-    """Summary of repeated measurements; raises on empty or non-finite input."""
+def summarize(values: Sequence[float], *, nonnegative: bool = False) -> Summary:
+    """Summary of repeated measurements; raises on empty or non-finite input.
+
+    ``nonnegative``: the quantity cannot be below 0 (IOPS, MiB/s, latency, seconds), so the
+    interval is clipped at 0 and a negative value is an error, not a measurement.
+    """
     vals = [float(v) for v in values]
     if not vals:
         raise ValueError("cannot summarize an empty list")
     if not all(math.isfinite(v) for v in vals):
-        raise ValueError("values must be finite")
+        raise ValueError(f"values must be finite, got {[v for v in vals if not math.isfinite(v)]}")
+    if nonnegative and any(v < 0 for v in vals):
+        raise ValueError(f"values of a non-negative quantity must be >= 0, got {[v for v in vals if v < 0]}")
     n = len(vals)
     mean = math.fsum(vals) / n
     if n == 1:
@@ -198,20 +242,24 @@ def summarize(values: Sequence[float]) -> Summary:
             min=vals[0],
             max=vals[0],
             values=vals,
-            note="single repetition: no spread, no confidence interval",
+            note=SINGLE_RUN_NOTE,
         )
     stdev = statistics.stdev(vals)
     half = t_quantile(0.975, n - 1) * stdev / math.sqrt(n)
+    low = mean - half
+    clipped = nonnegative and low < 0
     return Summary(
         n=n,
         mean=mean,
         stdev=stdev,
         cv=stdev / abs(mean) if mean != 0 else None,
-        ci95_low=mean - half,
+        ci95_low=0.0 if clipped else low,
         ci95_high=mean + half,
         min=min(vals),
         max=max(vals),
         values=vals,
+        note=few_repetitions_note(n),
+        ci95_clipped=clipped,
     )
 
 
@@ -236,7 +284,8 @@ HEADLINE_METRICS: dict[str, Callable[[ResultRecord], float | None]] = {
     "runtime_s": lambda r: r.runtime_s,
     "real_s": lambda r: r.real_s,
 }
-"""Metric name -> how to read it from a record; metrics absent from every repetition are skipped."""
+"""Metric name -> how to read it from a record; metrics absent from every repetition are skipped.
+Every one is a rate, a latency or a duration: none can be negative, so their intervals are clipped at 0."""
 
 
 class Aggregate(BaseModel):
@@ -292,7 +341,10 @@ def aggregate(records: list[ResultRecord]) -> list[Aggregate]:
                 continue
             if len(vals) < len(members):
                 warnings.append(f"{name}: present in {len(vals)} of {len(members)} repetitions")
-            metrics[name] = summarize(vals)
+            try:
+                metrics[name] = summarize(vals, nonnegative=True)
+            except ValueError as exc:
+                raise ValueError(f"{name} of {config_id}/{workload}/{target_id}: {exc}") from exc
         out.append(
             Aggregate(
                 config_id=config_id,

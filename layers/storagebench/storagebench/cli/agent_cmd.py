@@ -17,7 +17,9 @@ from typing import Annotated, Any
 import typer
 from rich.text import Text
 
-from storagebench.cli.console import fail, out, print_json
+from storagebench.agent.caveats import plan_caveats
+from storagebench.agent.plan import Plan
+from storagebench.cli.console import err, fail, out, print_json
 from storagebench.cli.options import parse_emulate, parse_params
 from storagebench.core.clock import stamp
 
@@ -131,11 +133,19 @@ def agent(
     target_dir = output or _default_out()
     if target_dir.exists() and any(target_dir.iterdir()):
         raise fail(f"--out {target_dir} is not empty; results are never overwritten")
+    warn_about_targets(plan)
     target_dir.mkdir(parents=True, exist_ok=True)
     code = Runner(plan, str(target_dir), "/mnt/storagebench", "/var/tmp/storagebench-volumes").execute()
     show_results(target_dir, as_json)
     if code != EXIT_OK:
         raise typer.Exit(1)
+
+
+def warn_about_targets(plan: Plan) -> None:
+    """On stderr, before anything runs: what emulated volumes and directories cannot measure, in the
+    words the report opens with (``agent.caveats``), so --json output on stdout stays clean."""
+    for caveat in plan_caveats(plan.get("targets") or []):
+        err.print(Text.assemble(("warning: ", "bold yellow"), caveat), highlight=False, soft_wrap=True)
 
 
 def show_results(output_dir: Path, as_json: bool) -> None:
@@ -150,12 +160,15 @@ def show_results(output_dir: Path, as_json: bool) -> None:
                 "output": str(output_dir),
                 "records": [r.model_dump(mode="json") for r in collection.records],
                 "problems": collection.problems,
+                "warnings": collection.warnings,
             }
         )
         return
     render.aggregates(out, aggregate(collection.records))
     for problem in collection.problems:
         out.print(Text.assemble(("problem: ", "yellow"), problem), highlight=False)
+    for warning in collection.warnings:
+        out.print(Text.assemble(("warning: ", "yellow"), warning), highlight=False)
     out.print(Text(f"raw output and manifest: {output_dir}"), highlight=False)
 
 

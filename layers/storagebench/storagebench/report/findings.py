@@ -1,15 +1,17 @@
 """Findings: what the reader must not miss, in words: the labels collect attached to records
-(``analysis.annotate``: burst, knee, delivery, bimodal latency) and the run's regression verdicts
-(``analysis.regressions``) against the suite's earlier runs."""
+(``analysis.annotate``: burst, knee, delivery, bimodal latency), the run's regression verdicts
+(``analysis.regressions``) against the suite's earlier runs, and, before anything else, what the
+environment labels say the numbers cannot mean (emulated volumes, directory targets)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from storagebench.agent.caveats import EMULATED_LABEL_PREFIX, label_caveats
 from storagebench.costs.measures import TOTAL_LABEL
-from storagebench.report.fmt import num, pct
-from storagebench.report.model import METRIC_INFO, Finding, RegressionRow
+from storagebench.report.fmt import EMULATED_MARK, num, pct
+from storagebench.report.model import METRIC_INFO, Finding, RegressionRow, Report
 
 FINDING_PREFIXES = (
     "burst",
@@ -83,6 +85,19 @@ def label_findings(
                 "delivery",
                 f"{name}: the instance's EBS limit, not the volume, set the ceiling{share(count)}",
             )
+        elif label == "too-small":
+            add(
+                "warning",
+                "data",
+                f"{name}: too small to measure{share(count)}: under 1 s of I/O, or under 1,000 I/Os for "
+                "its latency percentiles; its rates are start-up and cache effects (raise the scale)",
+            )
+        elif label == "sla-not-met":
+            add(
+                "warning",
+                "sla",
+                f"{name}: the latency SLA was not met even at the lowest rate probed{share(count)}",
+            )
         elif kind == "bimodal-latency":
             low, _, high = detail.partition("/")
             add(
@@ -122,6 +137,10 @@ def cell_flags(labels: Mapping[str, int]) -> list[str]:
             flags.append("instance-bound")
         elif kind == "bimodal-latency":
             flags.append("bimodal latency")
+        elif label == "too-small":
+            flags.append("too small to measure")
+        elif label == "sla-not-met":
+            flags.append("SLA not met")
     return sorted(set(flags))
 
 
@@ -190,3 +209,27 @@ def regression_text(row: RegressionRow) -> str:
         f"{row.verdict}: {row.metric.label} {num(row.value * row.metric.scale)} {row.metric.unit} is "
         f"{pct(row.delta_pct)} against {against}{band}"
     )
+
+
+# --- emulation: said first, marked wherever it shapes a grade, verdict or frontier -----------------
+
+
+def emulated_configs(report: Report) -> frozenset[str]:
+    """Configs with at least one target measured on an emulated volume (local mode)."""
+    return frozenset(
+        row.config_id
+        for row in report.configs
+        if any(label.startswith(EMULATED_LABEL_PREFIX) for label in row.environment)
+    )
+
+
+def caveats(report: Report) -> list[str]:
+    """What the numbers cannot mean, the report's first lines: emulated volumes (their latency is
+    not EBS's) and directory targets (the host's file system and page cache), in the words the
+    agent prints before it runs (``agent.caveats``)."""
+    return label_caveats({row.config_id: row.environment for row in report.configs})
+
+
+def mark_emulated(text: str, emulated: bool) -> str:
+    """'gp3 is 12 % faster (emulated)': a verdict or frontier computed from emulated volumes."""
+    return f"{text} ({EMULATED_MARK})" if emulated else text

@@ -3,28 +3,39 @@
 One rule everywhere: from 1,000 up, whole numbers with thousands separators (12,345 IOPS); below,
 three significant digits (123, 12.3, 1.23, 0.0123). Latency is shown in milliseconds, deltas as
 signed percentages (whole numbers, one decimal below 1 %), money to the cent.
+
+Intervals are written [low–high] after the mean, never "mean ± half": every metric the report
+shows is a rate, a latency or a duration, which cannot be negative, and its interval is the
+Student-t interval clipped at 0 (``analysis.stats`` says why that one). The repetition count
+follows every value, with "few repetitions" up to ``FEW_REPETITIONS`` and, for one repetition,
+no interval and the reason.
 """
 
 from __future__ import annotations
 
 import math
 
+from storagebench.analysis.stats import FEW_REPETITIONS
 from storagebench.core.numbers import DASH, num
 from storagebench.costs.monthly import fmt_usd
 from storagebench.report.model import Delta, MetricInfo, Value
 
 __all__ = [
     "DASH",
+    "EMULATED_MARK",
+    "INTERVAL_NOTE",
     "ONE_RUN",
     "ci_text",
     "delta_text",
     "fmt_usd",
-    "half_width",
+    "grade_text",
+    "interval_text",
     "like",
     "metric_title",
     "metric_value",
     "num",
     "pct",
+    "repetitions_text",
     "seconds",
     "usd",
     "value_text",
@@ -32,6 +43,18 @@ __all__ = [
 ]
 
 ONE_RUN = "1 run"
+NO_INTERVAL = f"{ONE_RUN}: no spread, no interval"
+"""What a single repetition shows instead of an interval, with the reason."""
+EMULATED_MARK = "emulated"
+"""Appended to grades, verdicts and frontiers computed from emulated volumes: 'A (emulated)'."""
+INTERVAL_NOTE = (
+    "Each number is the mean over the repetitions, followed by its 95 % confidence interval "
+    "[low–high] (Student t, clipped at 0: none of these quantities can be negative) and the number "
+    f"of repetitions n; up to {FEW_REPETITIONS} repetitions are marked “few repetitions”: the "
+    "interval is then wide and the spread barely estimated. A single repetition has no spread, so it "
+    f"gets no interval and is marked “{NO_INTERVAL}”."
+)
+"""How to read a value: the same sentence in the HTML's and the Markdown's notes."""
 
 
 def metric_title(metric: MetricInfo) -> str:
@@ -44,39 +67,68 @@ def metric_value(metric: MetricInfo, stored: float | None) -> str:
     return num(None if stored is None else stored * metric.scale)
 
 
+def _has_interval(value: Value) -> bool:
+    return value.ci_low is not None and value.ci_high is not None and value.n >= 2
+
+
+def repetitions_text(n: int) -> str:
+    """'n=5', 'n=2, few repetitions', or for one repetition why there is no interval."""
+    if n < 1:
+        raise ValueError(f"n: {n} repetitions; a value needs at least 1")
+    if n == 1:
+        return NO_INTERVAL
+    return f"n={n}, few repetitions" if n <= FEW_REPETITIONS else f"n={n}"
+
+
+def _bounds(metric: MetricInfo, value: Value) -> tuple[str, str] | None:
+    """The interval's ends in display units, to the mean's precision, the low end never below 0."""
+    if not _has_interval(value):
+        return None
+    assert value.ci_low is not None and value.ci_high is not None
+    reference = metric_value(metric, value.mean)
+    low = max(0.0, value.ci_low * metric.scale)
+    return like(low, reference), like(max(0.0, value.ci_high * metric.scale), reference)
+
+
 def ci_text(metric: MetricInfo, value: Value) -> str:
-    """'95 % CI 12,100 to 12,600' or '1 run' (no interval from one repetition)."""
-    if value.ci_low is None or value.ci_high is None or value.n < 2:
-        return ONE_RUN
-    return f"95 % CI {metric_value(metric, value.ci_low)} to {metric_value(metric, value.ci_high)}"
+    """'95 % CI 12,100 to 12,600 (n=3)', or for one repetition why there is no interval."""
+    bounds = _bounds(metric, value)
+    if bounds is None:
+        return NO_INTERVAL
+    return f"95 % CI {bounds[0]} to {bounds[1]} {metric.unit} ({repetitions_text(value.n)})"
 
 
 def like(value: float, reference: str) -> str:
-    """``value`` with as many decimals as ``reference`` (a mean as ``num`` printed it), so a
-    half-width never claims more precision than its mean: 1.02 ± 0.08, 884 ± 71, 22,721 ± 1,833."""
+    """``value`` with as many decimals as ``reference`` (a mean as ``num`` printed it), so an
+    interval never claims more precision than its mean: 1.02 [0.94–1.10], 884 [813–955]."""
     decimals = len(reference.partition(".")[2])
     text = f"{value:,.{decimals}f}"
     return text if any(c not in "0.," for c in text) else num(value)
 
 
-def half_width(metric: MetricInfo, value: Value) -> str | None:
-    """The 95 % interval's half-width in display units, to the mean's precision (None: 1 run)."""
-    if value.ci_low is None or value.ci_high is None or value.n < 2:
-        return None
-    return like((value.ci_high - value.ci_low) / 2 * metric.scale, metric_value(metric, value.mean))
+def interval_text(metric: MetricInfo, value: Value) -> str | None:
+    """'[12,100–12,600]' in display units (None: one repetition, no interval)."""
+    bounds = _bounds(metric, value)
+    return None if bounds is None else f"[{bounds[0]}–{bounds[1]}]"
 
 
 def value_text(metric: MetricInfo, value: Value | None, *, unit: bool = True) -> str:
-    """'12,345 ± 250 IOPS (n=3)' or '12,345 IOPS (1 run)'."""
+    """'12,345 [12,100–12,600] IOPS (n=5)', '2.12 [0–23.30] ms (n=2, few repetitions)' or
+    '12,345 IOPS (1 run: no spread, no interval)'."""
     if value is None:
         return DASH
     text = metric_value(metric, value.mean)
-    half = half_width(metric, value)
-    if half is not None:
-        text += f" ± {half}"
+    interval = interval_text(metric, value)
+    if interval is not None:
+        text += f" {interval}"
     if unit:
         text += f" {metric.unit}"
-    return text + (f" (n={value.n})" if half is not None else f" ({ONE_RUN})")
+    return f"{text} ({repetitions_text(value.n)})"
+
+
+def grade_text(letter: str, emulated: bool) -> str:
+    """'A', or 'A (emulated)' when the latency graded was an emulated volume's."""
+    return f"{letter} ({EMULATED_MARK})" if emulated else letter
 
 
 def pct(delta: float | None) -> str:
@@ -91,12 +143,12 @@ def pct(delta: float | None) -> str:
 
 
 def delta_text(delta: Delta | None) -> str:
-    """The delta with how to read it: '+12 % better', '+2 % (within noise)', '+12 % (1 run)'."""
+    """The delta with how to read it: '+12 % better', '+2 % (not significant)', '+12 % (1 run)'."""
     if delta is None:
         return DASH
     text = pct(delta.pct)
-    if delta.noise == "overlap":
-        return f"{text} (within noise)"
+    if delta.noise == "overlap":  # Welch's test found no difference at p < 0.05 (costs.deltas)
+        return f"{text} (not significant)"
     if delta.better is not None:
         text += " better" if delta.better else " worse"
     if delta.noise == "unknown":
