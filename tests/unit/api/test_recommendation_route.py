@@ -9,11 +9,11 @@ from typing import Any
 import pytest
 from api_events import call
 from api_stack import EVENTS, REGION, Stack
-from test_cli_stack import Signed, cli, served
+from test_cli_stack import Signed, cli, hooks, served
 
 from storagebench.results.records import ResultRecord
 
-__all__ = ["served"]  # the fixture, imported for these tests
+__all__ = ["hooks", "served"]  # the fixture, imported for these tests
 
 RUN = "local-demo-20301102T030405Z-abcd"
 STARTED = "2030-11-02T03:04:05Z"

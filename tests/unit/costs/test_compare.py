@@ -113,9 +113,9 @@ def test_verdict_example_from_study1() -> None:
     assert beta.delta_monthly_pct == pytest.approx(-37.58, abs=0.01)
     assert beta.verdict == (
         "38 % cheaper; "
-        "36 % slower on 4 jobs x 2 files, 4k random, 25 % reads (1 run); "
         "2 % slower on dd 1 MiB x 1,000 synchronous write; "
-        "within noise on dd-1mb-file"
+        "-36 % IOPS on 4 jobs x 2 files, 4k random, 25 % reads (1 run: untested); "
+        "no significant difference on dd-1mb-file"
     )
     assert comparison.config("alpha-io1").verdict == "baseline"
 
@@ -129,17 +129,20 @@ def test_deltas_carry_their_intervals_and_the_noise_verdict() -> None:
     assert dd.delta_pct == pytest.approx(-2.0)
     assert dd.baseline_ci95 is not None and dd.ci95 is not None and dd.ci95[1] < dd.baseline_ci95[0]
     assert dd.assessment == "2 % lower MiB/s"
+    assert dd.p_value is not None and dd.p_value < 1e-6  # 12 tight repetitions a side
     small = rows["dd-1mb-file"].headline
     assert small is not None and small.noise == "overlap" and small.better is None
-    assert small.assessment.startswith("no measurable difference")
+    assert small.p_value is not None and small.p_value > 0.05
+    assert small.assessment.startswith("no significant difference (p = ")
     fio = rows["fio-randrw-4k-25read"]
     assert fio.headline is not None
     assert (fio.headline.metric, fio.headline.noise) == ("iops", "unknown")
     assert fio.headline.mean == 2560 and fio.headline.baseline_mean == 4000  # read+write totals
-    assert "noise unknown" in fio.headline.assessment
-    # latency (lower is better) is compared per direction
+    assert "no test, noise unknown" in fio.headline.assessment
+    assert fio.headline.p_value is None and fio.headline.better is None
+    # latency (lower is better) is compared per direction; one run a side: no verdict on it
     write_p95 = next(d for d in fio.deltas if d.metric == "lat_p95_us" and d.measurement == "write")
-    assert write_p95.higher_is_better is False and write_p95.better is False
+    assert write_p95.higher_is_better is False and write_p95.better is None
     assert write_p95.delta_pct == pytest.approx(2500 / 1200 * 100 - 100)
 
 
@@ -147,9 +150,9 @@ def test_verdict_keeps_the_three_most_important_differences() -> None:
     beta = study1(extra=True).config("beta-gp2")
     assert beta.verdict == (
         "38 % cheaper; "
-        "36 % slower on 4 jobs x 2 files, 4k random, 25 % reads (1 run); "
         "12 % slower on dd 4 GiB synchronous write; "
         "10 % slower on dd 1 GiB synchronous write; "
+        "2 % slower on dd 1 MiB x 1,000 synchronous write; "
         "2 more not shown"
     )
 
@@ -229,7 +232,8 @@ def test_price_performance_per_workload() -> None:
 def test_nightly_verdicts() -> None:
     comparison = nightly()
     assert (
-        comparison.config("gp2").verdict == "2 % more expensive; within noise on 4k random read, IOPS-bound"
+        comparison.config("gp2").verdict
+        == "2 % more expensive; no significant difference on 4k random read, IOPS-bound"
     )
     assert comparison.config("io2").verdict == "2.5x the cost; 4.0x faster on 4k random read, IOPS-bound"
 
@@ -283,4 +287,4 @@ def test_configs_without_results_compare_on_cost_only() -> None:
 def test_verdict_items_split_on_commas_when_no_name_has_one() -> None:
     comparison = study1()
     plain = [w for w in comparison.config("beta-gp2").workloads if w.workload == "dd-1mb-file"]
-    assert verdict(-40.0, plain) == "40 % cheaper, within noise on dd-1mb-file"
+    assert verdict(-40.0, plain) == "40 % cheaper, no significant difference on dd-1mb-file"

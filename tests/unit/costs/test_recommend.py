@@ -265,8 +265,8 @@ def test_emulated_results_say_so_first() -> None:
     result = answer(["std-randread-4k:iops>=3500"], records, PRICES[:3])
     assert result.emulated
     assert by_id(result)["io1"].emulated and not by_id(result)["gp2"].emulated
-    assert result.notes[0].startswith("emulated volumes (io1; local mode)")
-    assert "not EBS's" in result.notes[0]
+    assert result.notes[0].startswith("emulated volumes (io1)")
+    assert "not EBS latency" in result.notes[0]
 
 
 def test_the_pre_warm_read_is_not_judged() -> None:

@@ -65,7 +65,7 @@ def test_the_callers_requirements_are_judged_at_the_runs_stored_monthly_costs() 
     assert answer.recommended is not None and answer.recommended.config_id == "io1"
     assert answer.recommended.monthly_usd == 769.54
     assert [(v.config_id, v.monthly_usd) for v in answer.failed] == [("gp3", 505.04), ("gp2", 507.04)]
-    assert answer.emulated and answer.notes[0].startswith("emulated volumes (gp2, gp3, io1; local mode)")
+    assert answer.emulated and answer.notes[0].startswith("emulated volumes (gp2, gp3, io1)")
 
 
 def test_without_requirements_the_requests_own_are_judged() -> None:

@@ -66,6 +66,20 @@ class RecommendationQuery(_Query):
         return given
 
 
+class CompareQuery(_Query):
+    against: Annotated[str, StringConstraints(pattern=RUN_ID_PATTERN)] = Field(
+        description="the reference run (A): deltas are this run's means against its, (this - A) / A"
+    )
+    min_effect_pct: float = Field(
+        default=5.0,
+        ge=0,
+        le=100,
+        description="the smallest difference, in % of A's mean, worth planning repetitions for: a metric "
+        "not significantly different says how many repetitions per side would detect it (or the observed "
+        "difference, when larger)",
+    )
+
+
 class ReportQuery(_Query):
     format: Literal["html", "md", "csv"] = Field(default="html", description="which form of the report")
 

@@ -31,6 +31,7 @@ from storagebench.api.models import (
     RunStopped,
 )
 from storagebench.api.queries import (
+    CompareQuery,
     CreateRunQuery,
     ListRunsQuery,
     RecommendationQuery,
@@ -42,6 +43,7 @@ from storagebench.api.queries import (
 from storagebench.api.service import ApiService
 from storagebench.core.errors import WorkflowError
 from storagebench.costs.recommend import Recommendation
+from storagebench.costs.run_compare import RunComparison
 from storagebench.planning.preview import RunPreview
 from storagebench.request import BenchmarkRequest
 from storagebench.request.json_document import JsonDocumentError, decode_json
@@ -169,6 +171,22 @@ ROUTES: tuple[RouteSpec, ...] = (
         },
     ),
     RouteSpec(
+        "GET",
+        "/runs/{run_id}/compare",
+        "compareRuns",
+        "This run (B) against another (against=A): per storage option, workload and metric both means, the "
+        "delta with its 95 % interval, Welch's p-value, and a verdict that is faster or slower only on a "
+        "significant difference (else how many repetitions per side would tell); what one run measured "
+        "alone is listed",
+        query=CompareQuery,
+        path_params=RunPath,
+        responses={
+            200: ("the comparison", RunComparison),
+            **ERRORS,
+            404: ("no such run: the error names which, run_id or against", ErrorBody),
+        },
+    ),
+    RouteSpec(
         "DELETE",
         "/runs/{run_id}",
         "stopRun",
@@ -201,6 +219,7 @@ RESPONSE_MODELS: tuple[type[BaseModel], ...] = (
     RunStopped,
     ResultsPage,
     Recommendation,
+    RunComparison,
     ErrorBody,
 )
 
@@ -316,6 +335,11 @@ def build_resolver(service: Callable[[], ApiService]) -> APIGatewayHttpResolver:
         given = RecommendationQuery.from_params(app.current_event.query_string_parameters)
         options: RecommendationQuery = parse_params(RecommendationQuery, given)
         return _json_response(200, service().recommendation(run_path(run_id), list(options.require)))
+
+    @app.get("/runs/<run_id>/compare")
+    def compare_runs(run_id: str) -> Response[str]:
+        checked = run_path(run_id)  # the path first: a bad id is named before a missing parameter
+        return _json_response(200, service().compare(checked, query(CompareQuery)))
 
     @app.delete("/runs/<run_id>")
     def stop_run(run_id: str) -> Response[str]:

@@ -33,12 +33,13 @@ from storagebench.api.ports import (
     RunSweeper,
     execution_input,
 )
-from storagebench.api.queries import DIRECTIONS, MAX_CURSOR, ListRunsQuery, ResultsQuery
+from storagebench.api.queries import DIRECTIONS, MAX_CURSOR, CompareQuery, ListRunsQuery, ResultsQuery
 from storagebench.core.clock import Clock, SystemClock, iso
 from storagebench.core.errors import InvalidRequestError
 from storagebench.core.guardrails import Guardrails
 from storagebench.costs.recommend import Recommendation
 from storagebench.costs.recommend_run import NoRequirementsError, recommend_stored_run
+from storagebench.costs.run_compare import RunComparison, compare_runs
 from storagebench.planning.preview import preview_request
 from storagebench.request import BenchmarkRequest, RequestError, parse_request
 from storagebench.request.privilege import privileged_content
@@ -335,6 +336,28 @@ class ApiService:
                 str(exc),
                 [detail("require", None, "required: the run's request has no requirements", SYNTAX)],
             ) from None
+
+    # ------------------------------------------------------------------ GET /runs/{id}/compare
+
+    def compare(self, run_id: str, query: CompareQuery) -> RunComparison:
+        """This run (B) against ``query.against`` (A), measurement by measurement and metric by metric,
+        with Welch's test; 404 naming the run that does not exist, 400 for a run against itself."""
+        if query.against == run_id:
+            raise ApiError.bad_parameter(
+                "against", query.against, "is the run itself", "the id of another run to compare with"
+            )
+        documents = []
+        for field, wanted in (("against", query.against), ("run_id", run_id)):
+            try:
+                documents.append(self.store.get_run(wanted))
+            except KeyError:
+                raise ApiError(
+                    404,
+                    "run_not_found",
+                    f"no run {wanted!r} ({field})",
+                    [detail(field, wanted, "no run with this id")],
+                ) from None
+        return compare_runs(documents[0], documents[1], min_effect_pct=query.min_effect_pct)
 
     # ------------------------------------------------------------------ GET /results
 

@@ -1,5 +1,6 @@
-"""One metric of one workload against the baseline: the delta of the repetition means and whether the
-95 % confidence intervals say it is outside the noise (see ``costs.compare``'s module notes)."""
+"""One metric of one workload against the baseline: the delta of the repetition means and whether it is
+significant, by Welch's t-test over the repetitions (``analysis.significance``; see ``costs.compare``'s
+module notes)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from collections.abc import Mapping
 
 from pydantic import Field
 
+from storagebench.analysis.significance import welch_test
 from storagebench.analysis.stats import Aggregate, Summary
 from storagebench.costs.measures import (
     INTENT_METRICS,
@@ -36,8 +38,14 @@ class MetricDelta(Frozen):
     baseline_n: int
     n: int
     delta_pct: float | None = Field(description="(mean - baseline mean) / |baseline mean| x 100")
-    better: bool | None = Field(description="None when within the noise or equal")
-    noise: Noise = Field(description="outside: intervals apart; overlap: inside the noise; unknown: n = 1")
+    p_value: float | None = Field(
+        default=None, description="Welch's t-test; null with one repetition on a side"
+    )
+    better: bool | None = Field(description="None unless the difference is significant")
+    noise: Noise = Field(
+        description="outside: a significant difference (p < 0.05); overlap: no significant difference; "
+        "unknown: one repetition on a side, no test"
+    )
     assessment: str
 
 
@@ -56,24 +64,20 @@ def metric_delta(workload: str, measurement: str, metric: str, base: Summary, ot
     spec = METRICS[metric]
     delta = (other.mean - base.mean) / abs(base.mean) * 100.0 if base.mean != 0 else None
     base_ci, ci = _ci(base), _ci(other)
-    noise: Noise
-    if base_ci is None or ci is None:
-        noise = "unknown"
-    elif base_ci[0] <= ci[1] and ci[0] <= base_ci[1]:
-        noise = "overlap"
-    else:
-        noise = "outside"
+    # Welch's t-test needs 2 repetitions a side; with fewer the difference is untested
+    test = welch_test(base.values, other.values) if base.n >= 2 and other.n >= 2 else None
+    noise: Noise = "unknown" if test is None else "outside" if test.significant else "overlap"
     better: bool | None = None
-    if noise != "overlap" and other.mean != base.mean:
+    if noise == "outside" and other.mean != base.mean:
         better = (other.mean > base.mean) == spec.higher_is_better
-    if noise == "overlap":
-        assessment = "no measurable difference (95 % intervals overlap)"
+    if test is not None and noise == "overlap":
+        assessment = f"no significant difference (p = {test.p_value:.2g})"
     elif delta is None:
         assessment = "baseline is 0: no relative difference"
     else:
         direction = "higher" if delta > 0 else "lower"
         assessment = f"{pct(delta)} % {direction} {spec.label}" + (
-            " (single repetition: noise unknown)" if noise == "unknown" else ""
+            " (single repetition: no test, noise unknown)" if noise == "unknown" else ""
         )
     return MetricDelta(
         workload=workload,
@@ -88,6 +92,7 @@ def metric_delta(workload: str, measurement: str, metric: str, base: Summary, ot
         baseline_n=base.n,
         n=other.n,
         delta_pct=delta,
+        p_value=test.p_value if test is not None else None,
         better=better,
         noise=noise,
         assessment=assessment,
@@ -95,8 +100,8 @@ def metric_delta(workload: str, measurement: str, metric: str, base: Summary, ot
 
 
 def importance(d: MetricDelta) -> tuple[int, float]:
-    """Sort key: differences (outside the noise, or of unknown noise) by size, then those within."""
-    return (1 if d.noise == "overlap" else 0, -abs(d.delta_pct or 0.0))
+    """Sort key: significant differences by size, then untested ones (one repetition), then the rest."""
+    return ({"outside": 0, "unknown": 1, "overlap": 2}[d.noise], -abs(d.delta_pct or 0.0))
 
 
 class WorkloadComparison(Frozen):

@@ -28,6 +28,7 @@ from typing import Literal
 
 from pydantic import Field
 
+from storagebench.agent.caveats import emulated_caveat
 from storagebench.analysis.stats import Aggregate, Summary, aggregate
 from storagebench.costs.measures import TOTAL_LABEL, Frozen, MeasureKey, measurement_name, with_totals
 from storagebench.costs.monthly import fmt_usd
@@ -352,12 +353,7 @@ def recommend(
         )
     emulated = bool(emulated_configs)
     if emulated:
-        notes.insert(
-            0,
-            f"emulated volumes ({', '.join(sorted(emulated_configs))}; local mode): the numbers are "
-            "the emulation's (a loop device throttled to the volume type's limits, latency the host "
-            "disk's), not EBS's; measure on AWS before buying",
-        )
+        notes.insert(0, emulated_caveat(emulated_configs))
     return Recommendation(
         run_id=run_id,
         requirements=texts,

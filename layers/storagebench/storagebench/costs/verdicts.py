@@ -1,5 +1,9 @@
 """The one-line verdict of a config against the baseline: the cost first, then the workload differences
-that matter most (the wording rules are in ``costs.compare``'s module notes)."""
+that matter most (the wording rules are in ``costs.compare``'s module notes).
+
+A workload is called faster, slower, higher or lower only on a significant difference (Welch's
+t-test at 5 %, ``costs.deltas``); otherwise it has "no significant difference", and with a single
+repetition on a side the signed delta is given as untested, never as faster or slower."""
 
 from __future__ import annotations
 
@@ -15,9 +19,9 @@ SAME_COST_BELOW_PCT = 0.5
 # ------------------------------------------------------------------------------ verdict
 
 
-def _cost_clause(delta: float | None) -> str:
+def _cost_clause(delta: float | None, reason: str | None) -> str:
     if delta is None:
-        return "cost not comparable (baseline costs $0)"
+        return f"cost not comparable ({(reason or 'no delta').removeprefix('no delta: ')})"
     if abs(delta) < SAME_COST_BELOW_PCT:
         return "same monthly cost"
     if delta < 0:
@@ -32,11 +36,14 @@ def _difference(w: WorkloadComparison) -> str:
     assert d is not None
     where = w.name + (f" ({d.measurement})" if w.several_measurements and d.measurement else "")
     if d.noise == "overlap":
-        return f"within noise on {where}"
+        return f"no significant difference on {where}"
     if d.delta_pct is None:
         return f"not comparable on {where} (baseline 0)"
     if d.delta_pct == 0:
         return f"no change on {where}"
+    if d.noise == "unknown":
+        sign = "+" if d.delta_pct > 0 else "-"
+        return f"{sign}{pct(d.delta_pct)} % {METRICS[d.metric].label} on {where} (1 run: untested)"
     spec = METRICS[d.metric]
     ratio = 1 + d.delta_pct / 100
     up = d.delta_pct > 0
@@ -54,7 +61,7 @@ def _difference(w: WorkloadComparison) -> str:
         text = (
             f"{ratio:.1f}x longer" if ratio >= 2 else f"{pct(d.delta_pct)} % {'longer' if up else 'shorter'}"
         )
-    return f"{text} on {where}" + (" (1 run)" if d.noise == "unknown" else "")
+    return f"{text} on {where}"
 
 
 def verdict(
@@ -62,10 +69,13 @@ def verdict(
     workloads: Sequence[WorkloadComparison],
     *,
     cost_partial: bool = False,
+    cost_reason: str | None = None,
     max_items: int = MAX_VERDICT_ITEMS,
 ) -> str:
     """One line: the cost difference, then the most important workload differences (module doc)."""
-    clause = _cost_clause(cost_delta_pct) + (" (cost partly unpriced)" if cost_partial else "")
+    clause = _cost_clause(cost_delta_pct, cost_reason)
+    if cost_partial and cost_delta_pct is not None:
+        clause += " (cost partly unpriced)"
     judged = sorted(
         (w for w in workloads if w.headline is not None),
         key=lambda w: importance(w.headline) if w.headline is not None else (3, 0.0),
@@ -76,7 +86,7 @@ def verdict(
     parts = [clause, *(_difference(w) for w in shown)]
     if rest:
         if all(w.headline is not None and w.headline.noise == "overlap" for w in rest):
-            parts.append(f"within noise on {len(rest)} more")
+            parts.append(f"no significant difference on {len(rest)} more")
         else:
             parts.append(f"{len(rest)} more not shown")
     # Workload titles can hold commas ("4k random read, IOPS-bound"): then items split on "; "
