@@ -1,6 +1,11 @@
 """The HTML report in a real browser: headless Chromium draws every chart, fetches nothing, logs no
-error, and prints. A full-page screenshot lands in bench-results/report-screenshot.png (the page
-itself in bench-results/report-sample.html).
+error, and prints; at 1400 px (a desktop) and 412 px (a phone) the page never scrolls sideways
+(wide tables scroll inside their own box) and every chart names both its axes. Full-page
+screenshots land in bench-results/report-screenshot.png, report-1400.png and report-412.png (the
+page itself in bench-results/report-sample.html).
+
+The report is the unit tier's realistic run with a queue-depth sweep and eleven earlier runs of its
+suite, so the trend and latency-vs-load charts are drawn too.
 
 Needs the Debian packages ``chromium`` and ``chromium-driver`` (scripts/ensure-system-deps.sh
 installs them) and the ``selenium`` package of the dev extra; skipped, saying which is missing,
@@ -26,6 +31,7 @@ pytestmark = pytest.mark.browser
 
 REPO = Path(__file__).resolve().parents[2]
 SCREENSHOT = REPO / "bench-results" / "report-screenshot.png"
+WIDTHS = (1400, 412)
 SAMPLE = REPO / "bench-results" / "report-sample.html"  # the page the screenshot shows, to open by hand
 FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking")
 
@@ -65,7 +71,7 @@ def _binaries() -> tuple[str, str]:
 
 @pytest.fixture(scope="module")
 def report() -> Report:
-    return build_report(**_fixtures().full_report_inputs())
+    return build_report(**_fixtures().everything_inputs())
 
 
 @pytest.fixture(scope="module")
@@ -107,31 +113,38 @@ def test_every_chart_is_drawn_with_its_marks(browser: Any, report: Report) -> No
         " const r = s.getBoundingClientRect(); return [s.dataset.chart, r.width, r.height]; });",
     )
     kinds = [kind for kind, _, _ in boxes]
-    assert kinds.count("bars") == len(report.bars) == 4
+    assert kinds.count("bars") == len(report.bars) == 5
     assert kinds.count("histogram") == len(report.histograms) == 12
     assert kinds.count("timeseries") == len(report.series) == 12
-    assert kinds.count("scatter") == len(report.scatters) == 4
+    assert kinds.count("scatter") == len(report.scatters) == 5
+    assert kinds.count("trend") == sum(1 for t in report.trends if t.has_history) == 12
+    assert kinds.count("curve-iops") == kinds.count("curve-latency") == len(report.curves) == 3
     assert all(width > 200 and height > 100 for _, width, height in boxes), boxes
 
     def count(selector: str) -> int:
         return int(js(browser, f"return document.querySelectorAll({selector!r}).length;"))
 
-    assert count("svg.chart rect.bar") == sum(len(c.bars) for c in report.bars) == 12
-    assert count("svg.chart rect.bar.baseline") == 4
-    assert count("svg.chart path.ci") == sum(1 for c in report.bars for b in c.bars if b.value.n > 1) == 12
+    assert count("svg.chart rect.bar") == sum(len(c.bars) for c in report.bars) == 15
+    assert count("svg.chart rect.bar.baseline") == 5
+    assert count("svg.chart path.ci") == sum(1 for c in report.bars for b in c.bars if b.value.n > 1) == 15
     assert count("svg.chart path.hist") == len(report.histograms)
     assert count("svg.chart path.series-line") == sum(len(c.lines) for c in report.series) == 36
     assert count("svg.chart line.knee") == 1
-    assert count("svg.chart .point") == sum(len(s.points) for s in report.scatters) == 12
+    assert count("svg.chart .point") == sum(len(s.points) for s in report.scatters) == 15
     assert count("svg.chart .point.frontier") == sum(
         1 for s in report.scatters for p in s.points if p.on_frontier
     )
-    assert count("svg.chart path.frontier-line") == 4
+    assert count("svg.chart path.frontier-line") == 5
+    assert count("svg.chart path.xy-line") == 12 + 3 * (1 + 3)  # a trend line each; IOPS and p50/p95/p99
+    assert count("svg.chart line.change") == sum(len(t.changes) for t in report.trends) == 3
+    assert count("svg.chart line.load-knee") == 2 * sum(1 for c in report.curves if c.knee is not None) == 6
+    assert count("svg.chart rect.band") == count("svg.chart circle.current") == 12
     # every mark has a real size on the page
     empty = js(
         browser,
         "return [...document.querySelectorAll('svg.chart .bar, svg.chart .hist, svg.chart .series-line,"
-        " svg.chart .point, svg.chart .knee')].filter(e => { const b = e.getBBox();"
+        " svg.chart .point, svg.chart .knee, svg.chart .xy-line, svg.chart .xy-point, svg.chart .change,"
+        " svg.chart .load-knee')].filter(e => { const b = e.getBBox();"
         " return !(b.width > 0 || b.height > 0); }).length;",
     )
     assert empty == 0
@@ -193,3 +206,53 @@ def test_it_prints_and_the_screenshot_is_saved(browser: Any) -> None:
     finally:
         browser.execute_cdp_cmd("Emulation.setEmulatedMedia", {"media": ""})
     print(f"chromium: started and loaded the report in {browser.timings['start_and_load_s']:.2f} s")
+
+
+def _at_width(driver: Any, width: int, height: int) -> None:
+    """The page laid out for a viewport ``width`` px wide (a phone's at 412: mobile emulation)."""
+    driver.execute_cdp_cmd(
+        "Emulation.setDeviceMetricsOverride",
+        {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": width < 600},
+    )
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_no_sideways_scroll_every_chart_names_its_axes_and_a_screenshot(
+    browser: Any, report: Report, width: int
+) -> None:
+    try:
+        _at_width(browser, width, 1000)
+        page = js(browser, "return [document.documentElement.scrollWidth, window.innerWidth];")
+        assert page[1] == width
+        assert page[0] <= page[1], f"the page scrolls sideways at {width} px: {page[0]} px wide"
+        wider = js(
+            browser,
+            "return [...document.querySelectorAll('main *')].filter(e => !e.closest('.scroll'))"
+            ".filter(e => e.getBoundingClientRect().right > window.innerWidth + 0.5)"
+            ".map(e => e.tagName + '.' + e.className.baseVal + e.className).slice(0, 5);",
+        )
+        assert wider == [], f"wider than the {width} px viewport outside a scroll box: {wider}"
+        charts = js(
+            browser,
+            "return [...document.querySelectorAll('svg.chart')].map(s => [s.id, s.dataset.chart,"
+            " (s.querySelector('.axis-x .axis-title') || {}).textContent || '',"
+            " (s.querySelector('.axis-y .axis-title') || {}).textContent || '',"
+            " s.getBoundingClientRect().right]);",
+        )
+        drawn = [report.bars, report.histograms, report.series, report.scatters, report.curves, report.curves]
+        assert len(charts) == sum(map(len, drawn)) + sum(1 for t in report.trends if t.has_history) == 52
+        untitled = [
+            (cid, kind)
+            for cid, kind, x_title, y_title, _ in charts
+            if not (x_title.strip() and y_title.strip())
+        ]
+        assert untitled == [], f"charts without an x and a y axis title: {untitled}"
+        assert max(right for *_, right in charts) <= width
+        height = min(int(js(browser, "return document.documentElement.scrollHeight;")), 16_000)
+        _at_width(browser, width, height)
+        shot = REPO / "bench-results" / f"report-{width}.png"
+        shot.parent.mkdir(parents=True, exist_ok=True)
+        assert browser.save_screenshot(str(shot))
+        assert shot.stat().st_size > 100_000
+    finally:
+        browser.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})

@@ -343,7 +343,7 @@ def series_document(config_id: str, seconds: int = 120) -> dict[str, Any]:
                         "knee_s": knee,
                     }
                 )
-    return {"version": 1, "series": entries, "problems": []}
+    return {"version": 1, "series": entries, "problems": [], "environment": environment(HISTORY_RUNS + 1)}
 
 
 def full_report_inputs() -> dict[str, Any]:
@@ -420,3 +420,116 @@ def large_inputs(configs: int = 20, workloads: int = 10) -> dict[str, Any]:
         "results": [{"config_id": r.config_id, "record": r.model_dump(mode="json")} for r in records],
     }
     return {"stored": stored, "request": request, "comparison": comparison, "series": series}
+
+
+# ------------------------------------------------------------------ history and a sweep
+
+HISTORY_RUNS = 11
+HISTORY_STEP = 6
+"""Earlier runs of the suite; from the 6th on, io1 reads 25 % faster and the agents run fio 3.36."""
+SWEEP = "qd-sweep"
+SWEEP_PROFILE = "sweep-qd-randread-4k"
+SWEEP_DEPTHS = (1, 2, 4, 8, 16, 32)
+SWEEP_CAP = {"gp2": 3000.0, "gp3": 3000.0, "io1": 4000.0}
+
+
+def environment(run: int) -> dict[str, str]:
+    """What the agents recorded in earlier run ``run`` (1-based); this run is ``HISTORY_RUNS + 1``."""
+    return {
+        "fio_version": "fio-3.35" if run < HISTORY_STEP else "fio-3.36",
+        "kernel": "6.1.0-18-cloud-amd64",
+        "os": "Debian GNU/Linux 12 (bookworm)",
+        "agent_version": "0.9.0",
+    }
+
+
+def _earlier_run(run: int) -> dict[str, Any]:
+    run_id = f"r-202611{run + 5:02d}-0300-nightly"
+    started = f"2026-11-{run + 5:02d}T03:00:00Z"
+    wobble = (1.0, 1.01, 0.99, 1.005, 0.995, 1.0, 0.99, 1.008, 0.992, 1.003, 0.997)[run - 1]
+    recs = []
+    for rec in records():
+        factor = wobble * (0.8 if rec.config_id == "io1" and run < HISTORY_STEP else 1.0)
+        recs.append(
+            rec.model_copy(
+                update={
+                    "iops": rec.iops * factor if rec.iops is not None else None,
+                    "bw_mibps": rec.bw_mibps * factor if rec.bw_mibps is not None else None,
+                    "started_at": started,
+                }
+            )
+        )
+    document = stored(recs)
+    document["run"] = {**document["run"], "run_id": run_id, "started_at": started, "ended_at": started}
+    document["results"] = [{**item, "run_id": run_id, "started_at": started} for item in document["results"]]
+    return document
+
+
+def history(runs: int = HISTORY_RUNS) -> dict[str, Any]:
+    """``workflow.run_outputs.report_history`` of the run: its suite's earlier runs, newest first."""
+    entries = [
+        {"stored": _earlier_run(run), "environment": {cid: environment(run) for cid in ("gp2", "gp3", "io1")}}
+        for run in range(runs, 0, -1)
+    ]
+    return {"runs": entries, "notes": [], "requested": 20}
+
+
+def sweep_records(repetitions: int = 2) -> list[ResultRecord]:
+    """A queue-depth sweep: latency flat while the volume has headroom, then growing with the queue
+    (Little's law at the volume's IOPS cap)."""
+    (base,) = _captured("std-randread-4k")
+    assert base.latency is not None and base.latency.p95_us is not None
+    out = []
+    for config_id, cap in SWEEP_CAP.items():
+        service_us = 1_000_000 / cap * 2  # two I/Os in flight fill the volume
+        for depth in SWEEP_DEPTHS:
+            iops = min(cap, depth * 1_000_000 / service_us)
+            latency_factor = max(1.0, depth / 2) * service_us / base.latency.p95_us
+            for repetition in range(1, repetitions + 1):
+                out.append(
+                    base.model_copy(
+                        update={
+                            "config_id": config_id,
+                            "workload": SWEEP,
+                            "profile": SWEEP_PROFILE,
+                            "variant": {"iodepth": depth},
+                            "repetition": repetition,
+                            "iops": iops * JITTER[repetition - 1],
+                            "bw_mibps": iops * JITTER[repetition - 1] * 4 / 1024,
+                            "latency": _latency(base.latency, latency_factor),
+                            "histogram": None,
+                            "labels": [f"emulated:{config_id}:100GiB"],
+                            "started_at": STARTED,
+                        }
+                    )
+                )
+    return out
+
+
+def sweep_request() -> dict[str, Any]:
+    return {
+        **REQUEST,
+        "workloads": [
+            *REQUEST["workloads"],
+            {"id": SWEEP, "profile": SWEEP_PROFILE, "params": {"iodepth": list(SWEEP_DEPTHS)}},
+        ],
+    }
+
+
+def everything_inputs() -> dict[str, Any]:
+    """The realistic run with a sweep and seven earlier runs: every section of the report drawn."""
+    document = sweep_request()
+    req = parse_request(document)
+    recs = [*records(), *sweep_records()]
+    stored_run = stored(recs)
+    stored_run["run"]["request"] = document
+    inputs = full_report_inputs()
+    return {
+        **inputs,
+        "stored": stored_run,
+        "request": req,
+        "comparison": compare(req, price_request(req, SnapshotPriceBook(req.region)), recs).model_dump(
+            mode="json"
+        ),
+        "history": history(),
+    }

@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import io
 import math
+import re
 from html import escape
 from typing import Any
 
@@ -16,6 +17,7 @@ from storagebench.analysis.grades import grade
 from storagebench.analysis.stats import Aggregate, aggregate
 from storagebench.costs.measures import with_totals
 from storagebench.report import METRIC_INFO, Report, build_report, render_csv, render_html, render_markdown
+from storagebench.report.findings import caveats
 from storagebench.report.fmt import delta_text, metric_value, value_text
 from storagebench.report.markdown import md
 from storagebench.report.model import Value
@@ -135,7 +137,8 @@ def test_html_and_markdown_carry_the_table_numbers(report: Report) -> None:
                 "&lt;", "<"
             ).replace("&gt;", ">")
         assert md(row.verdict) in markdown
-    assert "± " in markdown and "(n=3)" in markdown
+    assert not re.search(r"\d\s*(<[^>]*>\s*)*±", markdown + html)  # intervals are [low–high]
+    assert "(n=3, few repetitions)" in markdown and "n=3, few repetitions" in html
 
 
 def test_csv_has_one_row_per_measurement_and_metric_with_exact_numbers(
@@ -204,7 +207,9 @@ def test_labels_from_collect_become_findings_naming_config_and_share(report: Rep
         h for h in report.histograms if (h.config_id, h.workload) == ("gp2", "std-latency-4k-qd1")
     )
     assert histogram.bimodal is not None and "two latency modes" in histogram.bimodal
-    assert any("emulated" in note for note in report.notes)
+    # said once, first (findings.caveats), not again among the notes
+    assert any("emulated volumes" in caveat for caveat in caveats(report))
+    assert not any("emulated" in note for note in report.notes)
 
 
 def test_flagged_regressions_are_reported_against_their_band(report: Report) -> None:
@@ -292,9 +297,10 @@ def test_one_repetition_has_no_interval_and_says_1_run() -> None:
     html, markdown = render_html(report), render_markdown(report)
     metric = METRIC_INFO["iops"]
     assert md(value_text(metric, cell.value)) in markdown and value_text(metric, cell.value).endswith(
-        "(1 run)"
+        "(1 run: no spread, no interval)"
     )
-    assert "1 run: no interval" in html and "(1 run)" in delta_text(cell.delta)
+    assert "1 run: no spread, no interval" in html and "(1 run)" in delta_text(cell.delta)
+    assert "[" not in value_text(metric, cell.value)
     assert 'class="ci"' not in html  # no whisker without an interval
     rows = list(csv.DictReader(io.StringIO(render_csv(report))))
     assert rows and all(r["ci_low"] == "" and r["ci_high"] == "" and r["n"] == "1" for r in rows)

@@ -123,7 +123,7 @@ def test_phases_without_logs_failed_phases_and_other_engines_are_skipped(tmp_pat
     root = output(tmp_path / "out", steps)
     write_log(root / "steps" / "failed" / "run" / "ts", "job_iops.1.log", [1.0] * 5)
     write_log(root / "steps" / "dd" / "run" / "ts", "job_iops.1.log", [1.0] * 5)
-    assert extract_series(root) == {"version": 1, "series": [], "problems": []}
+    assert extract_series(root) == {"version": 1, "series": [], "problems": [], "environment": {}}
 
 
 def test_bad_output_is_a_problem_never_an_exception(tmp_path: Path) -> None:
@@ -172,3 +172,23 @@ def test_a_three_hour_run_stays_small(tmp_path: Path) -> None:
         # each point is the mean of its window of 1 s buckets (two jobs summed)
         first = [2 * (1234.567 + 100 * math.sin(t / 7)) for t in range(interval)]
         assert entry["iops"][0] == pytest.approx(sum(first) / interval, rel=5e-4)
+
+
+def test_the_series_document_keeps_what_the_agent_ran_on(tmp_path: Path) -> None:
+    root = output(tmp_path / "out", [step("no-logs")])
+    manifest = json.loads((root / "manifest.json").read_text())
+    manifest["system"] = {
+        "fio_version": "fio-3.36",
+        "kernel": "6.8.0-1009-aws",
+        "os": None,
+        "agent_version": "0.9.0",
+        "instance": {"instanceType": "c6i.4xlarge", "imageId": "ami-0abc", "region": "us-east-1"},
+    }
+    (root / "manifest.json").write_text(json.dumps(manifest))
+    assert extract_series(root)["environment"] == {
+        "fio_version": "fio-3.36",
+        "kernel": "6.8.0-1009-aws",
+        "agent_version": "0.9.0",
+        "instance_type": "c6i.4xlarge",
+        "image_id": "ami-0abc",
+    }

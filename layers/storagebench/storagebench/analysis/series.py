@@ -9,7 +9,11 @@ reads fio's 1 s logs of an agent output directory (``steps/<step>/<phase>/ts/``,
      "series": [{"step_id", "target_id", "workload", "profile", "variant": {...}, "repetition",
                  "phase", "direction", "started_at", "t0_s": 1, "interval_s": 1,
                  "iops": [...], "bw_mibps": [...], "knee_s": 62.0 | None}, ...],
-     "problems": ["step s1 phase run: ts/job_iops.1.log: line 3: ...", ...]}
+     "problems": ["step s1 phase run: ts/job_iops.1.log: line 3: ...", ...],
+     "environment": {"fio_version": "fio-3.36", "kernel": ..., "instance_type": ...}}
+
+``environment`` is what the agent's manifest says the phases ran on (``analysis.environment``):
+the report's trends name a change of it as a possible cause of a change point.
 
 Point ``i`` of ``iops`` and ``bw_mibps`` is the mean of the 1 s buckets ``t0_s + i * interval_s``
 up to the next point's (fio labels a bucket by the second its window ends at, the first being 1);
@@ -35,6 +39,7 @@ from typing import Any
 
 from storagebench.agent.manifest import STATUS_OK
 from storagebench.analysis.burst import detect_knee
+from storagebench.analysis.environment import environment_of
 from storagebench.results.collect import PhaseDirOutsideError, phase_dir, read_manifest_file
 from storagebench.results.errors import ManifestError, ParseError
 from storagebench.results.fio_logs import Series, find_logs, read_log, sum_series
@@ -198,4 +203,9 @@ def extract_series(output_dir: Path) -> dict[str, Any]:
         entry["interval_s"] = interval
         for key in ("iops", "bw_mibps"):
             entry[key] = [_compact(v) for v in downsample(entry[key], interval)]
-    return {"version": SERIES_VERSION, "series": entries, "problems": problems}
+    return {
+        "version": SERIES_VERSION,
+        "series": entries,
+        "problems": problems,
+        "environment": environment_of(manifest),
+    }

@@ -59,6 +59,7 @@ from storagebench.report.inputs import (
     seconds_between,
     storage_text,
 )
+from storagebench.report.load_curves import build_curves
 from storagebench.report.model import (
     METRIC_INFO,
     Bar,
@@ -81,6 +82,7 @@ from storagebench.report.model import (
     Value,
     WorkloadInfo,
 )
+from storagebench.report.trends import RunValues, build_trends, history_runs, run_environment
 from storagebench.request.model import (
     BenchmarkRequest,
 )
@@ -175,7 +177,7 @@ def _headline(
 def _percentile(records: Sequence[ResultRecord], field: str) -> Value | None:
     values = [getattr(r.latency, field) for r in records if r.latency is not None]
     present = [float(v) for v in values if v is not None and math.isfinite(v)]
-    return _value(summarize(present)) if present else None
+    return _value(summarize(present, nonnegative=True)) if present else None
 
 
 def _merge_histograms(records: Sequence[ResultRecord]) -> list[tuple[float, int]]:
@@ -334,8 +336,10 @@ class _Run:
         run_cost: Mapping[str, Any] | None,
         regressions: Sequence[Mapping[str, Any]],
         series: Mapping[str, Mapping[str, Any]],
+        history: Mapping[str, Any] | None = None,
     ) -> None:
         self.notes: list[str] = []
+        self.history = history
         self.findings: list[Finding] = []
         document = decode_run(stored)
         self.notes += document.notes
@@ -379,6 +383,14 @@ class _Run:
         for row in self.regression_rows:
             for cid in row.config_ids:
                 self.regressions_of.setdefault((cid, row.workload), []).append(regression_text(row))
+        self.current = RunValues(
+            run_id=self.run.run_id or "unknown run",
+            started_at=self.run.started_at or "",
+            index=self.index,
+            environment=run_environment(
+                document, {cid: mapping(doc).get("environment") for cid, doc in series.items()}
+            ),
+        )
         self.storage: dict[str, tuple[str, str]] = {
             cid: storage_text(self.request_configs.get(cid), cid, self.options) for cid in self.config_ids
         }
@@ -788,15 +800,18 @@ class _Run:
                 "no comparison: monthly costs, cost deltas, verdicts and the cost-performance charts "
                 "are left out"
             )
-        if any(label.startswith("emulated:") for labels in self.environment.values() for label in labels):
-            self.notes.append(
-                "some targets were emulated (a loop device throttled to the volume type's envelope): their "
-                "latency is the host disk's, not EBS's, so their grades say nothing about EBS"
-            )
         rank = {"error": 0, "warning": 1, "info": 2}
         findings.sort(key=lambda f: rank[f.severity])
         pairs = [(cid, w.id) for cid in self.config_ids for w in self.workloads]
+        earlier, _ = history_runs(self.history, self.notes)
         return Report(
+            trends=build_trends(
+                self.config_ids, self.workloads, self.headline, self.current, earlier, self.where
+            ),
+            trend_runs=len(earlier),
+            curves=build_curves(
+                self.config_ids, self.workloads, self.index, lambda wid: len(self.groups.get(wid, ()))
+            ),
             recommendation=self.recommendation(),
             header=self.header(),
             workloads=self.workloads,
@@ -822,12 +837,15 @@ def build_report(
     run_cost: Mapping[str, Any] | None = None,
     regressions: Sequence[Mapping[str, Any]] = (),
     series: Mapping[str, Mapping[str, Any]] | None = None,
+    history: Mapping[str, Any] | None = None,
 ) -> Report:
     """Everything the renderers need about one run (module doc). Pure: no I/O, no clock.
 
     ``stored`` is ``ResultsStore.get_run``'s answer; ``comparison`` a ``Comparison`` dump (computed
     here from the request and the bundled price snapshot when None); ``run_cost`` a ``RunCost``
     dump; ``regressions`` the run's ``Regression`` dumps; ``series`` config id -> the document
-    ``analysis.series.extract_series`` wrote.
+    ``analysis.series.extract_series`` wrote; ``history`` the suite's earlier runs as
+    ``workflow.run_outputs.report_history`` reads them (``{"runs": [{"stored", "environment"}],
+    "notes", "requested"}``), for the trends.
     """
-    return _Run(stored, request, comparison, run_cost, regressions, series or {}).report()
+    return _Run(stored, request, comparison, run_cost, regressions, series or {}, history).report()

@@ -14,20 +14,25 @@ from html import escape
 from itertools import count
 
 from storagebench.costs.recommend import ConfigVerdict
+from storagebench.report.findings import caveats, emulated_configs, mark_emulated
 from storagebench.report.fmt import (
     DASH,
+    INTERVAL_NOTE,
     ci_text,
     delta_text,
-    half_width,
+    grade_text,
+    interval_text,
     metric_title,
     metric_value,
     num,
     pct,
+    repetitions_text,
     seconds,
     usd,
     value_text,
     verdict_counts,
 )
+from storagebench.report.html_history import curves_html, trends_html
 from storagebench.report.model import (
     Cell,
     ConfigRow,
@@ -92,8 +97,8 @@ dl.meta dd { margin: 0; font-variant-numeric: tabular-nums; overflow-wrap: anywh
 .summary b { display: block; font-size: 22px; font-variant-numeric: tabular-nums; }
 .summary .has-error { border-color: var(--error); } .summary .has-error b { color: var(--error); }
 .summary .has-warning { border-color: #d4a72c; } .summary .has-warning b { color: var(--warn); }
-nav.toc { margin: 20px 0 0; font-size: 13px; }
-nav.toc a { color: var(--accent); margin-right: 14px; text-decoration: none; white-space: nowrap; }
+nav.toc { margin: 20px 0 0; font-size: 13px; display: flex; flex-wrap: wrap; gap: 4px 14px; }
+nav.toc a { color: var(--accent); text-decoration: none; white-space: nowrap; }
 .scroll { overflow-x: auto; border: 1px solid var(--rule); border-radius: 8px; }
 table { border-collapse: collapse; width: 100%; font-variant-numeric: tabular-nums; }
 th, td { padding: 7px 10px; border-bottom: 1px solid var(--rule); text-align: left;
@@ -134,8 +139,10 @@ tr.is-baseline td.config { background: #f3f8fc; }
   padding: 0 5px; color: #fff; }
 .grade-A { background: #116329; } .grade-B { background: #0b5fa5; }
 .grade-C { background: #7d4e00; } .grade-D { background: #a40e26; }
-.charts { display: grid; grid-template-columns: repeat(auto-fill, minmax(340px, 1fr)); gap: 18px 22px; }
-.charts.wide { grid-template-columns: repeat(auto-fill, minmax(530px, 1fr)); }
+.charts { display: grid; grid-template-columns: repeat(auto-fill, minmax(min(340px, 100%), 1fr));
+  gap: 18px 22px; }
+.charts.wide { grid-template-columns: repeat(auto-fill, minmax(min(530px, 100%), 1fr)); }
+.charts > * { min-width: 0; }
 .fig-title { font-size: 13px; font-weight: 600; margin: 0 0 4px; }
 .fig-title small { font-weight: 400; }
 .scroll + .charts { margin-top: 16px; }
@@ -196,19 +203,19 @@ def _e(value: object) -> str:
     return escape(str(value), quote=True)
 
 
-def _grade_html(graded: GradeInfo | None, *, rule: bool = True) -> str:
+def _grade_html(graded: GradeInfo | None, *, rule: bool = True, emulated: bool = False) -> str:
     if graded is None:
         return ""
     text = (
         f'<span class="grade grade-{graded.letter}" title="{_e(graded.rule)} ({_e(graded.measurement)})">'
-        f"{graded.letter}</span>"
+        f"{_e(grade_text(graded.letter, emulated))}</span>"
     )
     if rule:
         text += f" <small>{_e(graded.rule.removesuffix(' -> ' + graded.letter))}</small>"
     return text
 
 
-def _delta_html(cell: Cell) -> str:
+def _delta_html(cell: Cell, emulated: bool = False) -> str:
     delta = cell.delta
     if delta is None:
         return ""
@@ -218,28 +225,29 @@ def _delta_html(cell: Cell) -> str:
         else ("better" if delta.better else "worse" if delta.better is False else "")
     )
     arrow = "" if delta.better is None else ("▲ " if (delta.pct or 0) > 0 else "▼ ")
-    return f'<span class="{cls}">{_e(arrow + delta_text(delta))}</span> <small>vs baseline</small>'
+    text = mark_emulated(delta_text(delta), emulated and delta.better is not None)  # a claim, not noise
+    return f'<span class="{cls}">{_e(arrow + text)}</span> <small>vs baseline</small>'
 
 
 def _value_html(metric: MetricInfo, value: Value | None) -> str:
     if value is None:
         return f'<span class="muted">{DASH}</span>'
-    half = half_width(metric, value)
+    interval = interval_text(metric, value)
     main = f'<span class="v">{_e(metric_value(metric, value.mean))}</span>'
-    if half is not None:
-        main += f' <span class="pm">± {_e(half)}</span>'
-    runs = f"n={value.n}, {ci_text(metric, value)}" if half is not None else "1 run: no interval"
+    if interval is not None:
+        main += f' <span class="pm">{_e(interval)}</span>'
+    runs = repetitions_text(value.n)  # the interval is in brackets above; how to read it, in the notes
     return f'{main} <small>{_e(metric.unit)}</small><div class="sub">{_e(runs)}</div>'
 
 
-def _cell_html(info: WorkloadInfo, cell: Cell) -> str:
+def _cell_html(info: WorkloadInfo, cell: Cell, emulated: bool = False) -> str:
     if info.metric is None:
         return f'<td class="num muted">{DASH}</td>'
     parts = [_value_html(info.metric, cell.value)]
     if cell.delta is not None:
-        parts.append(f'<div class="sub">{_delta_html(cell)}</div>')
+        parts.append(f'<div class="sub">{_delta_html(cell, emulated)}</div>')
     if cell.grade is not None:
-        parts.append(f"<div>{_grade_html(cell.grade)}</div>")
+        parts.append(f"<div>{_grade_html(cell.grade, emulated=emulated)}</div>")
     tags = [f'<span class="tag flag">{_e(flag)}</span>' for flag in cell.flags]
     tags += [
         f'<span class="tag regression" title="{_e(r)}">regression</span>'
@@ -279,6 +287,7 @@ def _comparison_table(report: Report) -> str:
             f'<th class="num" scope="col">{_e(info.name)}<br><small>{_e(metric)}{_e(where)}</small></th>'
         )
     rows = []
+    emulated = emulated_configs(report)
     for row in report.configs:
         cells = [_config_cell(row)]
         env = "".join(f'<span class="tag">{_e(label)}</span>' for label in row.environment)
@@ -296,8 +305,12 @@ def _comparison_table(report: Report) -> str:
             monthly += f"<div>{_PARTLY_UNPRICED}</div>"
         cells.append(f'<td class="num">{monthly}</td>')
         cells.append(f'<td class="num">{_e(usd(row.run_cost_usd))}</td>')
-        cells += [_cell_html(info, cell) for info, cell in zip(report.workloads, row.cells, strict=True)]
-        verdict = f'<div class="verdict-text"><span class="verdict-label">verdict</span>{_e(row.verdict)}'
+        cells += [
+            _cell_html(info, cell, row.config_id in emulated)
+            for info, cell in zip(report.workloads, row.cells, strict=True)
+        ]
+        verdict_text = mark_emulated(row.verdict, row.config_id in emulated and not row.is_baseline)
+        verdict = f'<div class="verdict-text"><span class="verdict-label">verdict</span>{_e(verdict_text)}'
         if row.errors:
             verdict += "".join(f'<div class="sub worse">{_e(error)}</div>' for error in row.errors[:3])
         verdict += "</div>"
@@ -355,17 +368,17 @@ def _bars(report: Report, ids: Iterable[int]) -> str:
         return "<p class=muted>No headline results to chart.</p>"
     return (
         "<p>Each workload's headline metric by config: the mean of the repetitions with its 95 % confidence "
-        "interval (Student t) as a whisker; no whisker where a single run gives no interval. The baseline "
-        f'is hatched.</p><div class="charts wide">{"".join(figures)}</div>'
+        "interval (Student t, clipped at 0) as a whisker; no whisker where a single run gives no "
+        f'interval. The baseline is hatched.</p><div class="charts wide">{"".join(figures)}</div>'
     )
 
 
 def _value_cell(metric: MetricInfo, value: Value | None) -> str:
     if value is None:
         return f'<td class="num muted">{DASH}</td>'
-    half = half_width(metric, value)
+    interval = interval_text(metric, value)
     tip = ci_text(metric, value)
-    text = metric_value(metric, value.mean) + (f" ± {half}" if half is not None else "")
+    text = metric_value(metric, value.mean) + (f" {interval}" if interval is not None else "")
     return f'<td class="num" title="{_e(tip)}">{_e(text)}</td>'
 
 
@@ -382,7 +395,7 @@ _LATENCY = MetricInfo(
 )
 
 
-def _latency_table(rows: Sequence[LatencyRow]) -> str:
+def _latency_table(rows: Sequence[LatencyRow], emulated: frozenset[str] = frozenset()) -> str:
     head = "".join(f'<th class="num" scope="col">{label}, ms</th>' for _, label in _PERCENTILES)
     body = []
     for row in rows:
@@ -392,7 +405,7 @@ def _latency_table(rows: Sequence[LatencyRow]) -> str:
             f'<td class="num">{row.n}</td>',
         ]
         cells += [_value_cell(_LATENCY, getattr(row, field)) for field, _ in _PERCENTILES]
-        cells.append(f"<td>{_grade_html(row.grade, rule=False)}</td>")
+        cells.append(f"<td>{_grade_html(row.grade, rule=False, emulated=row.config_id in emulated)}</td>")
         body.append(f"<tr>{''.join(cells)}</tr>")
     return (
         '<div class="scroll"><table class="latency"><thead><tr><th scope="col">Config</th>'
@@ -444,13 +457,14 @@ def _latency(report: Report, ids: Iterable[int]) -> str:
             continue
         histograms = [h for h in report.histograms if h.workload == info.id]
         out.append(f"<h3>{_e(info.name)}</h3>")
-        out.append(_latency_table(rows))
+        out.append(_latency_table(rows, emulated_configs(report)))
         out.append(_histograms(histograms, ids))
     if not out:
         return "<p class=muted>No latency was recorded (dd and timed commands record none).</p>"
     return (
         "<p>Percentiles are means over the repetitions (each repetition's from fio's merged histogram), "
-        "± the half-width of their 95 % interval. Histograms share one latency axis per workload; "
+        "with their 95 % interval [low–high] (clipped at 0) and n, the number of repetitions: few "
+        "repetitions make a wide interval. Histograms share one latency axis per workload; "
         "the red line is p95, the basis of the grade.</p>" + "".join(out)
     )
 
@@ -504,8 +518,10 @@ def _series(report: Report, ids: Iterable[int]) -> str:
 
 def _scatters(report: Report, ids: Iterable[int]) -> str:
     figures = []
+    emulated = emulated_configs(report)
     for chart, n in zip(report.scatters, ids, strict=False):
         metric = chart.metric
+        frontier_name = mark_emulated("Pareto frontier", any(p.config_id in emulated for p in chart.points))
         better = "higher is better" if metric.higher_is_better else "lower is better"
         points = [
             PointSpec(
@@ -542,7 +558,7 @@ def _scatters(report: Report, ids: Iterable[int]) -> str:
         figures.append(
             f"<figure>{_fig_title(chart.name, metric_title(metric) + where)}{svg}<figcaption>Filled points "
             "are on the Pareto frontier (no other config is both cheaper and better); the line steps through "
-            f"them, cheapest first. The square is the baseline. Frontier: "
+            f"them, cheapest first. The square is the baseline. {_e(frontier_name)}: "
             f"{_e(', '.join(chart.frontier) or 'none')}.{_e(missing)}</figcaption></figure>"
         )
     if not figures:
@@ -604,6 +620,14 @@ def _regressions(report: Report) -> str:
     )
 
 
+def _caveats_html(report: Report) -> str:
+    """What the numbers cannot mean (emulated volumes, directories): the first thing under the title."""
+    items = "".join(
+        f'<li class="warning"><span class="sev">caveat</span>{_e(text)}</li>' for text in caveats(report)
+    )
+    return f'<ul class="findings caveats" id="caveats">{items}</ul>' if items else ""
+
+
 def _header(report: Report) -> str:
     h = report.header
     title = h.name or h.suite or h.run_id
@@ -630,7 +654,7 @@ def _header(report: Report) -> str:
     description = f'<p class="description">{_e(h.description)}</p>' if h.description else ""
     return (
         f'<header><p class="eyebrow">storagebench · run report</p><h1>{_e(title)}{status}</h1>'
-        f'{description}<dl class="meta">{meta}</dl></header>'
+        f'{_caveats_html(report)}{description}<dl class="meta">{meta}</dl></header>'
     )
 
 
@@ -719,11 +743,10 @@ def _summary(report: Report) -> str:
 
 def _notes(report: Report) -> str:
     items = [
-        "Each number is the mean over the repetitions; ± is the half-width of its 95 % confidence interval "
-        "(Student t). With one repetition there is no interval and the report says “1 run”.",
-        "A difference from the baseline counts only when the two 95 % intervals do not overlap; "
-        "otherwise it is “within noise”. With a single repetition the noise is unknown and the "
-        "difference is marked “1 run”.",
+        INTERVAL_NOTE,
+        "A difference from the baseline counts only when Welch's t-test finds it significant "
+        "(two-sided, p < 0.05); otherwise it is “not significant”. With a single repetition there is "
+        "no test and the difference is marked “1 run”.",
         "Grades come from p95 latency of the workload's headline measurement (its worst direction): "
         "A below 2 ms, B below 6 ms, C up to 14 ms, D above (field study 4: above 14 ms is a D).",
         "Each workload is compared on one headline measurement, the same for every config: the intent's "
@@ -744,10 +767,12 @@ def render_html(report: Report) -> str:
         ("comparison", "Configs against the baseline", _comparison_table(report)),
         ("headline", "Headline results", _bars(report, ids)),
         ("latency", "Latency", _latency(report, ids)),
+        ("curves", "Latency against load", curves_html(report, ids)),
         ("timeseries", "IOPS over time", _series(report, ids)),
         ("cost", "Cost against performance", _scatters(report, ids)),
         ("warnings", "Warnings", _findings(report.warnings)),
         ("regressions", "Against earlier runs", _regressions(report)),
+        ("trends", "Trends and change points", trends_html(report, ids)),
         ("method", "How to read this report", _notes(report)),
     ]
     toc = "".join(f'<a href="#{key}">{_e(title)}</a>' for key, title, _ in sections)

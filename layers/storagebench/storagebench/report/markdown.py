@@ -10,9 +10,12 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from storagebench.report.findings import caveats, emulated_configs, mark_emulated
 from storagebench.report.fmt import (
     DASH,
+    INTERVAL_NOTE,
     delta_text,
+    grade_text,
     metric_title,
     metric_value,
     pct,
@@ -20,6 +23,15 @@ from storagebench.report.fmt import (
     usd,
     value_text,
     verdict_counts,
+)
+from storagebench.report.history_text import (
+    CHANGES_HEAD,
+    CURVE_HEAD,
+    change_row,
+    curve_rows,
+    curves_intro,
+    trend_summary,
+    trends_intro,
 )
 from storagebench.report.model import Cell, LatencyRow, MetricInfo, Report, Value, WorkloadInfo
 
@@ -46,15 +58,16 @@ def _table(head: Sequence[str], rows: Sequence[Sequence[str]], align: Sequence[s
     return "\n".join(lines)
 
 
-def _cell(info: WorkloadInfo, cell: Cell) -> str:
+def _cell(info: WorkloadInfo, cell: Cell, emulated: bool = False) -> str:
     if info.metric is None or cell.value is None:
         return DASH
     parts = [md(value_text(info.metric, cell.value))]
     if cell.delta is not None:
-        parts.append(md(delta_text(cell.delta)))
+        parts.append(md(mark_emulated(delta_text(cell.delta), emulated and cell.delta.better is not None)))
     if cell.grade is not None:
         parts.append(
-            f"**{cell.grade.letter}** ({md(cell.grade.rule.removesuffix(' -> ' + cell.grade.letter))})"
+            f"**{grade_text(cell.grade.letter, emulated)}** "
+            f"({md(cell.grade.rule.removesuffix(' -> ' + cell.grade.letter))})"
         )
     parts += [md(flag) for flag in cell.flags]
     parts += ["**regression**" for r in cell.regressions if r.startswith("regression")]
@@ -68,6 +81,7 @@ def _comparison(report: Report) -> str:
         head.append(f"{md(info.name)} ({md(metric)})")
     head.append("Verdict")
     rows = []
+    emulated = emulated_configs(report)
     for row in report.configs:
         name = (
             f"**{md(row.config_id)}**" + (" (baseline)" if row.is_baseline else "") + f"<br>{md(row.status)}"
@@ -77,7 +91,8 @@ def _comparison(report: Report) -> str:
             monthly += f" ({md(pct(row.delta_monthly_pct))})"
         if row.cost_partial:
             monthly += " partly unpriced"
-        verdict = md(row.verdict) + "".join(f"<br>{md(e)}" for e in row.errors[:3])
+        verdict = md(mark_emulated(row.verdict, row.config_id in emulated and not row.is_baseline))
+        verdict += "".join(f"<br>{md(e)}" for e in row.errors[:3])
         rows.append(
             [
                 name,
@@ -85,7 +100,10 @@ def _comparison(report: Report) -> str:
                 md(row.instance_type or DASH),
                 monthly,
                 md(usd(row.run_cost_usd)),
-                *(_cell(info, cell) for info, cell in zip(report.workloads, row.cells, strict=True)),
+                *(
+                    _cell(info, cell, row.config_id in emulated)
+                    for info, cell in zip(report.workloads, row.cells, strict=True)
+                ),
                 verdict,
             ]
         )
@@ -99,7 +117,7 @@ def _latency_value(value: Value | None) -> str:
     return md(value_text(_LATENCY, value, unit=False))
 
 
-def _latency(rows: Sequence[LatencyRow]) -> str:
+def _latency(rows: Sequence[LatencyRow], emulated: frozenset[str] = frozenset()) -> str:
     head = [
         "Config",
         "Measurement",
@@ -119,7 +137,7 @@ def _latency(rows: Sequence[LatencyRow]) -> str:
                 _latency_value(getattr(r, f))
                 for f in ("mean_us", "p50_us", "p90_us", "p95_us", "p99_us", "p999_us")
             ),
-            r.grade.letter if r.grade is not None else DASH,
+            grade_text(r.grade.letter, r.config_id in emulated) if r.grade is not None else DASH,
         ]
         for r in rows
     ]
@@ -129,6 +147,7 @@ def _latency(rows: Sequence[LatencyRow]) -> str:
 def _header(report: Report) -> list[str]:
     h = report.header
     out = [f"# {md(h.name or h.suite or h.run_id)}: storagebench run report", ""]
+    out += [line for caveat in caveats(report) for line in (f"> **Caveat: {md(caveat)}**", "")]
     if h.description:
         out += [md(h.description), ""]
     price = DASH
@@ -163,7 +182,7 @@ def _latency_section(report: Report) -> list[str]:
         rows = [r for r in report.latency if r.workload == info.id]
         if not rows:
             continue
-        out += [f"### {md(info.name)}", "", _latency(rows), ""]
+        out += [f"### {md(info.name)}", "", _latency(rows, emulated_configs(report)), ""]
         bimodal = [h for h in report.histograms if h.workload == info.id and h.bimodal]
         out += [f"- {md(h.config_id)}: {md(h.bimodal)}" for h in bimodal]
         out += [""] if bimodal else []
@@ -172,10 +191,14 @@ def _latency_section(report: Report) -> list[str]:
 
 def _cost_section(report: Report) -> list[str]:
     out: list[str] = []
+    emulated = emulated_configs(report)
     for scatter in report.scatters:
         metric = scatter.metric
+        on_emulated = any(p.config_id in emulated for p in scatter.points)
         out.append(
-            f"- **{md(scatter.name)}** ({md(metric.label)}, {md(metric.unit)}): Pareto frontier "
+            f"- **{md(scatter.name)}** ({md(metric.label)}, {md(metric.unit)}): "
+            + md(mark_emulated("Pareto frontier", on_emulated))
+            + " "
             + (", ".join(md(c) for c in scatter.frontier) or "none")
         )
         for point in sorted(scatter.points, key=lambda p: p.monthly_usd):
@@ -249,11 +272,51 @@ def _recommendation(report: Report) -> list[str]:
 
 
 NOTES = (
-    "Means over repetitions, ± the half-width of the 95 % confidence interval (Student t); "
-    "“1 run” where a single repetition gives no interval.",
-    "A difference from the baseline counts when the 95 % intervals do not overlap; else “within noise”.",
+    INTERVAL_NOTE,
+    "A difference from the baseline counts when Welch's t-test finds it significant (p < 0.05); "
+    "else “not significant”; a single repetition has no test (“1 run”).",
     "Grades: p95 latency, A < 2 ms, B < 6 ms, C <= 14 ms, D > 14 ms.",
 )
+
+
+def _curves(report: Report) -> list[str]:
+    if not report.curves:
+        return [
+            "No sweep in this run: a workload swept over queue depth or jobs is reported here as a curve."
+        ]
+    out = [md(curves_intro())]
+    for curve in report.curves:
+        out += [
+            "",
+            f"**{md(curve.config_id)}**, {md(curve.name)} ({md(curve.measurement)}): {md(curve.reading)}.",
+        ]
+        head = [curve.axis_label, *CURVE_HEAD[1:]]
+        out += ["", _table(head, [[md(v) for v in row] for row in curve_rows(curve)], ["r"] * len(head))]
+    return out
+
+
+def _trends(report: Report) -> list[str]:
+    if not report.trends:
+        return ["No headline number to follow over runs."]
+    out = [md(trends_intro(report)), ""]
+    for trend in report.trends:
+        values = " → ".join(metric_value(trend.metric, p.value) for p in trend.points[-8:])
+        shown = (
+            f" ({md(values)} {md(trend.metric.unit)}, last {min(8, len(trend.points))} runs)"
+            if trend.has_history
+            else ""
+        )
+        notes = "".join(f" {md(n)}." for n in trend.notes)
+        out.append(
+            f"- **{md(trend.config_id)}** {md(trend.name)}, {md(trend.metric.label)}: "
+            f"{md(trend_summary(trend))}{shown}.{notes}"
+        )
+    rows = [[md(v) for v in change_row(trend, change)] for trend in report.trends for change in trend.changes]
+    if rows:
+        out += ["", _table(CHANGES_HEAD, rows, ["l", "l", "l", "l", "r", "r", "r", "r", "l"])]
+    else:
+        out += ["", "No change point in any history."]
+    return out
 
 
 def render_markdown(report: Report) -> str:
@@ -261,6 +324,7 @@ def render_markdown(report: Report) -> str:
     out = _header(report) + _recommendation(report)
     out += ["", "## Configs against the baseline", "", _comparison(report)]
     out += ["", "## Latency", "", *_latency_section(report)]
+    out += ["", "## Latency against load", "", *_curves(report)]
     out += ["", "## Cost against performance", "", *_cost_section(report)]
     out += ["", "## Warnings", ""]
     if report.warnings:
@@ -268,5 +332,6 @@ def render_markdown(report: Report) -> str:
     else:
         out.append("Nothing to warn about.")
     out += ["", "## Against earlier runs", "", *_regressions(report)]
+    out += ["", "## Trends and change points", "", *_trends(report)]
     out += ["", "## Notes", "", *(f"- {md(n)}" for n in NOTES), *(f"- {md(n)}" for n in report.notes)]
     return "\n".join(out) + "\n"

@@ -10,6 +10,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from storagebench.analysis.curves import CurvePoint, LoadKnee
 from storagebench.costs.recommend import Recommendation
 
 Noise = Literal["outside", "overlap", "unknown"]
@@ -65,7 +66,9 @@ class Delta(_Model):
     """Against the baseline's same measurement, judged as ``costs.compare`` judges it."""
 
     pct: float | None = Field(description="(mean - baseline mean) / |baseline mean| x 100")
-    noise: Noise = Field(description="outside: intervals apart; overlap: within noise; unknown: 1 run")
+    noise: Noise = Field(
+        description="outside: significant (Welch, p < 0.05); overlap: not significant; unknown: 1 run"
+    )
     better: bool | None = Field(description="None within the noise or when equal")
 
 
@@ -237,6 +240,69 @@ class RegressionRow(_Model):
     repetitions: int
 
 
+class TrendPoint(_Model):
+    """One run's value of a headline metric (the repetition mean, in the metric's stored unit)."""
+
+    run_id: str
+    started_at: str
+    value: float
+    is_current: bool
+    environment: dict[str, str] = Field(
+        default_factory=dict, description="what the run measured on (analysis.environment.FACTS)"
+    )
+
+
+class TrendChange(_Model):
+    """A change point of the history (E-Divisive means): the metric differs from ``run_id`` on."""
+
+    run_id: str = Field(description="the first run after the change")
+    started_at: str
+    index: int = Field(description="position of that run among the trend's points")
+    before: float = Field(description="mean of the segment before, stored unit")
+    after: float
+    delta_pct: float | None
+    p_value: float
+    causes: list[str] = Field(
+        default_factory=list, description="environment changes at this point, e.g. 'fio 3.35 -> 3.36'"
+    )
+
+
+class Trend(_Model):
+    """The history of one config's headline metric on one workload, this run last."""
+
+    config_id: str
+    workload: str
+    name: str
+    metric: MetricInfo
+    measurement: str
+    points: list[TrendPoint] = Field(description="oldest first; this run is the last")
+    band: tuple[float, float] | None = Field(
+        description="the regression check's noise band from the earlier runs (None below its minimum)"
+    )
+    changes: list[TrendChange]
+    notes: list[str] = Field(default_factory=list, description="what the history lacks or mixes")
+
+    @property
+    def has_history(self) -> bool:
+        return sum(1 for p in self.points if not p.is_current) >= 2
+
+
+class Curve(_Model):
+    """A sweep's latency against load for one config (fio-plot's latency-vs-load chart)."""
+
+    config_id: str
+    workload: str
+    name: str
+    measurement: str = Field(description="the direction (and target) the points are of")
+    axis: str = Field(description="iodepth or numjobs")
+    axis_label: str
+    points: list[CurvePoint]
+    knee: LoadKnee | None
+    p95_per_doubling: float | None = Field(description="analysis.grades.load_scaling's ratio")
+    scaling: str | None = Field(description="flat, rising or saturated")
+    reading: str
+
+
 class Header(_Model):
     run_id: str
     suite: str | None
@@ -273,3 +339,8 @@ class Report(_Model):
     recommendation: Recommendation | None = Field(
         default=None, description="when the request has requirements: the cheapest config meeting them"
     )
+    trends: list[Trend] = Field(
+        default_factory=list, description="each headline metric's history over the suite's last runs"
+    )
+    trend_runs: int = Field(default=0, description="earlier runs of the suite the trends read")
+    curves: list[Curve] = Field(default_factory=list, description="sweeps: latency against load")

@@ -7,7 +7,8 @@ and never the only cue: the baseline bar is hatched and labelled, lines also dif
 frontier points are filled and others hollow.
 
 Marks carry classes the browser test counts: ``bar``, ``ci``, ``hist``, ``series-line``, ``knee``,
-``point`` (``frontier`` when on the Pareto frontier) and ``frontier-line``.
+``point`` (``frontier`` when on the Pareto frontier), ``frontier-line``, and on trends and
+latency-vs-load curves ``xy-line``, ``xy-point``, ``band``, ``change``, ``load-knee`` and ``current``.
 """
 
 from __future__ import annotations
@@ -23,7 +24,9 @@ __all__ = [
     "BarSpec",
     "HistogramSpec",
     "LineSpec",
+    "Marker",
     "PointSpec",
+    "XYLine",
     "bar_chart",
     "histogram_chart",
     "log_ticks",
@@ -32,6 +35,7 @@ __all__ = [
     "series_chart",
     "series_extent",
     "tick",
+    "xy_chart",
 ]
 
 BLUE, ORANGE, GREEN, PURPLE, SKY, VERMILLION, YELLOW, BLACK = (
@@ -105,7 +109,12 @@ def latency_label(us: float) -> str:
     return f"{tick(us)} µs"
 
 
-_ATTRIBUTE = {"class_": "class", "stroke_width": "stroke-width", "stroke_dasharray": "stroke-dasharray"}
+_ATTRIBUTE = {
+    "class_": "class",
+    "stroke_width": "stroke-width",
+    "stroke_dasharray": "stroke-dasharray",
+    "fill_opacity": "fill-opacity",
+}
 
 
 def _tag(name: str, tooltip: str | None = None, **attrs: object) -> str:
@@ -288,6 +297,17 @@ def bar_chart(chart_id: str, title: str, desc: str, axis_title: str, bars: Seque
             end = max(end, hi)
         note = num(bar.value) + ("  (1 run)" if bar.n < 2 else "")
         svg.text(end + 6, centre + 4, note, cls="bar-value")
+    middle = (top + bottom) / 2  # the categories' axis: one bar per config, named on its left
+    svg.add('<g class="axis axis-y">')
+    svg.text(
+        12,
+        middle,
+        "config",
+        anchor="middle",
+        cls="axis-title",
+        extra=f' transform="rotate(-90 12 {_f(middle)})"',
+    )
+    svg.add("</g>")
     return svg.render()
 
 
@@ -587,4 +607,180 @@ def scatter_chart(
                 anchor=anchor,
                 cls="point-label",
             )
+    return svg.render()
+
+
+# ----------------------------------------------------------------------------- x-y lines
+
+
+@dataclass(frozen=True)
+class XYLine:
+    """A line through (x, y) points; each point's tooltip in ``tooltips`` (same order)."""
+
+    label: str
+    points: Sequence[tuple[float, float]]
+    tooltips: Sequence[str]
+
+
+@dataclass(frozen=True)
+class Marker:
+    """A labelled vertical line at ``x`` (a change point, a knee)."""
+
+    x: float
+    label: str
+    tooltip: str
+    cls: str
+
+
+def _legend(svg: _Svg, labels: Sequence[str], left: float, right: float, y: float) -> None:
+    x = left
+    for i, label in enumerate(labels):
+        colour, dash = LINE_COLOURS[i % len(LINE_COLOURS)], LINE_DASHES[i % len(LINE_DASHES)]
+        slot = 40 + 6.2 * len(label)
+        if x + slot > right and x > left:
+            x, y = left, y + 16
+        svg.add(
+            _tag(
+                "line",
+                x1=x,
+                y1=y - 4,
+                x2=x + 22,
+                y2=y - 4,
+                stroke=colour,
+                stroke_width=2,
+                stroke_dasharray=dash,
+            )
+        )
+        svg.text(x + 28, y, label, cls="legend")
+        x += slot
+
+
+def xy_chart(
+    chart_id: str,
+    kind: str,
+    title: str,
+    desc: str,
+    lines: Sequence[XYLine],
+    *,
+    x_ticks: Sequence[float],
+    x_label: Callable[[float], str],
+    x_title: str,
+    y_title: str,
+    y_label: Callable[[float], str] = tick,
+    log2_x: bool = False,
+    band: tuple[float, float] | None = None,
+    band_tooltip: str = "",
+    markers: Sequence[Marker] = (),
+    highlight: tuple[float, float, str] | None = None,
+    y_from_zero: bool = False,
+) -> str:
+    """Lines of points against a numeric x (log2 for loads that double), with an optional shaded
+    band (``band``: y from-to, class ``band``), vertical ``markers`` and one ``highlight``ed point
+    (x, y, label: this run); the y axis starts at 0 with ``y_from_zero``, else near the lowest value
+    (a trend's changes are small against its level). Marks: ``xy-line``, ``xy-point``, ``band``,
+    the markers' classes, ``current``."""
+    width = 460
+    legend_h = 16 * math.ceil(len(lines) / 3) if len(lines) > 1 else 0
+    height = 232 + legend_h
+    left, right, top, bottom = 64, width - 18, 24, 176
+    svg = _Svg(chart_id, kind, width, height, title, desc)
+    ys = [y for line in lines for _, y in line.points] + (list(band) if band is not None else [])
+    ys = ys or [0.0, 1.0]
+    low, high = min(ys), max(ys)
+    pad = (high - low) * 0.12 or abs(high) * 0.1 or 1.0
+    floor = 0.0 if y_from_zero else (max(0.0, low - pad) if low >= 0 else low - pad)
+    y_ticks = nice_ticks(floor, high + pad, 4)
+
+    def fx(v: float) -> float:
+        return math.log2(v) if log2_x else v
+
+    x_low, x_high = fx(x_ticks[0]), fx(x_ticks[-1])
+    x_span = (x_high - x_low) or 1.0
+    inset = 14.0
+
+    def to_x(v: float) -> float:
+        return left + inset + (fx(v) - x_low) / x_span * (right - left - 2 * inset)
+
+    def to_y(v: float) -> float:
+        return bottom - (v - y_ticks[0]) / ((y_ticks[-1] - y_ticks[0]) or 1.0) * (bottom - top)
+
+    if band is not None:
+        y0, y1 = to_y(max(band[0], y_ticks[0])), to_y(min(band[1], y_ticks[-1]))
+        svg.add(
+            _tag(
+                "rect",
+                band_tooltip or None,
+                class_="band",
+                x=float(left),
+                y=y1,
+                width=float(right - left),
+                height=max(0.0, y0 - y1),
+                fill=SKY,
+                fill_opacity="0.18",
+            )
+        )
+    _x_axis(svg, x_ticks, to_x, top, bottom, x_label, x_title)
+    _y_axis(svg, y_ticks, to_y, left, right, y_label, y_title)
+    for k, marker in enumerate(markers):
+        x = to_x(marker.x)
+        svg.add(
+            _tag(
+                "line",
+                marker.tooltip,
+                class_=marker.cls,
+                x1=x,
+                y1=float(top),
+                x2=x,
+                y2=float(bottom),
+                stroke=INK,
+                stroke_width=1.2,
+                stroke_dasharray="5 3",
+            )
+        )
+        anchor = "end" if x > (left + right) / 2 else "start"
+        svg.text(
+            x + (-4 if anchor == "end" else 4),
+            top + 10 + k * 12,
+            marker.label,
+            anchor=anchor,
+            cls="marker-label",
+        )
+    for i, line in enumerate(lines):
+        colour, dash = LINE_COLOURS[i % len(LINE_COLOURS)], LINE_DASHES[i % len(LINE_DASHES)]
+        path = "".join(
+            f"{'L' if j else 'M'}{_f(to_x(x))} {_f(to_y(y))}" for j, (x, y) in enumerate(line.points)
+        )
+        svg.add(
+            _tag(
+                "path",
+                line.label,
+                class_="xy-line",
+                d=path,
+                fill="none",
+                stroke=colour,
+                stroke_width=1.8,
+                stroke_dasharray=dash,
+            )
+        )
+        for (x, y), tooltip in zip(line.points, line.tooltips, strict=True):
+            svg.add(_tag("circle", tooltip, class_="xy-point", cx=to_x(x), cy=to_y(y), r=3.0, fill=colour))
+    if highlight is not None:
+        x, y = to_x(highlight[0]), to_y(highlight[1])
+        svg.add(
+            _tag(
+                "circle",
+                highlight[2],
+                class_="current",
+                cx=x,
+                cy=y,
+                r=6.5,
+                fill="none",
+                stroke=INK,
+                stroke_width=2.0,
+            )
+        )
+        anchor = "end" if x > (left + right) / 2 else "start"
+        svg.text(x + (-9 if anchor == "end" else 9), y - 8, highlight[2], anchor=anchor, cls="point-label")
+    if len(lines) > 1:
+        _legend(svg, [line.label for line in lines], float(left), float(right), float(bottom + 48))
     return svg.render()

@@ -7,8 +7,11 @@ so neither can lose a measurement; a failure here becomes a note on the run, nev
 from __future__ import annotations
 
 import logging
+import time
+from collections.abc import Callable
 from typing import Any
 
+from storagebench.analysis.regressions import earlier_runs
 from storagebench.core.errors import WorkflowError
 from storagebench.core.state import RunSummary
 from storagebench.costs.economics import economics_summary, run_economics
@@ -22,7 +25,20 @@ from storagebench.workflow.ports import Artifacts, ResultsStore, Services
 
 log = logging.getLogger("storagebench.workflow.run_outputs")
 
-__all__ = ["notify_run", "record_run_economics", "record_run_report", "report_inputs"]
+__all__ = [
+    "TREND_BUDGET_S",
+    "TREND_RUNS",
+    "notify_run",
+    "record_run_economics",
+    "record_run_report",
+    "report_history",
+    "report_inputs",
+]
+
+TREND_RUNS = 20
+"""Earlier runs of the suite the report's trends read (the regression check's window)."""
+TREND_BUDGET_S = 30.0
+"""Most time reading them: Finalize's Lambda has 120 s, shared with the regressions and the report."""
 
 
 def record_run_economics(
@@ -46,11 +62,17 @@ def record_run_economics(
 
 
 def report_inputs(
-    stored: dict[str, Any], artifacts: Artifacts, store: ResultsStore, summary: RunSummary | None = None
+    stored: dict[str, Any],
+    artifacts: Artifacts,
+    store: ResultsStore,
+    summary: RunSummary | None = None,
+    *,
+    trend_runs: int = TREND_RUNS,
 ) -> dict[str, Any]:
     """The keyword arguments of ``report.build_report`` for a stored run, read from the store and
     the artifacts; ``summary`` (Finalize's, before the run item has it) overrides the run's
-    status. Missing documents are left out: the report says what it lacks."""
+    status; ``trend_runs`` how many earlier runs of the suite the trends read. Missing documents
+    are left out: the report says what it lacks."""
     run = dict(stored.get("run") or {})
     run_id = str(run.get("run_id"))
     if summary is not None:
@@ -72,7 +94,53 @@ def report_inputs(
         "run_cost": (economics or {}).get("run_cost"),
         "regressions": store.get_regressions(run_id),
         "series": series,
+        "history": report_history(run, artifacts, store, runs=trend_runs),
     }
+
+
+def _environments(stored: dict[str, Any], artifacts: Artifacts) -> dict[str, Any]:
+    """Config id -> the environment its agent recorded (in the series document Collect wrote)."""
+    found: dict[str, Any] = {}
+    for config in decode_run(stored).configs:
+        if config.state is not None:
+            document = _optional_json(artifacts, series_key(config.state.item))
+            if isinstance(document, dict) and isinstance(document.get("environment"), dict):
+                found[config.config_id] = document["environment"]
+    return found
+
+
+def report_history(
+    run: dict[str, Any],
+    artifacts: Artifacts,
+    store: ResultsStore,
+    *,
+    runs: int = TREND_RUNS,
+    budget_s: float = TREND_BUDGET_S,
+    clock: Callable[[], float] = time.monotonic,
+) -> dict[str, Any]:
+    """The suite's last ``runs`` runs before this one, for the report's trends: each run as the
+    store holds it and its configs' recorded environments, newest first. A store error or the time
+    budget ends the reading with a note the report prints (the trends then show fewer runs)."""
+    suite, run_id, started_at = run.get("suite"), run.get("run_id"), run.get("started_at")
+    history: dict[str, Any] = {"runs": [], "notes": [], "requested": runs}
+    if not (isinstance(suite, str) and isinstance(run_id, str) and isinstance(started_at, str)):
+        history["notes"].append("trends: the run names no suite or start time, so it has no history")
+        return history
+    deadline = clock() + budget_s
+    try:
+        earlier = earlier_runs(store, suite, run_id, started_at, runs)
+        for done, entry in enumerate(earlier):
+            if clock() > deadline:
+                history["notes"].append(
+                    f"trends: the {budget_s:g} s budget ran out after {done} of {len(earlier)} earlier runs"
+                )
+                break
+            stored = store.get_run(str(entry.get("run_id")))
+            history["runs"].append({"stored": stored, "environment": _environments(stored, artifacts)})
+    except WorkflowError as exc:
+        log.warning("history of suite %s not read", suite, exc_info=True)
+        history["notes"].append(f"trends: the history could not be read: {type(exc).__name__}: {exc}")
+    return history
 
 
 def _optional_json(artifacts: Artifacts, key: str) -> Any:
