@@ -26,6 +26,9 @@ from typing import Any
 
 import pytest
 
+from storagebench.core.state import StepTiming, WorkItem
+from storagebench.workflow.artifact_keys import export_key
+
 from .evaluator import DENIALS, Decision, Request, StatementMatch, evaluate, version
 from .template_policies import RenderedTemplate, ResourcePolicy, StackValues, render
 
@@ -78,6 +81,22 @@ def obj(key: str, bucket: str = BUCKET) -> str:
 
 def prefix_of(instance: str, run: str = "r1", config: str = "c1", role_id: str = INSTANCE_ROLE_ID) -> str:
     return f"runs/{run}/{config}/instances/{role_id}:{instance}/"
+
+
+def export_of(run: str = "r1", config: str = "c1", suite: str = "nightly") -> str:
+    """Where Collect writes a config's rows: the key artifact_keys.export_key gives the workflow."""
+    timing = StepTiming(ready_poll_s=1, ready_timeout_s=1, heartbeat_s=1, command_timeout_s=1)
+    item = WorkItem(
+        run_id=run,
+        config_id=config,
+        suite=suite,
+        region=R,
+        started_at="2026-11-25T02:00:00Z",
+        expires_at="2026-11-25T08:00:00Z",
+        timing=timing,
+        artifacts_prefix=f"runs/{run}/{config}/",
+    )
+    return export_key(item)
 
 
 def resource_tags(stack: str | None) -> dict[str, Any]:
@@ -478,6 +497,22 @@ def _bucket() -> Iterator[Case]:
         "Collect reads the agent's output", "CollectFunction", get, obj(prefix_of(I1) + "agent/fio.json")
     )
     yield deny("Collect cannot read task tokens", "CollectFunction", get, obj(prefix_of(I1) + "task-token"))
+    yield allow("Collect writes a config's export", "CollectFunction", put, obj(export_of()))
+    yield deny(
+        "Collect cannot write outside the export layout",
+        "CollectFunction",
+        put,
+        obj("exports/suite=x/c1.jsonl"),
+    )
+    yield deny(
+        "Collect writes exports as JSON Lines only",
+        "CollectFunction",
+        put,
+        obj(export_of().removesuffix(".jsonl") + ".json"),
+    )
+    yield deny("Collect cannot rewrite the request", "CollectFunction", put, obj("runs/r1/request.json"))
+    yield deny("Finalize cannot write exports", "FinalizeFunction", put, obj(export_of()))
+    yield deny("the API cannot write exports", "ApiFunction", put, obj(export_of()))
     yield allow(
         "RecordFailure reads SSM's output", "RecordFailureFunction", get, obj(prefix_of(I1) + "ssm/x")
     )
@@ -530,6 +565,8 @@ def _instance() -> Iterator[Case]:
     yield deny("instance i-1 reads another run's plan", role, get, obj("runs/r2/c1/plan.json"), session=I1)
     yield deny("instance i-1 rewrites its config's plan", role, put, obj("runs/r1/c1/plan.json"), session=I1)
     yield deny("instance i-1 writes the series", role, put, obj("runs/r1/c1/series.json"), session=I1)
+    yield deny("instance i-1 writes its config's export", role, put, obj(export_of()), session=I1)
+    yield deny("instance i-1 reads the exports", role, get, obj(export_of()), session=I1)
     yield deny("instance i-1 writes a report", role, put, obj("runs/r1/report.html"), session=I1)
     yield deny("instance i-1 reads the agent", role, get, obj("agent/0.1.0/x.pyz"), session=I1)
     yield deny(

@@ -231,6 +231,8 @@ class CollectSummary(_Model):
     status: Literal["ok", "partial", "failed"]
     records: int
     problems: list[str] = Field(default_factory=list)
+    # Measurements kept with a label (too small to measure): a warning, not a reason for "partial"
+    warnings: list[str] = Field(default_factory=list)
     agent_status: str | None = None
 
 

@@ -14,11 +14,23 @@ instance's output nor any document the workflow trusts; the workflow reads an in
 only from the prefix of the instance that ran the config.
 runs/<run>/economics.json               costs, the comparison with the baseline, the run's cost
 runs/<run>/report.html|.md|.csv         the run's report (Finalize)
+
+exports/suite=<suite>/date=<YYYY-MM-DD>/run=<run>/<config>.jsonl
+                                        the config's flat rows (Collect), the Athena table's files:
+                                        Hive-style partitions by suite and the run's UTC start day,
+                                        outside ``runs/`` so the raw output's expiry leaves them
 """
 
 from __future__ import annotations
 
+from datetime import UTC
+
+from storagebench.core.clock import parse_iso
 from storagebench.core.state import WorkItem
+
+EXPORTS_PREFIX = "exports/"
+EXPORT_LOCATION_TEMPLATE = EXPORTS_PREFIX + "suite=${suite}/date=${date}/"
+"""The Athena table's ``storage.location.template``, relative to the bucket (template.yaml)."""
 
 
 def request_key(run_id: str) -> str:
@@ -61,3 +73,25 @@ def economics_key(run_id: str) -> str:
 
 def report_key(run_id: str, extension: str) -> str:
     return f"runs/{run_id}/report.{extension}"
+
+
+def _partition_value(name: str, value: str) -> str:
+    """A Hive partition value that stays one key segment (a slug, a run id, a date)."""
+    if not value or any(c in value for c in "/=\\") or value.strip() != value:
+        raise ValueError(
+            f"export partition {name}={value!r}: a non-empty value without '/', '=' or '\\' expected"
+        )
+    return value
+
+
+def export_prefix(suite: str, date: str) -> str:
+    """One partition of the Athena table: a suite's exports of one UTC day (``YYYY-MM-DD``)."""
+    return f"{EXPORTS_PREFIX}suite={_partition_value('suite', suite)}/date={_partition_value('date', date)}/"
+
+
+def export_key(item: WorkItem) -> str:
+    """The config's JSON Lines rows, in the partition of its run's suite and start day."""
+    date = parse_iso(item.started_at).astimezone(UTC).strftime("%Y-%m-%d")
+    run = _partition_value("run", item.run_id)
+    config = _partition_value("config", item.config_id)
+    return f"{export_prefix(item.suite, date)}run={run}/{config}.jsonl"

@@ -48,6 +48,7 @@ from storagebench.core.state import (
     WorkItem,
 )
 from storagebench.core.tags import TAG_CONFIG, TAG_EXPIRES, TAG_RUN, TAG_STACK, TAG_TARGET
+from storagebench.export.rows import FIO_VERSION_LABEL
 from storagebench.kinds import kind_of
 from storagebench.planning import build_plan
 from storagebench.planning.preview import preview_request
@@ -64,6 +65,7 @@ from storagebench.workflow.artifact_keys import (
 )
 from storagebench.workflow.bindings import agent_targets, launch_spec, storage_option
 from storagebench.workflow.command_output import failed_document_step
+from storagebench.workflow.exports import agent_fio_version, export_config
 from storagebench.workflow.gateways import (
     advance_gateways,
     gateway_plans,
@@ -429,7 +431,8 @@ def collect(state: ConfigState, services: Services) -> ConfigState:
     """
     state = with_pending_errors(state)
     item = state.item
-    config = _request(services, item).config(item.config_id)
+    request = _request(services, item)
+    config = request.config(item.config_id)
     try:
         if state.resources.instance_id is None:
             raise ResultsError("no instance ran this config")
@@ -449,30 +452,41 @@ def collect(state: ConfigState, services: Services) -> ConfigState:
         return failed
     stored = 0
     by_target: dict[str, list[Any]] = {}
+    labels_of: dict[str, dict[str, str]] = {}
+    fio_version = agent_fio_version(directory)
     for record in annotate(collection.records, directory, config):
         by_target.setdefault(record.target_id, []).append(record)
     for target_id, records in by_target.items():
         option = (
             storage_option(config, target_id) if any(t.id == target_id for t in config.targets) else target_id
         )
-        stored += services.store.put_results(
-            item.run_id,
-            item.config_id,
-            records,
-            item.started_at,
-            {"storage_option": option, "suite": item.suite},
-        )
+        labels = {"storage_option": option, "suite": item.suite}
+        if fio_version is not None:
+            labels[FIO_VERSION_LABEL] = fio_version
+        labels_of[target_id] = labels
+        stored += services.store.put_results(item.run_id, item.config_id, records, item.started_at, labels)
     # The IOPS/bandwidth series the report draws (knees included), small enough for any run
     services.artifacts.put_json(series_key(item), extract_series(directory))
+    # The flat rows Athena reads, once the records are stored: a failed write loses no measurement
+    export = export_config(
+        item,
+        config,
+        [r for rs in by_target.values() for r in rs],
+        labels_of,
+        request.region,
+        services.artifacts,
+    )
     manifest_status = _manifest_status(directory)
     ok = not collection.problems and manifest_status == "ok" and stored > 0
     summary = CollectSummary(
         status="ok" if ok else ("partial" if stored else "failed"),
         records=stored,
-        problems=collection.problems,
+        problems=[*collection.problems, *export.problems],
+        warnings=collection.warnings,
         agent_status=manifest_status,
     )
-    updated = state.model_copy(update={"collected": summary})
+    errors = [*state.errors, export.error] if export.error is not None else state.errors
+    updated = state.model_copy(update={"collected": summary, "errors": errors})
     services.store.put_config(updated, "COLLECTED")
     return updated
 
