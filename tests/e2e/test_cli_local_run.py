@@ -176,3 +176,39 @@ def test_the_report_is_written_and_drawn_in_chromium(
     assert all(width > 100 and height > 50 for _, width, height in charts), charts
     assert bars >= 2  # one bar per config on the headline chart
     assert lines >= 2  # an IOPS series per config at least
+
+
+@pytest.mark.parametrize(("bar", "code", "named"), [(3500, 0, "io1 at $"), (5000, 1, "no config meets")])
+def test_recommend_names_the_cheapest_config_meeting_the_bar_and_exits_on_it(
+    ran: tuple[Path, dict[str, Any]], bar: int, code: int, named: str
+) -> None:
+    root, run = ran
+    done = storagebench(
+        "recommend",
+        "--run",
+        run["run_id"],
+        "--require",
+        f"std-randread-4k:iops>={bar}",
+        root=root,
+        check=False,
+    )
+    assert done.returncode == code, done.stderr
+    assert named in done.stdout
+    if code:  # why each config failed
+        assert done.stdout.count("FAILS std-randread-4k:iops>=5000") == 2
+
+
+def test_the_parquet_export_reads_back_with_the_numbers_of_the_json_lines_one(
+    ran: tuple[Path, dict[str, Any]], tmp_path: Path
+) -> None:
+    pandas = pytest.importorskip("pandas", reason="pandas is a dev dependency")
+    root, run = ran
+    parquet = tmp_path / "run.parquet"
+    storagebench("results", "--run", run["run_id"], "--format", "parquet", "--out", str(parquet), root=root)
+    lines = storagebench("results", "--run", run["run_id"], "--format", "jsonl", root=root).stdout
+    rows = [json.loads(line) for line in lines.splitlines()]
+    table = pandas.read_parquet(parquet)
+    assert len(table) == len(rows) > 0
+    for column in ("iops", "bw_mibps", "p95_us", "repetition"):
+        expected = [float("nan") if r[column] is None else r[column] for r in rows]
+        assert table[column].tolist() == pytest.approx(expected, nan_ok=True)

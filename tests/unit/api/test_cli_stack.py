@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import re
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -20,13 +20,14 @@ from urllib.parse import parse_qsl, urlsplit
 import boto3
 import pytest
 from api_events import Context, http_event
-from api_stack import EVENTS, REGION, Stack
+from api_stack import BUCKET, EVENTS, REGION, Stack
 from botocore.auth import SigV4Auth
 from botocore.awsrequest import AWSRequest
 from botocore.credentials import Credentials
 from typer.testing import CliRunner
 
 from storagebench.adapters.aws.api_client import ApiClientError, api_url_of_stack
+from storagebench.cli import stack_runs
 from storagebench.cli.main import app
 from storagebench.core.guardrails import Guardrails
 
@@ -70,8 +71,17 @@ def verify(method: str, url: str, headers: dict[str, str], body: bytes, signed: 
     signed.checked.append(f"{method} {urlsplit(url).path}")
 
 
+Hook = Callable[[str, str], None]
+
+
 @pytest.fixture
-def served(stack: Stack) -> Iterator[tuple[str, Signed]]:
+def hooks() -> list[Hook]:
+    """Called with (method, path) before the API answers each request: a test moves the stack on."""
+    return []
+
+
+@pytest.fixture
+def served(stack: Stack, hooks: list[Hook]) -> Iterator[tuple[str, Signed]]:
     signed = Signed()
 
     class Handler(BaseHTTPRequestHandler):
@@ -82,6 +92,8 @@ def served(stack: Stack) -> Iterator[tuple[str, Signed]]:
             url = f"http://{headers['host']}{self.path}"
             verify(self.command, url, headers, body, signed)
             parts = urlsplit(self.path)
+            for hook in hooks:
+                hook(self.command, parts.path)
             event = http_event(
                 self.command,
                 parts.path,
@@ -218,3 +230,85 @@ def test_the_signature_check_catches_a_changed_body(stack: Stack) -> None:
     verify("POST", "http://127.0.0.1:1/runs", headers, b'{"a": 1}', good)
     verify("POST", "http://127.0.0.1:1/runs", headers, b'{"a": 2}', bad)
     assert good.problems == [] and len(bad.problems) == 1 and "does not match" in bad.problems[0]
+
+
+def start(url: str) -> str:
+    result = cli(
+        "run", "--suite", str(EVENTS / "local-demo.json"), "--api-url", url, "--region", REGION, "--json"
+    )
+    assert result.exit_code == 0, result.output
+    run_id: str = json.loads(result.stdout)["run_id"]
+    return run_id
+
+
+class NoSleep:
+    """``stack_runs.time``: the polls follow one another at once."""
+
+    def __init__(self) -> None:
+        self.slept: list[float] = []
+
+    def sleep(self, seconds: float) -> None:
+        self.slept.append(seconds)
+
+    def monotonic(self) -> float:
+        return sum(self.slept)
+
+
+def test_wait_follows_the_execution_until_it_ends(
+    stack: Stack, served: tuple[str, Signed], hooks: list[Hook], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Polled RUNNING twice, then the execution is stopped outside the CLI: exit 1, status ABORTED."""
+    url, signed = served
+    polls: list[str] = []
+
+    def stop_after_two_polls(method: str, path: str) -> None:
+        if method == "GET" and path.startswith("/runs/"):
+            polls.append(path)
+            if len(polls) == 3:
+                (execution,) = stack.sfn.list_executions(stateMachineArn=stack.launcher.state_machine_arn)[
+                    "executions"
+                ]
+                stack.sfn.stop_execution(executionArn=execution["executionArn"])
+
+    hooks.append(stop_after_two_polls)
+    pauses = NoSleep()
+    monkeypatch.setattr(stack_runs, "time", pauses)
+    args = ["--api-url", url, "--region", REGION, "--wait", "--poll-seconds", "5"]
+    result = cli("run", "--suite", str(EVENTS / "local-demo.json"), *args)
+    assert result.exit_code == 1, result.output
+    (run_id,) = stack.launcher.started
+    assert signed.checked == ["POST /runs", *[f"GET /runs/{run_id}"] * 3] and signed.problems == []
+    assert pauses.slept == [5, 5]
+    assert f"run {run_id}: ABORTED" in result.stdout
+    assert "RUNNING" in result.stderr and "ABORTED" in result.stderr
+
+
+def test_cancel_stops_a_running_run_through_the_api(stack: Stack, served: tuple[str, Signed]) -> None:
+    url, signed = served
+    run_id = start(url)
+    stack.store.start_run(run_id, "local-demo", {}, "2030-01-02T00:00:00Z", "2030-01-03T00:00:00Z", ["gp2"])
+    result = cli("cancel", run_id, "--api-url", url, "--region", REGION)
+    assert result.exit_code == 0, result.output
+    assert result.stdout.strip() == f"run {run_id}: STOPPING, cleanup started"
+    assert stack.store.run_status(run_id) == "STOPPING"
+    assert [call["run_id"] for call in stack.sweeper.calls] == [run_id]
+    again = cli("cancel", run_id, "--api-url", url, "--region", REGION)
+    assert again.exit_code == 2
+    assert f"409 run_finished: run {run_id} is ABORTED" in " ".join(again.stderr.split())
+    assert signed.checked == ["POST /runs", f"DELETE /runs/{run_id}", f"DELETE /runs/{run_id}"]
+    assert signed.problems == []
+
+
+def test_the_report_link_is_the_one_finalize_wrote(stack: Stack, served: tuple[str, Signed]) -> None:
+    url, signed = served
+    stack.store.start_run("demo-1", "local-demo", {}, "2030-01-02T00:00:00Z", "2030-01-03T00:00:00Z", ["gp2"])
+    args = ["report", "--api-url", url, "--region", REGION, "demo-1", "--link", "-f", "html", "--json"]
+    missing = cli(*args)
+    assert missing.exit_code == 2
+    assert "404 report_not_found: run demo-1 has no html report" in " ".join(missing.stderr.split())
+    stack.s3.put_object(Bucket=BUCKET, Key="runs/demo-1/report.html", Body=b"<html/>")
+    found = cli(*args)
+    assert found.exit_code == 0, found.output
+    link = json.loads(found.stdout)["links"]["html"]
+    assert "/runs/demo-1/report.html?" in link and "Signature=" in link
+    assert signed.checked == ["GET /runs/demo-1/report"] * 2 and signed.problems == []

@@ -15,13 +15,13 @@ import pytest
 from api_events import call
 from api_stack import EVENTS, REGION, Stack
 from botocore.exceptions import ClientError
-from test_cli_stack import Signed, cli, served
+from test_cli_stack import Signed, cli, hooks, served
 
 from storagebench.adapters.aws.stepfunctions import StepFunctionsLauncher
 from storagebench.api.ports import EXECUTION_INPUT_LIMIT, execution_input
 from storagebench.core.guardrails import Guardrails
 
-__all__ = ["served"]  # a fixture, used by name
+__all__ = ["hooks", "served"]  # a fixture, used by name
 WIDE = chr(0x20000)  # a CJK letter outside the BMP: 4 bytes of UTF-8, 12 in json.dumps' \u escapes
 
 
@@ -151,7 +151,7 @@ def test_a_bad_idempotency_key_is_refused_by_the_apis_rule_before_sending(
 
 
 def test_the_idempotency_key_is_documented_and_for_stack_runs_only(tmp_path: Path) -> None:
-    help_text = " ".join(cli("run", "--help").stdout.split())
+    help_text = " ".join(cli("run", "--help").stdout.replace("│", " ").split())  # rich boxes the help
     assert "--idempotency-key" in help_text and "1-255 printable ASCII" in help_text
     local = cli("run", "--suite", _suite(tmp_path), "--local", "--idempotency-key", "k")
     assert local.exit_code == 2 and "--idempotency-key goes with --stack" in local.stderr

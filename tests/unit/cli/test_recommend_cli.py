@@ -97,7 +97,7 @@ def test_a_config_meeting_the_requirement_is_named_and_exits_0() -> None:
     assert f"run {RUN}" in lines  # the whole id, on a line of its own
     assert "io1 at $769.54/month is the cheapest config meeting std-randread-4k:iops>=3500" in lines
     assert all(len(line) <= 80 for line in lines) and "…" not in result.stdout
-    assert lines[0].startswith("emulated: emulated volumes (gp2, gp3, io1; local mode)")
+    assert lines[0].startswith("emulated: emulated volumes (gp2, gp3, io1)")
 
 
 def test_none_meeting_names_none_says_why_for_each_config_and_exits_1() -> None:

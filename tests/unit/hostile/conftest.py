@@ -13,9 +13,9 @@ if str(API_TESTS) not in sys.path:  # tests/ is not a package: the API tier's he
     sys.path.insert(0, str(API_TESTS))
 
 from api_stack import stack  # noqa: E402
-from test_cli_stack import served  # noqa: E402
+from test_cli_stack import hooks, served  # noqa: E402
 
-__all__ = ["served", "stack"]
+__all__ = ["hooks", "served", "stack"]
 FIGURES: dict[str, dict[str, int]] = {}  # channel -> figure -> count, filled by the tests
 
 

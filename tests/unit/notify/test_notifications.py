@@ -79,7 +79,7 @@ def test_a_finished_run_says_everything_on_its_first_line() -> None:
     assert finished.summary == (
         "run r1 of nightly: PARTIAL; configs 1 ok, 1 failed; run cost $1.23; gp3: baseline; "
         "io2: 3.1x more expensive; 2.0x faster on 4 KiB random read; "
-        "report s3://bucket/runs/r1/report.html (open it with `storagebench report r1 --open`)"
+        "report s3://bucket/runs/r1/report.html (open it with `storagebench report --stack sb r1 --open`)"
     )
     assert "io2 failed: ready NotReadyError: not ready after 1200 s" in finished.text
     assert "io2 left vol-1 (the janitor sweeps them)" in finished.text

@@ -11,7 +11,7 @@ import sys
 from typing import Any
 
 import typer
-from rich.console import Console
+from rich.console import Console, ConsoleDimensions
 from rich.text import Text
 
 # Piped output (CI logs, `| less`) gets 160 columns, not rich's 80: the tables are wide.
@@ -24,8 +24,26 @@ def _width(stream: Any) -> int | None:
     return None if stream.isatty() else PIPED_WIDTH
 
 
-out = Console(width=_width(sys.stdout))
-err = Console(stderr=True, width=_width(sys.stderr))
+class TerminalConsole(Console):
+    """A console measured at each print: ``COLUMNS`` when set (read then, not at import), else a
+    width given to it, else the terminal's, else ``PIPED_WIDTH``."""
+
+    @property
+    def size(self) -> ConsoleDimensions:
+        measured = super().size  # the width given (console.width = N), else the terminal's
+        if os.environ.get("COLUMNS", "").isdigit():
+            return ConsoleDimensions(int(os.environ["COLUMNS"]), measured.height)
+        if self._width is not None:
+            return measured
+        return ConsoleDimensions(_width(self.file) or measured.width, measured.height)
+
+    @size.setter
+    def size(self, new_size: tuple[int, int]) -> None:
+        self._width, self._height = new_size
+
+
+out = TerminalConsole()
+err = TerminalConsole(stderr=True)
 EXIT_INVALID = 2
 
 

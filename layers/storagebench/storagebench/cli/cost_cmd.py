@@ -14,10 +14,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.table import Table
 from rich.text import Text
 
+from storagebench.cli import listing
 from storagebench.cli.console import err, fail, out, print_json
+from storagebench.cli.listing import FORMAT_HELP, Field, Listing, output_format
 
 if TYPE_CHECKING:
     from storagebench.costs.monthly import ConfigCost
@@ -67,43 +68,89 @@ def expected_section(request: BenchmarkRequest, costs: dict[str, ConfigCost]) ->
     }
 
 
-def _render(document: dict[str, Any], costs: dict[str, ConfigCost]) -> None:
+def cost_listing(document: dict[str, Any]) -> Listing:
+    """One row per config and the total of each cost column (a partial figure says so)."""
     hours = document["hours"]
     expected = document.get("expected")
-    columns = ["config", "instance", "monthly", "vs baseline"]
     gateways = any("gateway_monthly_usd" in entry for entry in document["configs"])
+    fields = [
+        Field("config", "id", priority=9),
+        Field("instance", "id", priority=5),
+        Field("monthly", "number", priority=8),
+        Field("vs baseline", "number", priority=7),
+    ]
     if gateways:
-        columns += ["gateway monthly", "gateway vs baseline"]
+        fields += [Field("gateway monthly", "number", priority=4), Field("gateway vs baseline", priority=3)]
     if expected is not None:
-        columns += ["expected h", "expected"]
-    if hours is not None:
-        columns.append(f"{hours:g} h")
-    columns.append("prices")
-    table = Table(
-        *columns,
-        title=(
-            f"{document['suite']}: {document['region']}, USD, 730 h per month; "
-            f"baseline {document['baseline']}"
-        ),
-        title_justify="left",
+        fields += [
+            Field("expected h", "number", priority=6),
+            Field("expected", "number", priority=6),
+        ]
+    hours_name = f"{hours:g} h" if hours is not None else None
+    if hours_name is not None:
+        fields.append(Field(hours_name, "number", priority=6))
+    fields.append(Field("prices", priority=2))
+    listing = Listing(
+        f"{document['suite']}: {document['region']}, USD, 730 h per month; baseline {document['baseline']}",
+        fields,
     )
+    incomplete = not all(entry["complete"] for entry in document["configs"])
+    partial = " (incomplete)" if incomplete else ""
+    total: dict[str, Any] = {
+        "config": "total",
+        "monthly": _usd(document_total(document, "monthly_usd")) + partial,
+    }
     for entry in document["configs"]:
-        monthly = _usd(entry["monthly_usd"]) + ("" if entry["complete"] else " (incomplete)")
-        delta = "baseline" if entry["id"] == document["baseline"] else _pct(entry["delta_monthly_pct"])
-        row = [entry["id"], entry["instance_type"], monthly, delta]
+        baseline = entry["id"] == document["baseline"]
+        row: dict[str, Any] = {
+            "config": entry["id"],
+            "instance": entry["instance_type"],
+            "monthly": _usd(entry["monthly_usd"]) + ("" if entry["complete"] else " (incomplete)"),
+            "vs baseline": "baseline" if baseline else _pct(entry["delta_monthly_pct"]),  # "-": reason below
+            "prices": f"{entry['price_source']} {entry['price_date'] or '-'}",
+        }
         if gateways:
             gateway = entry.get("gateway_monthly_usd")
-            is_baseline = entry["id"] == document["baseline"]
-            gateway_delta = "baseline" if is_baseline else _pct(entry.get("delta_gateway_monthly_pct"))
-            row += ["-", "-"] if gateway is None else [_usd(gateway), gateway_delta]
+            gateway_delta = "baseline" if baseline else _pct(entry.get("delta_gateway_monthly_pct"))
+            row["gateway monthly"] = None if gateway is None else _usd(gateway)
+            row["gateway vs baseline"] = None if gateway is None else gateway_delta
         if expected is not None:
             run = expected["configs"][entry["id"]]
-            row += [f"{run['hours']:.2f}", _usd(run["usd"])]
-        if hours is not None:
-            row.append(_usd(entry["hours_usd"]))
-        row.append(f"{entry['price_source']} {entry['price_date'] or '-'}")
-        table.add_row(*(Text(str(v)) for v in row))
-    out.print(table)
+            row["expected h"] = f"{run['hours']:.2f}"
+            row["expected"] = _usd(run["usd"])
+        if hours_name is not None:
+            row[hours_name] = _usd(entry["hours_usd"])
+        listing.add(**row)
+    if gateways:
+        total["gateway monthly"] = _usd(sum(e.get("gateway_monthly_usd") or 0.0 for e in document["configs"]))
+    if expected is not None:
+        total["expected"] = _usd(sum(run["usd"] for run in expected["configs"].values())) + partial
+    if hours_name is not None:
+        total[hours_name] = _usd(document_total(document, "hours_usd")) + partial
+    listing.total = total
+    return listing
+
+
+def totals(document: dict[str, Any]) -> dict[str, Any]:
+    """The sum of every config's figures (a lower bound when some price is missing: ``complete``)."""
+    found: dict[str, Any] = {
+        "monthly_usd": round(document_total(document, "monthly_usd"), 6),
+        "complete": all(entry["complete"] for entry in document["configs"]),
+    }
+    if document["hours"] is not None:
+        found["hours_usd"] = round(document_total(document, "hours_usd"), 6)
+    if document.get("expected") is not None:
+        found["expected_usd"] = round(sum(run["usd"] for run in document["expected"]["configs"].values()), 6)
+    return found
+
+
+def document_total(document: dict[str, Any], key: str) -> float:
+    return float(sum(entry[key] or 0.0 for entry in document["configs"]))
+
+
+def _render(document: dict[str, Any], costs: dict[str, ConfigCost], columns: str | None) -> None:
+    expected = document.get("expected")
+    listing.show(out, cost_listing(document), "table", None, columns)
     if expected is not None:
         floor = "" if expected["complete"] else "at least "
         total = sum(run["usd"] for run in expected["configs"].values())
@@ -116,11 +163,18 @@ def _render(document: dict[str, Any], costs: dict[str, ConfigCost]) -> None:
         )
         for line in expected["notes"]:
             out.print(Text.assemble(("duration: ", "yellow"), line), highlight=False)
-    parts = Table("config", "component", "monthly", title="components", title_justify="left")
+    parts = Listing(
+        "components",
+        [
+            Field("config", "id", priority=9),
+            Field("component", priority=8),
+            Field("monthly", "number", priority=9),
+        ],
+    )
     for config_id, cost in costs.items():
         for c in cost.components:
-            parts.add_row(Text(config_id), Text(c.detail), Text(_usd(c.monthly_usd)))
-    out.print(parts)
+            parts.add(config=config_id, component=c.detail, monthly=_usd(c.monthly_usd))
+    listing.print_table(out, parts)
     for config_id, cost in costs.items():
         for line in cost.unpriced:
             out.print(Text.assemble(("not priced: ", "yellow"), f"{config_id}: {line}"), highlight=False)
@@ -128,6 +182,11 @@ def _render(document: dict[str, Any], costs: dict[str, ConfigCost]) -> None:
             out.print(Text.assemble(("note: ", "dim"), f"{config_id}: {line}"), highlight=False)
         for line in cost.missing_prices:
             err.print(Text.assemble(("missing price: ", "bold red"), f"{config_id}: {line}"), highlight=False)
+    for entry in document["configs"]:
+        if entry.get("delta_monthly_reason"):
+            out.print(
+                Text.assemble(("vs baseline: ", "yellow"), f"{entry['id']}: {entry['delta_monthly_reason']}")
+            )
 
 
 REGION = re.compile(r"^[a-z]{2}(-gov|-iso[a-z]?)?-[a-z]+-\d{1,2}$")
@@ -135,7 +194,14 @@ REGION = re.compile(r"^[a-z]{2}(-gov|-iso[a-z]?)?-[a-z]+-\d{1,2}$")
 
 def cost(
     suite: Annotated[Path, typer.Option("--suite", "-s", help="request file (JSON)")],
-    as_json: Annotated[bool, typer.Option("--json", help="machine-readable result")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="machine-readable result (--format json)")] = False,
+    fmt: Annotated[
+        str | None,
+        typer.Option("--format", help=FORMAT_HELP + " (jsonl and csv: one line per config, unformatted)"),
+    ] = None,
+    columns: Annotated[
+        str | None, typer.Option("--columns", help="the table's columns, comma-separated")
+    ] = None,
     hours: Annotated[
         float | None, typer.Option("--hours", min=0, help="also price keeping each config this many hours")
     ] = None,
@@ -155,6 +221,7 @@ def cost(
     from storagebench.costs.document import cost_document
     from storagebench.request import RequestError, load_request
 
+    chosen = output_format(fmt, as_json)
     try:
         request = load_request(suite)
     except RequestError as exc:
@@ -167,10 +234,21 @@ def cost(
     document, costs = cost_document(request, book, hours)
     if expected:
         document["expected"] = expected_section(request, costs)
-    if as_json:
+    document["total"] = totals(document)
+    if chosen == "json":
         print_json(document)
+    elif chosen == "table":
+        _render(document, costs, columns)
     else:
-        _render(document, costs)
+        rows = [
+            {k: v for k, v in entry.items() if not isinstance(v, list | dict)}
+            for entry in document["configs"]
+        ]
+        names = list(dict.fromkeys(k for row in rows for k in row))
+        if chosen == "jsonl":
+            listing.write_jsonl(rows)
+        else:
+            listing.write_csv(rows, names)
     if not document["complete"]:
         raise typer.Exit(EXIT_MISSING_PRICES)
 

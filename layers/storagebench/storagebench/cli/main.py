@@ -13,26 +13,58 @@ from typing import Annotated
 import typer
 from rich.text import Text
 
-from storagebench.cli import render
+from storagebench.cli import listing, render
 from storagebench.cli.console import EXIT_INVALID, err, out, print_json
+from storagebench.cli.listing import FORMAT_HELP, output_format
 
 app = typer.Typer(
     name="storagebench",
     help="Benchmark cloud storage, price it, compare it.",
     no_args_is_help=True,
-    add_completion=False,
+    add_completion=True,  # --install-completion / --show-completion (bash, zsh, fish, PowerShell)
     pretty_exceptions_enable=False,
 )
+
+
+def package_version() -> str:
+    """The installed distribution's version; the package's own when it runs from a source tree."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("storagebench")
+    except PackageNotFoundError:
+        from storagebench import __version__
+
+        return __version__
+
+
+def _print_version(asked: bool) -> None:
+    if asked:
+        out.print(Text(f"storagebench {package_version()}"), highlight=False)
+        raise typer.Exit()
+
+
+@app.callback()
+def _command_line(
+    version: Annotated[
+        bool,
+        typer.Option("--version", callback=_print_version, is_eager=True, help="print the version and exit"),
+    ] = False,
+) -> None:
+    """Benchmark cloud storage, price it, compare it."""
 
 
 @app.command()
 def validate(
     suite: Annotated[Path, typer.Option("--suite", "-s", help="request file (JSON)")],
-    as_json: Annotated[bool, typer.Option("--json", help="machine-readable result")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="machine-readable result (--format json)")] = False,
+    fmt: Annotated[str | None, typer.Option("--format", help="table or json")] = None,
 ) -> None:
     """Check a request: exit 0 when valid, 2 with every problem, its field path and what is allowed."""
     from storagebench.cli.request_summary import summarize_request
     from storagebench.request import RequestError, load_request
+
+    as_json = output_format(fmt, as_json, ("table", "json")) == "json"
 
     try:
         request = load_request(suite)
@@ -61,29 +93,45 @@ def schema() -> None:
 
 @app.command()
 def workloads(
-    as_json: Annotated[bool, typer.Option("--json", help="machine-readable library")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="machine-readable library (--format json)")] = False,
+    fmt: Annotated[str | None, typer.Option("--format", help=FORMAT_HELP)] = None,
+    columns: Annotated[
+        str | None, typer.Option("--columns", help="the table's columns, comma-separated")
+    ] = None,
 ) -> None:
     """List the workload profiles and suites."""
     from storagebench.workloads.describe import describe_library
 
+    chosen = output_format(fmt, as_json)
     library = describe_library()
-    if as_json:
-        print_json(library)
-    else:
-        render.workload_library(out, library)
+    listing.show(out, render.workload_listing(library), chosen, library, columns)
+    if chosen == "table":
+        render.suite_lines(out, library)
 
 
 from storagebench.cli import (  # noqa: E402
     agent_cmd,
+    compare_cmd,
     cost_cmd,
     prices_cmd,
     recommend_cmd,
     report_cmd,
     results_cmd,
     run_cmd,
+    stack_runs,
 )
 
-for command in (agent_cmd, run_cmd, results_cmd, recommend_cmd, report_cmd, cost_cmd, prices_cmd):
+for command in (
+    agent_cmd,
+    run_cmd,
+    stack_runs,
+    results_cmd,
+    recommend_cmd,
+    compare_cmd,
+    report_cmd,
+    cost_cmd,
+    prices_cmd,
+):
     command.register(app)
 
 

@@ -21,6 +21,8 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
+from storagebench.cli.listing import FORMAT_HELP
+
 prices_app = typer.Typer(
     name="prices",
     help="Prices: the bundled dated snapshot, and refreshing it from the AWS Price List API.",
@@ -107,18 +109,83 @@ def _notes(prices: Any) -> list[Text]:
     return lines
 
 
+PRICE_COLUMNS = (
+    "region",
+    "as_of",
+    "price",
+    "begin",
+    "end",
+    "usd",
+    "unit",
+    "identifier",
+    "usagetype",
+    "group",
+    "sku",
+    "source",
+    "unverified",
+    "missing",
+    "note",
+)
+
+
+def price_rows(region: str, prices: Any, as_of: str) -> list[dict[str, Any]]:
+    """One row per price (each tier apart) and per missing price, unformatted: for jsonl and csv."""
+    from storagebench.prices.snapshot import iter_rates
+
+    rows = [
+        {
+            "region": region,
+            "as_of": as_of,
+            "price": label,
+            "begin": rate.begin,
+            "end": rate.end,
+            "usd": rate.usd,
+            "unit": rate.unit,
+            "identifier": _identifier(rate),
+            "usagetype": rate.usagetype,
+            "group": rate.group,
+            "sku": rate.sku,
+            "source": rate.source,
+            "unverified": rate.unverified,
+            "missing": False,
+            "note": rate.note,
+        }
+        for label, rate in iter_rates(prices)
+    ]
+    rows += [
+        {
+            "region": region,
+            "as_of": as_of,
+            "price": missing.key,
+            "identifier": missing.product,
+            "unverified": False,
+            "missing": True,
+            "note": missing.reason,
+        }
+        for missing in prices.missing
+    ]
+    return rows
+
+
 @prices_app.command("show")
 def show(
     region: Annotated[
         str | None, typer.Option("--region", help="one region (default: every region held)")
     ] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="machine-readable")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="the whole snapshot (--format json)")] = False,
+    fmt: Annotated[
+        str | None,
+        typer.Option("--format", help=FORMAT_HELP + " (jsonl and csv: one line per price, unformatted)"),
+    ] = None,
     file: Annotated[Path | None, FILE_OPTION] = None,
 ) -> None:
     """What the price snapshot holds: its date, the regions it covers, each price and its identifier."""
+    from storagebench.cli import listing
     from storagebench.cli.console import fail, out, print_json
+    from storagebench.cli.listing import output_format
     from storagebench.prices.snapshot import refresh_hint
 
+    chosen = output_format(fmt, as_json)
     snapshot = _load(file)
     held = sorted(snapshot.regions)
     if region is not None and region not in snapshot.regions:
@@ -127,7 +194,20 @@ def show(
             f"{', '.join(held) or 'no region'}, not {region}: {refresh_hint(region)}"
         )
     regions = [region] if region is not None else held
-    if as_json:
+    if chosen in ("jsonl", "csv"):
+        rows = [
+            row
+            for name in regions
+            for row in price_rows(
+                name, snapshot.regions[name], snapshot.regions[name].as_of or snapshot.as_of
+            )
+        ]
+        if chosen == "jsonl":
+            listing.write_jsonl(rows)
+        else:
+            listing.write_csv(rows, PRICE_COLUMNS)
+        return
+    if chosen == "json":
         print_json(
             {
                 "snapshot_version": snapshot.snapshot_version,

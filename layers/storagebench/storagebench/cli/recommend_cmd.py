@@ -14,10 +14,11 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
-from rich.table import Column, Table
 from rich.text import Text
 
+from storagebench.cli import listing
 from storagebench.cli.console import err, fail, out, print_json
+from storagebench.cli.listing import FORMAT_HELP, Field, Listing, output_format
 from storagebench.cli.results_cmd import ROOT_OPTION, local_store
 from storagebench.costs.recommend import ConfigVerdict, Recommendation
 
@@ -45,9 +46,57 @@ def _monthly(verdict: ConfigVerdict) -> str:
     return f"${verdict.monthly_usd:,.2f}" + ("*" if verdict.cost_partial else "")
 
 
+ROLE_STYLE = {"cheapest": "green", "also": "", "fails": "red"}
+
+
+def _verdicts(answer: Recommendation) -> list[tuple[ConfigVerdict, str]]:
+    """Each config with its role: the recommended one, the runners-up, the others (each by cost)."""
+    rows: list[tuple[ConfigVerdict, str]] = []
+    if answer.recommended is not None:
+        rows.append((answer.recommended, "cheapest"))
+    rows += [(v, "also") for v in answer.runners_up]
+    rows += [(v, "fails") for v in answer.failed]
+    return rows
+
+
+def verdict_listing(answer: Recommendation) -> Listing:
+    """One row per config for the table: the config and its cost never cut, the reasons folded."""
+    table = Listing(
+        None,
+        [
+            Field("config", "id", priority=10),
+            Field("monthly", "number", priority=9),
+            Field("role", priority=8),
+            Field("why", priority=7),
+        ],
+    )
+    for verdict, role in _verdicts(answer):
+        table.add(config=verdict.config_id, monthly=_monthly(verdict), role=role, why=_verdict_text(verdict))
+    return table
+
+
+VERDICT_COLUMNS = ("config_id", "role", "meets_all", "monthly_usd", "cost_partial", "emulated", "checks")
+
+
+def verdict_rows(answer: Recommendation) -> list[dict[str, Any]]:
+    """One row per config for jsonl/csv: unformatted figures, every check (JSON in a CSV cell)."""
+    return [
+        {
+            "config_id": verdict.config_id,
+            "role": role,
+            "meets_all": verdict.meets_all,
+            "monthly_usd": verdict.monthly_usd,
+            "cost_partial": verdict.cost_partial,
+            "emulated": verdict.emulated,
+            "checks": [check.model_dump(mode="json") for check in verdict.checks],
+        }
+        for verdict, role in _verdicts(answer)
+    ]
+
+
 def show_recommendation(console: Console, answer: Recommendation) -> None:
     """The answer for people: the run id on a line of its own (copyable whole), the verdict, then
-    one row per config (recommended, runners-up, the others, each by cost) that fits 80 columns."""
+    one row per config (recommended, runners-up, the others, each by cost) that fits the terminal."""
     if answer.emulated:
         console.print(Text.assemble(("emulated: ", "bold yellow"), answer.notes[0]), highlight=False)
     where = f"run {answer.run_id}" if answer.run_id else "from stored history (nothing launched)"
@@ -55,30 +104,10 @@ def show_recommendation(console: Console, answer: Recommendation) -> None:
     console.print(Text(f"requirements: {', '.join(answer.requirements)}"), highlight=False)
     style = "bold green" if answer.recommended is not None else "bold red"
     console.print(Text(answer.summary, style=style), highlight=False)
-    # Cells fold rather than end in "…": a cut number or id would be worse than a taller row
-    table = Table(
-        Column("config", overflow="fold"),
-        Column("monthly", justify="right", no_wrap=True),
-        Column("", no_wrap=True),
-        Column("why", overflow="fold", ratio=1),
-        expand=console.width < 120,
-    )
-    rows: list[tuple[ConfigVerdict, str]] = []
-    if answer.recommended is not None:
-        rows.append((answer.recommended, "cheapest"))
-    rows += [(v, "also") for v in answer.runners_up]
-    rows += [(v, "fails") for v in answer.failed]
-    for verdict, role in rows:
-        table.add_row(
-            Text(verdict.config_id),
-            Text(_monthly(verdict)),
-            Text(role, style={"cheapest": "green", "also": "", "fails": "red"}[role]),
-            Text(_verdict_text(verdict)),
-        )
-    console.print(table)
+    listing.print_table(console, verdict_listing(answer))
     for note in answer.notes[1:] if answer.emulated else answer.notes:
         console.print(Text.assemble(("note: ", "yellow"), note), highlight=False, soft_wrap=False)
-    if any(v.cost_partial for v, _ in rows):
+    if any(v.cost_partial for v, _ in _verdicts(answer)):
         console.print(Text("* cost partly unpriced"), highlight=False)
 
 
@@ -120,16 +149,11 @@ class _ApiHistory:
         until: str | None = None,
         limit: int = 1000,
     ) -> list[dict[str, Any]]:
+        from storagebench.cli.stack_client import results_points
+
         query = {"storage": storage_option, "workload": workload, "variant": variant, "phase": phase}
-        query |= {"direction": direction, "since": since, "limit": limit}
-        points: list[dict[str, Any]] = []
-        cursor = None
-        while True:
-            _, page = self.api.call("GET", "/results", {**query, "cursor": cursor})
-            points.extend(page["points"])
-            cursor = page["next_cursor"]
-            if cursor is None:
-                return points
+        points = results_points(self.api, {**query, "direction": direction, "since": since, "until": until})
+        return points[:limit]
 
 
 def _since(value: str | None) -> str:
@@ -188,7 +212,11 @@ def recommend(
             "--require", "-r", metavar="EXPR", help=REQUIRE_HELP + "; default: the request's requirements"
         ),
     ] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="machine-readable")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="the whole answer (--format json)")] = False,
+    fmt: Annotated[
+        str | None,
+        typer.Option("--format", help=FORMAT_HELP + " (jsonl and csv: one line per config, unformatted)"),
+    ] = None,
     local: Annotated[bool, typer.Option("--local", help="a local run (the default)")] = False,
     root: Annotated[Path, ROOT_OPTION] = Path(".storagebench"),
     stack: Annotated[
@@ -201,6 +229,7 @@ def recommend(
     and why each other config failed: of a run (--run), or of a request's configs on the newest
     stored run of each (--suite FILE, a dry recommendation). Exit 0 when a config meets them all,
     1 when none does, 2 on bad input."""
+    chosen = output_format(fmt, as_json)
     requires = list(require or [])
     on_stack = stack is not None or api_url is not None
     if local and on_stack:
@@ -232,12 +261,16 @@ def recommend(
         assert run is not None
         with local_store(root) as store:
             answer = local_recommendation(store, run, requires, f"the local results under {root}")
-    if as_json:
+    if chosen == "json":
         print_json({**answer.model_dump(mode="json"), **({"sources": sources} if suite else {})})
+    elif chosen == "jsonl":
+        listing.write_jsonl(verdict_rows(answer))
+    elif chosen == "csv":
+        listing.write_csv(verdict_rows(answer), VERDICT_COLUMNS)
     else:
         show_recommendation(out, answer)
         for line in sources:
-            out.print(Text.assemble(("from: ", "dim"), line), highlight=False)
+            out.print(Text.assemble(("from: ", "dim"), line), highlight=False, soft_wrap=True)
     if answer.recommended is None:
         err.print(Text("no config meets every requirement: exit 1"), highlight=False)
     raise typer.Exit(exit_code(answer))

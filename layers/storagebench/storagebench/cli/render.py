@@ -2,19 +2,15 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from rich.console import Console
-from rich.table import Column, Table
 from rich.text import Text
 
 from storagebench.analysis.grades import GradeScale, grade
 from storagebench.analysis.stats import Aggregate, Summary
-
-
-def _row(table: Table, *values: object) -> None:
-    """Cells as plain text: ids, paths and messages may hold brackets that are not markup."""
-    table.add_row(*(Text(str(value)) for value in values))
+from storagebench.cli.listing import Field, Listing, print_table
 
 
 def request_summary(console: Console, source: str, summary: dict[str, Any]) -> None:
@@ -23,15 +19,26 @@ def request_summary(console: Console, source: str, summary: dict[str, Any]) -> N
             (f"{source}: valid", "bold green"), f" - suite {summary['name']}, baseline {summary['baseline']}"
         ),
         highlight=False,
+        soft_wrap=True,
     )
-    table = Table("config", "instance", "targets", "steps", title=None)
+    configs = Listing(
+        None,
+        [
+            Field("config", "id", priority=9),
+            Field("instance", "id", priority=8),
+            Field("targets", priority=7),
+            Field("steps", "number", priority=6),
+        ],
+    )
     for config in summary["configs"]:
         targets = "\n".join(
             f"{t['id']} ({t['kind']})" + (f": {t['envelope']}" if t.get("envelope") else "")
             for t in config["targets"]
         )
-        _row(table, config["id"], config["instance_type"], targets, config["steps"])
-    console.print(table)
+        configs.add(
+            config=config["id"], instance=config["instance_type"], targets=targets, steps=config["steps"]
+        )
+    print_table(console, configs)
     workloads = ", ".join(
         f"{w['id']}" + (f" x{w['scale']:g}" if w["scale"] != 1 else "") for w in summary["workloads"]
     )
@@ -40,21 +47,36 @@ def request_summary(console: Console, source: str, summary: dict[str, Any]) -> N
         console.print(Text.assemble(("warning: ", "yellow"), warning), highlight=False, soft_wrap=True)
 
 
-def workload_library(console: Console, library: dict[str, Any]) -> None:
-    table = Table("family", "intent", "engine", "what it runs", "parameters (default)")
-    table.columns.insert(0, Column("profile", no_wrap=True))
+def workload_listing(library: dict[str, Any]) -> Listing:
+    """One row per profile; the parameters with their defaults as one text."""
+    listing = Listing(
+        None,
+        [
+            Field("profile", "id", priority=9),
+            Field("family", priority=3),
+            Field("intent", priority=5),
+            Field("engine", priority=4),
+            Field("what it runs", priority=8),
+            Field("parameters (default)", priority=6),
+        ],
+    )
     for profile in library["profiles"]:
-        params = ", ".join(f"{p['name']}={_brief(p['default'])}" for p in profile["params"])
-        _row(
-            table,
-            profile["name"],
-            profile["family"],
-            profile["intent"],
-            profile["engine"],
-            profile["title"],
-            params,
+        listing.add(
+            **{
+                "profile": profile["name"],
+                "family": profile["family"],
+                "intent": profile["intent"],
+                "engine": profile["engine"],
+                "what it runs": profile["title"],
+                "parameters (default)": ", ".join(
+                    f"{p['name']}={_brief(p['default'])}" for p in profile["params"]
+                ),
+            }
         )
-    console.print(table)
+    return listing
+
+
+def suite_lines(console: Console, library: dict[str, Any]) -> None:
     for name, members in library["suites"].items():
         console.print(Text(f"suite {name}: {', '.join(members)}"), highlight=False, soft_wrap=True)
 
@@ -72,49 +94,72 @@ def _number(summary: Summary | None, digits: int = 0, scale: float = 1.0) -> str
         return "-"
     text = f"{summary.mean * scale:,.{digits}f}"
     if summary.ci95_low is not None and summary.ci95_high is not None and summary.n > 1:
-        half = (summary.ci95_high - summary.ci95_low) / 2 * scale
-        text += f" ±{half:,.{digits}f}"
+        # [low–high], never ±: a non-negative quantity's interval is clipped at 0 (analysis.stats)
+        low, high = max(0.0, summary.ci95_low * scale), summary.ci95_high * scale
+        text += f" [{low:,.{digits}f}–{high:,.{digits}f}]"
     return text
+
+
+def _metric(digits: int = 0, scale: float = 1.0) -> Any:
+    return lambda summary: _number(summary, digits, scale)
+
+
+AGGREGATE_FIELDS = [
+    Field("config", priority=9),
+    Field("workload", "id", priority=9),
+    Field("variant", priority=4),
+    Field("phase", priority=1),
+    Field("dir", priority=8),
+    Field("n", "number", priority=3),
+    Field("IOPS", "number", _metric(), priority=7),
+    Field("MiB/s", "number", _metric(1), priority=5),
+    Field("lat mean ms", "number", _metric(3, 1e-3), priority=1),
+    Field("p95 ms", "number", _metric(3, 1e-3), priority=6),
+    Field("p99 ms", "number", _metric(3, 1e-3), priority=2),
+    Field("grade", priority=1),
+    Field("real s", "number", _metric(2), priority=0),
+]
+
+
+def _natural(text: str) -> tuple[tuple[int, int | str], ...]:
+    """``iodepth=4`` before ``iodepth=16``: digits compare as numbers."""
+    return tuple((0, int(part)) if part.isdigit() else (1, part) for part in re.split(r"(\d+)", text) if part)
+
+
+def _reading_order(row: Aggregate) -> tuple[Any, ...]:
+    """Config, workload, then sweep points in load order: the store returns them as text sorts."""
+    return (row.config_id, row.workload, _natural(row.variant), row.phase, row.direction, row.group or 0)
+
+
+def aggregate_listing(rows: list[Aggregate], scale: GradeScale | None = None) -> Listing:
+    """One row per measurement: mean over repetitions with the 95 % confidence half-width."""
+    scale = scale or GradeScale()
+    listing = Listing(None, list(AGGREGATE_FIELDS))
+    for row in sorted(rows, key=_reading_order):
+        p95 = row.metrics.get("lat_p95_us")
+        listing.add(
+            **{
+                "config": row.config_id,
+                "workload": row.workload,
+                "variant": row.variant or None,
+                "phase": row.phase,
+                "dir": row.direction,
+                "n": row.repetitions,
+                "IOPS": row.metrics.get("iops"),
+                "MiB/s": row.metrics.get("bw_mibps"),
+                "lat mean ms": row.metrics.get("lat_mean_us"),
+                "p95 ms": p95,
+                "p99 ms": row.metrics.get("lat_p99_us"),
+                "grade": grade(p95.mean, scale).letter if p95 is not None else None,
+                "real s": row.metrics.get("real_s"),
+            }
+        )
+    return listing
 
 
 def aggregates(console: Console, rows: list[Aggregate], scale: GradeScale | None = None) -> None:
     """One line per measurement: mean over repetitions with the 95 % confidence half-width."""
-    scale = scale or GradeScale()
-    table = Table(
-        Column("config", no_wrap=True),
-        Column("workload", no_wrap=True),
-        "variant",
-        "phase",
-        "dir",
-        "n",
-        "IOPS",
-        "MiB/s",
-        "lat mean ms",
-        "p95 ms",
-        "p99 ms",
-        "grade",
-        "real s",
-    )
-    for row in rows:
-        p95 = row.metrics.get("lat_p95_us")
-        letter = grade(p95.mean, scale).letter if p95 is not None else "-"
-        _row(
-            table,
-            row.config_id,
-            row.workload,
-            row.variant or "-",
-            row.phase,
-            row.direction,
-            row.repetitions,
-            _number(row.metrics.get("iops")),
-            _number(row.metrics.get("bw_mibps"), 1),
-            _number(row.metrics.get("lat_mean_us"), 3, 1e-3),
-            _number(p95, 3, 1e-3),
-            _number(row.metrics.get("lat_p99_us"), 3, 1e-3),
-            letter,
-            _number(row.metrics.get("real_s"), 2),
-        )
-    console.print(table)
+    print_table(console, aggregate_listing(rows, scale))
 
 
 def usd(value: Any) -> str:
@@ -125,33 +170,45 @@ def pct(value: Any) -> str:
     return f"{value:+.1f} %" if isinstance(value, int | float) else "-"
 
 
-def economics_table(run: dict[str, Any]) -> Table | None:
+def _monthly(config: dict[str, Any]) -> str:
+    return usd(config.get("monthly_usd")) + (" *" if config.get("cost_partial") else "")
+
+
+def economics_listing(run: dict[str, Any]) -> Listing | None:
     """Each config against the baseline: monthly cost, its delta, this run's cost, the verdict."""
     economics = run.get("economics")
     if not economics:
         return None
-    table = Table(
-        Column("config", no_wrap=True),
-        Column("monthly", justify="right"),
-        Column("vs baseline", justify="right"),
-        Column("this run", justify="right"),
-        "verdict",
-        title=f"run {run.get('run_id')}: costs against {economics.get('baseline')} "
+    listing = Listing(
+        f"run {run.get('run_id')}: costs against {economics.get('baseline')} "
         f"({economics.get('price_source')}, prices of {economics.get('price_date')})",
-        title_justify="left",
+        [
+            Field("config", "id", priority=9),
+            Field("monthly", "number", priority=8),
+            Field("vs baseline", "number", pct, priority=7),
+            Field("this run", "number", usd, priority=5),
+            Field("verdict", priority=6),
+        ],
     )
     for config in economics.get("configs") or []:
-        monthly = usd(config.get("monthly_usd")) + (" *" if config.get("cost_partial") else "")
-        table.add_row(
-            Text(str(config.get("id"))),
-            Text(monthly),
-            Text(pct(config.get("delta_monthly_pct"))),
-            Text(usd(config.get("run_usd"))),
-            Text(str(config.get("verdict"))),
+        listing.add(
+            **{
+                "config": config.get("id"),
+                "monthly": _monthly(config),
+                "vs baseline": config.get("delta_monthly_pct"),
+                "this run": config.get("run_usd"),
+                "verdict": config.get("verdict"),
+            }
         )
     if any(c.get("cost_partial") for c in economics.get("configs") or []):
-        table.caption = "* partly unpriced: see the report"
-    return table
+        listing.caption = "* partly unpriced: see the report"
+    return listing
+
+
+def economics(console: Console, run: dict[str, Any]) -> None:
+    listing = economics_listing(run)
+    if listing is not None:
+        print_table(console, listing)
 
 
 def run_summary(console: Console, run_id: str, execution: Any, record: dict[str, Any]) -> None:
@@ -163,32 +220,41 @@ def run_summary(console: Console, run_id: str, execution: Any, record: dict[str,
     status = (execution.output or {}).get("status") or run.get("status") or execution.status
     style = {"SUCCEEDED": "bold green", "PARTIAL": "bold yellow"}.get(str(status), "bold red")
     console.print(
-        Text.assemble((f"run {run_id}: {status}", style), f" in {execution.wall_s:.0f} s"), highlight=False
+        Text.assemble((f"run {run_id}: {status}", style), f" in {execution.wall_s:.0f} s"),
+        highlight=False,
+        soft_wrap=True,
     )
     if execution.status != "SUCCEEDED":
         console.print(
-            Text(f"execution {execution.status}: {execution.error}: {execution.cause}"), highlight=False
+            Text(f"execution {execution.status}: {execution.error}: {execution.cause}"),
+            highlight=False,
+            soft_wrap=True,
         )
-    configs = Table("config", "status", "records", "errors")
+    configs = Listing(
+        None,
+        [
+            Field("config", "id", priority=9),
+            Field("status", priority=8),
+            Field("records", "number", priority=7),
+            Field("errors", priority=6),
+        ],
+    )
     for config in (execution.output or {}).get("configs", []):
         problems = "; ".join(
             f"{e['step']}: {e['error']}: {e['cause'][:120]}" for e in config.get("errors", [])
         )
         leftovers = "; ".join(config.get("leftovers", []))
-        _row(
-            configs,
-            config["config_id"],
-            config["status"],
-            config["records"],
-            problems + (f" | leftovers: {leftovers}" if leftovers else "") or "-",
+        configs.add(
+            config=config["config_id"],
+            status=config["status"],
+            records=config["records"],
+            errors=problems + (f" | leftovers: {leftovers}" if leftovers else "") or None,
         )
-    console.print(configs)
+    print_table(console, configs)
     records = [ResultRecord.model_validate(r["record"]) for r in record.get("results", [])]
     if records:
         aggregates(console, aggregate(records))
-    table = economics_table(run)
-    if table is not None:
-        console.print(table)
+    economics(console, run)
     output = execution.output or {}
     failed_costs = [] if output.get("economics") else output.get("economics_notes", [])  # else: in the report
     for note in [*failed_costs, *output.get("report_notes", [])]:

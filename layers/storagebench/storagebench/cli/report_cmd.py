@@ -31,18 +31,50 @@ def report(
     open_it: Annotated[bool, typer.Option("--open", help="open the HTML report in a browser")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="print where each file went")] = False,
     root: Annotated[Path, ROOT_OPTION] = Path(".storagebench"),
+    stack: Annotated[
+        str | None,
+        typer.Option("--stack", help="download the report Finalize wrote on this deployed stack (SigV4)"),
+    ] = None,
+    api_url: Annotated[str | None, typer.Option("--api-url", help="the API's URL instead of --stack")] = None,
+    region: Annotated[str | None, typer.Option("--region", help="with --stack: the stack's region")] = None,
+    link_only: Annotated[
+        bool, typer.Option("--link", help="with --stack: print the presigned links, download nothing")
+    ] = False,
 ) -> None:
     """Write a run's report: comparison table with grades and verdicts, charts with confidence
     intervals, latency percentiles and histograms, IOPS series with burst knees, cost against
-    performance with the Pareto frontier, and warnings."""
-    from storagebench.report import build_report, render_csv, render_html, render_markdown
-    from storagebench.workflow.run_outputs import report_inputs
-    from storagebench_local.adapters.artifacts import LocalArtifacts
-
+    performance with the Pareto frontier, and warnings. Locally it is rebuilt from the results; with
+    --stack the one the run's Finalize step wrote is downloaded (GET /runs/{id}/report)."""
     chosen = formats or list(EXTENSIONS)
     unknown = [f for f in chosen if f not in EXTENSIONS]
     if unknown:
         raise fail(f"--format {unknown[0]!r} is not one of {', '.join(EXTENSIONS)}")
+    if link_only and stack is None and api_url is None:
+        raise fail("--link prints the presigned links of a stack's report: give --stack NAME")
+    if stack is not None or api_url is not None:
+        from storagebench.cli.stack_report import download_report
+
+        directory = out_dir or Path("reports") / run_id
+        written = download_report(
+            stack, api_url, region, run_id, list(dict.fromkeys(chosen)), directory, link_only
+        )
+    else:
+        written = _rebuild_locally(run_id, chosen, out_dir, root)
+    if as_json:
+        print_json({"run_id": run_id, ("links" if link_only else "files"): written})
+    else:
+        for name, where in written.items():
+            out.print(Text(f"{name}: {where}"), highlight=False, soft_wrap=True)
+    if open_it and "html" in written:
+        where = written["html"]
+        webbrowser.open(where if link_only else Path(where).resolve().as_uri())
+
+
+def _rebuild_locally(run_id: str, chosen: list[str], out_dir: Path | None, root: Path) -> dict[str, str]:
+    from storagebench.report import build_report, render_csv, render_html, render_markdown
+    from storagebench.workflow.run_outputs import report_inputs
+    from storagebench_local.adapters.artifacts import LocalArtifacts
+
     with local_store(root) as store:
         try:
             stored = store.get_run(run_id)
@@ -57,13 +89,7 @@ def report(
         target = directory / f"report.{EXTENSIONS[name]}"
         target.write_text(renderers[name](built), encoding="utf-8")
         written[name] = str(target)
-    if as_json:
-        print_json({"run_id": run_id, "files": written})
-    else:
-        for name, where in written.items():
-            out.print(Text(f"{name}: {where}"), highlight=False)
-    if open_it and "html" in written:
-        webbrowser.open(Path(written["html"]).resolve().as_uri())
+    return written
 
 
 def register(app: typer.Typer) -> None:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from storagebench.catalog import instance_type
 from storagebench.kinds import kind_of
 from storagebench.planning.steps import plan_steps
 from storagebench.request.model import BenchmarkRequest
@@ -14,11 +13,6 @@ def summarize_request(request: BenchmarkRequest) -> dict[str, Any]:
     warnings: list[str] = []
     configs = []
     for config in request.configs:
-        if instance_type(config.instance_type) is None:
-            warnings.append(
-                f"config {config.id}: instance type {config.instance_type} is not in the catalog: its EBS "
-                "limits are unknown, so results cannot say whether the instance was the bound"
-            )
         targets = []
         for target in config.targets:
             entry: dict[str, Any] = {"id": target.id, "kind": target.kind}

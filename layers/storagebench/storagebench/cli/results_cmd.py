@@ -2,18 +2,25 @@
 
 from __future__ import annotations
 
+import re
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.table import Table
 from rich.text import Text
 
-from storagebench.cli import render
+from storagebench.cli import listing, render
 from storagebench.cli.console import err, fail, out, print_json
+from storagebench.cli.listing import FORMAT_HELP, FORMATS, Field, Listing, output_format, when
 from storagebench.core.clock import parse_iso
+
+# ``storagebench.export.EXPORT_FORMATS``: with --run, these formats are its per-repetition rows
+EXPORT_FORMATS = ("csv", "jsonl", "parquet")
+EXIT_NOTHING = 1
 
 ROOT_OPTION = typer.Option(help="where local runs keep their results and artifacts")
 
@@ -40,64 +47,77 @@ def local_store(root: Path) -> Iterator[Any]:
         ) from None
 
 
-def _runs_table(runs: list[dict[str, Any]], title: str) -> Table:
-    table = Table(
-        "run",
-        "suite",
-        "status",
-        "started",
-        "ended",
-        "configs",
-        "records",
-        "run cost",
-        "regressions",
-        title=title,
-        title_justify="left",
+def _regressions(run: dict[str, Any]) -> str | None:
+    counts = run.get("regression_counts") or {}
+    return f"{counts.get('regression', 0)} down, {counts.get('improvement', 0)} up" if counts else None
+
+
+def runs_listing(runs: list[dict[str, Any]], title: str) -> Listing:
+    """One row per run; the run id is never cut (a narrow terminal drops other columns first)."""
+    listing = Listing(
+        title,
+        [
+            Field("run", "id", priority=10),
+            Field("suite", priority=3),
+            Field("status", priority=9),
+            Field("started", "id", when, priority=6),
+            Field("ended", "id", when, priority=1),
+            Field("configs", "number", priority=4),
+            Field("records", "number", priority=5),
+            Field("run cost", "number", render.usd, priority=7),
+            Field("regressions", priority=2),
+        ],
     )
     for run in runs:
-        counts = run.get("regression_counts") or {}
-        flagged = f"{counts.get('regression', 0)} down, {counts.get('improvement', 0)} up" if counts else "-"
-        table.add_row(
-            *(
-                Text(str(v))
-                for v in (
-                    run.get("run_id"),
-                    run.get("suite"),
-                    run.get("status"),
-                    run.get("started_at"),
-                    run.get("ended_at") or "-",
-                    len(run.get("configs") or []),
-                    run.get("records", "-"),
-                    render.usd((run.get("economics") or {}).get("run_cost_usd")),
-                    flagged,
-                )
-            )
+        listing.add(
+            **{
+                "run": run.get("run_id"),
+                "suite": run.get("suite"),
+                "status": run.get("status"),
+                "started": run.get("started_at"),
+                "ended": run.get("ended_at"),
+                "configs": len(run.get("configs") or []),
+                "records": run.get("records"),
+                "run cost": (run.get("economics") or {}).get("run_cost_usd"),
+                "regressions": _regressions(run),
+            }
         )
-    return table
+    return listing
 
 
-def _history_table(points: list[dict[str, Any]], title: str) -> Table:
-    table = Table("started", "run", "config", "rep", "dir", "IOPS", "MiB/s", "p95 ms", title=title)
+def _measured(key: str, digits: int, scale: float = 1.0) -> Any:
+    return lambda value: f"{value * scale:,.{digits}f}" if isinstance(value, int | float) else "-"
+
+
+def history_listing(points: list[dict[str, Any]], title: str) -> Listing:
+    listing = Listing(
+        title,
+        [
+            Field("started", "id", when, priority=5),
+            Field("run", "id", priority=10),
+            Field("config", "id", priority=4),
+            Field("rep", "number", priority=3),
+            Field("dir", priority=6),
+            Field("IOPS", "number", _measured("iops", 0), priority=9),
+            Field("MiB/s", "number", _measured("bw_mibps", 1), priority=7),
+            Field("p95 ms", "number", _measured("p95_us", 3, 1e-3), priority=8),
+        ],
+    )
     for point in points:
         record = point.get("record") or {}
-        latency = record.get("latency") or {}
-        p95 = latency.get("p95_us")
-        table.add_row(
-            *(
-                Text(str(v))
-                for v in (
-                    point.get("started_at"),
-                    point.get("run_id"),
-                    point.get("config_id"),
-                    point.get("repetition"),
-                    record.get("direction", "-"),
-                    f"{record['iops']:,.0f}" if isinstance(record.get("iops"), int | float) else "-",
-                    f"{record['bw_mibps']:,.1f}" if isinstance(record.get("bw_mibps"), int | float) else "-",
-                    f"{p95 / 1000:,.3f}" if isinstance(p95, int | float) else "-",
-                )
-            )
+        listing.add(
+            **{
+                "started": point.get("started_at"),
+                "run": point.get("run_id"),
+                "config": point.get("config_id"),
+                "rep": point.get("repetition"),
+                "dir": record.get("direction"),
+                "IOPS": record.get("iops"),
+                "MiB/s": record.get("bw_mibps"),
+                "p95 ms": (record.get("latency") or {}).get("p95_us"),
+            }
         )
-    return table
+    return listing
 
 
 def _iso_date(value: str, option: str) -> str:
@@ -109,28 +129,134 @@ def _iso_date(value: str, option: str) -> str:
 
 
 DIRECTIONS = ("read", "write", "mixed", "trim")
+EVER = "1970-01-01"  # --since when not given: the whole history
+RESULTS_FORMATS = (*FORMATS, "parquet")
+# A local run's id is ``<suite>-<UTC stamp>-<hex>`` (or ``<suite>-key-<digest>``): its suite is the prefix
+_RUN_ID = re.compile(r"^(?P<suite>.+)-(?:\d{8}T\d{6}Z-[0-9a-f]+|key-[0-9a-f]+)$")
+
+
+def local_suites(root: Path) -> list[str]:
+    """The suites whose runs left artifacts under ``root`` (each run keeps ``artifacts/runs/<id>``)."""
+    runs = root / "artifacts" / "runs"
+    names = sorted(p.name for p in runs.iterdir() if p.is_dir()) if runs.is_dir() else []
+    return sorted({m["suite"] for name in names if (m := _RUN_ID.match(name))})
+
+
+def latest_local_runs(store: Any, root: Path, last: int) -> list[dict[str, Any]]:
+    """The newest ``last`` runs of every suite run here, and those in progress, newest first."""
+    found: dict[str, dict[str, Any]] = {}
+    for suite in local_suites(root):
+        for run in store.list_runs(suite, last):
+            found[str(run.get("run_id"))] = run
+    for run in store.runs_in_progress():
+        found.setdefault(str(run.get("run_id")), run)
+    ordered = sorted(
+        found.values(), key=lambda r: (str(r.get("started_at")), str(r.get("run_id"))), reverse=True
+    )
+    return ordered[:last]
+
+
+@dataclass(frozen=True)
+class Ask:
+    """What ``results`` was asked, checked."""
+
+    run: str | None
+    suite: str | None
+    last: int
+    active: bool
+    storage: str | None
+    config: str | None
+    target: str | None
+    workload: str | None
+    since: str
+    until: str | None
+    variant: str
+    phase: str
+    direction: str | None
+
+    @property
+    def history(self) -> bool:
+        return self.storage is not None or self.config is not None
+
+    def history_query(self, storage: str) -> dict[str, Any]:
+        return {
+            "storage": storage,
+            "workload": self.workload,
+            "since": self.since,
+            "until": self.until,
+            "variant": self.variant,
+            "phase": self.phase,
+            "direction": self.direction,
+        }
+
+
+def _checked(ask: Ask) -> None:
+    if ask.storage is not None and ask.config is not None:
+        raise fail("give --storage OPTION or --config ID (its storage option is looked up), not both")
+    if ask.history:
+        if ask.workload is None:
+            raise fail("a history needs --workload ID (with --storage OPTION or --config ID)")
+        if ask.active:
+            raise fail("--active lists runs in progress: it goes with no history option")
+        if ask.storage is not None and ask.run is not None:
+            raise fail(
+                "--run names the run whose request reads --config: give --config with it, not --storage"
+            )
+        if ask.direction is not None and ask.direction not in DIRECTIONS:
+            raise fail(f"--direction {ask.direction!r} is not one of {', '.join(DIRECTIONS)}")
+        return
+    if sum([ask.run is not None, ask.suite is not None, ask.active]) > 1:
+        raise fail("give one of --run RUN_ID, --suite NAME or --active (none: the latest runs)")
+    if ask.workload is not None or ask.target is not None:
+        raise fail("--workload and --target go with --config ID or --storage OPTION (a history)")
 
 
 def results(
     run: Annotated[str | None, typer.Option("--run", help="one run with its configs and results")] = None,
     suite: Annotated[str | None, typer.Option("--suite", help="the latest runs of this suite")] = None,
-    last: Annotated[int, typer.Option("--last", min=1, max=1000, help="how many runs of --suite")] = 10,
+    last: Annotated[int, typer.Option("--last", min=1, max=1000, help="how many runs to list")] = 10,
     active: Annotated[bool, typer.Option("--active", help="runs in progress")] = False,
     storage: Annotated[
         str | None,
         typer.Option("--storage", help="one storage option's history (as `results --run` names it)"),
     ] = None,
+    config: Annotated[
+        str | None,
+        typer.Option(
+            "--config",
+            help="one config's history, by its id in the request (of --run, else the latest run of --suite, "
+            "else the latest run)",
+        ),
+    ] = None,
+    target: Annotated[
+        str | None, typer.Option("--target", help="with --config: the target, when the config has several")
+    ] = None,
     workload: Annotated[
-        str | None, typer.Option("--workload", help="with --storage: the workload id")
+        str | None, typer.Option("--workload", help="with --config or --storage: the workload id")
     ] = None,
-    since: Annotated[str | None, typer.Option("--since", help="with --storage: from this ISO date")] = None,
-    until: Annotated[str | None, typer.Option("--until", help="with --storage: before this ISO date")] = None,
-    variant: Annotated[str, typer.Option(help="with --storage: sweep point, e.g. numjobs=16")] = "-",
-    phase: Annotated[str, typer.Option(help="with --storage: the workload phase")] = "run",
+    since: Annotated[
+        str | None, typer.Option("--since", help="a history from this ISO date (default: all of it)")
+    ] = None,
+    until: Annotated[str | None, typer.Option("--until", help="a history before this ISO date")] = None,
+    variant: Annotated[str, typer.Option(help="a history's sweep point, e.g. numjobs=16")] = "-",
+    phase: Annotated[str, typer.Option(help="a history's workload phase")] = "run",
     direction: Annotated[
-        str | None, typer.Option(help=f"with --storage: one of {', '.join(DIRECTIONS)} (default: all)")
+        str | None, typer.Option(help=f"a history's direction: {', '.join(DIRECTIONS)} (default: all)")
     ] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="machine-readable")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="machine-readable (--format json)")] = False,
+    fmt: Annotated[
+        str | None,
+        typer.Option(
+            "--format",
+            help=FORMAT_HELP + "; with --run, csv, jsonl and parquet are one row per repetition (the export)",
+        ),
+    ] = None,
+    out_file: Annotated[
+        Path | None, typer.Option("--out", help="with --run --format csv|jsonl|parquet: write this file")
+    ] = None,
+    columns: Annotated[
+        str | None, typer.Option("--columns", help="the table's columns, comma-separated")
+    ] = None,
     root: Annotated[Path, ROOT_OPTION] = Path(".storagebench"),
     stack: Annotated[
         str | None, typer.Option("--stack", help="query this deployed stack's API (SigV4) instead")
@@ -138,141 +264,262 @@ def results(
     api_url: Annotated[str | None, typer.Option("--api-url", help="the API's URL instead of --stack")] = None,
     region: Annotated[str | None, typer.Option("--region", help="with --stack: the stack's region")] = None,
 ) -> None:
-    """Query stored results: a run (--run), a suite's history (--suite --last N), one storage
-    option's metric history (--storage --workload --since), runs in progress (--active); locally,
-    or on a deployed stack (--stack NAME).
+    """Query stored results: the latest runs (no option), a run (--run), a suite's latest runs
+    (--suite --last N), runs in progress (--active), or one storage option's metric history
+    (--config ID or --storage OPTION, with --workload); locally, or on a deployed stack (--stack NAME).
 
-    Each is a single DynamoDB Query (the history: one per direction)."""
-    if sum([run is not None, suite is not None, active, storage is not None]) != 1:
-        raise fail("give exactly one of --run RUN_ID, --suite NAME, --storage OPTION or --active")
-    if storage is not None:
-        if workload is None or since is None:
-            raise fail("--storage needs --workload ID and --since DATE")
-        if direction is not None and direction not in DIRECTIONS:
-            raise fail(f"--direction {direction!r} is not one of {', '.join(DIRECTIONS)}")
-        since = _iso_date(since, "--since")
-        until = _iso_date(until, "--until") if until is not None else None
+    A history whose names match nothing lists the choices and exits 2; one with no measurement
+    exits 1."""
+    chosen = output_format(fmt, as_json, RESULTS_FORMATS)
+    ask = Ask(
+        run=run,
+        suite=suite,
+        last=last,
+        active=active,
+        storage=storage,
+        config=config,
+        target=target,
+        workload=workload,
+        since=_iso_date(since, "--since") if since is not None else EVER,
+        until=_iso_date(until, "--until") if until is not None else None,
+        variant=variant,
+        phase=phase,
+        direction=direction,
+    )
+    _checked(ask)
+    if chosen == "parquet" and (ask.run is None or ask.history):
+        raise fail("--format parquet is the export of one run: give --run RUN_ID")
+    if out_file is not None and (ask.run is None or ask.history or chosen not in EXPORT_FORMATS):
+        raise fail("--out writes a run's export: give --run RUN_ID --format csv|jsonl|parquet")
     if stack is not None or api_url is not None:
-        _results_on_stack(
-            stack,
-            api_url,
-            region,
-            {
-                "run": run,
-                "suite": suite,
-                "last": last,
-                "storage": storage,
-                "workload": workload,
-                "since": since,
-                "until": until,
-                "variant": variant,
-                "phase": phase,
-                "direction": direction,
-            },
-            as_json,
-        )
+        _results_on_stack(stack, api_url, region, ask, chosen, columns, out_file)
         return
     with local_store(root) as store:
-        if run is not None:
-            try:
-                document = store.get_run(run)
-            except KeyError:
-                raise fail(f"no run {run!r} in the local results") from None
-            if as_json:
-                print_json(document)
-            else:
-                _show_run(document)
-            return
-        if storage is not None:
-            assert workload is not None and since is not None
+        if ask.history:
+            storage_key = ask.storage or _local_option(store, root, ask)
             points = [
                 point
-                for d in ((direction,) if direction else DIRECTIONS)
-                for point in store.metric_history(storage, workload, variant, phase, d, since, until)
+                for d in ((ask.direction,) if ask.direction else DIRECTIONS)
+                for point in store.metric_history(
+                    storage_key, ask.workload, ask.variant, ask.phase, d, ask.since, ask.until
+                )
             ]
             points.sort(key=lambda p: (str(p.get("started_at")), str(p.get("run_id"))), reverse=True)
-            if as_json:
-                print_json({"storage_option": storage, "workload": workload, "points": points})
-            else:
-                out.print(_history_table(points, f"{storage} / {workload} since {since}"))
+            _show_history(ask, storage_key, points, chosen, columns)
             return
-        runs = store.list_runs(suite, last) if suite is not None else store.runs_in_progress()
-    if as_json:
-        print_json({"runs": runs})
+        if ask.run is not None:
+            try:
+                document = store.get_run(ask.run)
+            except KeyError:
+                raise fail(f"no run {ask.run!r} in the local results") from None
+            _show_local_run(document, chosen, columns, out_file)
+            return
+        if ask.suite is not None:
+            runs, title = store.list_runs(ask.suite, ask.last), f"suite {ask.suite}, latest {ask.last}"
+        elif ask.active:
+            runs, title = store.runs_in_progress(), "runs in progress"
+        else:
+            runs, title = latest_local_runs(store, root, ask.last), f"latest {ask.last} runs, every suite"
+    _show_runs(runs, title, chosen, columns)
+
+
+def _latest_run_for_names(store: Any, root: Path, ask: Ask) -> dict[str, Any]:
+    if ask.run is not None:
+        try:
+            return dict(store.get_run(ask.run)["run"])
+        except KeyError:
+            raise fail(f"no run {ask.run!r} in the local results") from None
+    runs = store.list_runs(ask.suite, 1) if ask.suite is not None else latest_local_runs(store, root, 1)
+    if not runs:
+        where = f"suite {ask.suite}" if ask.suite else "any suite"
+        raise fail(f"no run of {where} in the local results to read --config {ask.config!r} from")
+    return dict(runs[0])
+
+
+def _resolved(run: dict[str, Any], ask: Ask) -> str:
+    from storagebench.cli.history_names import UnknownNameError, resolve_series
+
+    assert ask.config is not None and ask.workload is not None
+    try:
+        series = resolve_series(run, ask.config, ask.workload, ask.target)
+    except UnknownNameError as exc:
+        raise fail(str(exc)) from None
+    err.print(
+        Text(f"--config {ask.config}: {series.storage_option} (named by run {series.run_id})"),
+        highlight=False,
+        soft_wrap=True,
+    )
+    return series.storage_option
+
+
+def _local_option(store: Any, root: Path, ask: Ask) -> str:
+    return _resolved(_latest_run_for_names(store, root, ask), ask)
+
+
+def _show_history(
+    ask: Ask, storage_key: str, points: list[dict[str, Any]], fmt: str, columns: str | None
+) -> None:
+    """The points; none at all is an answer too, but exits 1 so a script notices the empty series."""
+    label = f"{storage_key} / {ask.workload}" + (f" since {ask.since}" if ask.since != EVER else "")
+    document = {"storage_option": storage_key, "workload": ask.workload, "points": points}
+    listing.show(out, history_listing(points, label), fmt, document, columns)
+    if not points:
+        which = f"variant {ask.variant}, phase {ask.phase}, direction {ask.direction or 'any'}"
+        raise fail(
+            f"no measurement of {ask.workload} on {storage_key} ({which}) since {ask.since}: check the names "
+            "with `storagebench results --run RUN_ID`",
+            EXIT_NOTHING,
+        )
+
+
+def _show_runs(runs: list[dict[str, Any]], title: str, fmt: str, columns: str | None) -> None:
+    listing.show(out, runs_listing(runs, title), fmt, {"runs": runs}, columns)
+    if fmt != "table":
         return
-    out.print(_runs_table(runs, f"suite {suite}, latest {last}" if suite else "runs in progress"))
     for item in runs:
-        table = render.economics_table(item)
-        if table is not None:
-            out.print(table)
+        render.economics(out, item)
+
+
+def _export(document: dict[str, Any], fmt: str, out_file: Path | None, run_id: str) -> None:
+    """One row per repetition (``storagebench.export``): csv/jsonl to stdout or --out, parquet to a file."""
+    from storagebench.export import ExportError, run_rows, write_rows
+
+    rows = run_rows(document)
+    if fmt == "parquet" and out_file is None:
+        out_file = Path(f"{run_id}.parquet")
+    try:
+        if out_file is None:
+            write_rows(rows, fmt, sys.stdout.buffer)
+            sys.stdout.flush()
+            return
+        with out_file.open("wb") as stream:
+            write_rows(rows, fmt, stream)
+    except ExportError as exc:
+        raise fail(f"--format {fmt}: {exc}", 1) from None
+    except OSError as exc:
+        raise fail(f"--out {out_file}: {exc.strerror or exc}", 1) from None
+    err.print(
+        Text(f"{len(rows)} row(s) of run {run_id} written to {out_file}"), highlight=False, soft_wrap=True
+    )
+
+
+def _show_local_run(document: dict[str, Any], fmt: str, columns: str | None, out_file: Path | None) -> None:
+    run_id = str(document["run"].get("run_id"))
+    if fmt in EXPORT_FORMATS:
+        _export(document, fmt, out_file, run_id)
+    elif fmt == "json":
+        print_json(document)
+    else:
+        _show_run(document, columns)
 
 
 def _results_on_stack(
-    stack: str | None, api_url: str | None, region: str | None, ask: dict[str, Any], as_json: bool
+    stack: str | None,
+    api_url: str | None,
+    region: str | None,
+    ask: Ask,
+    fmt: str,
+    columns: str | None,
+    out_file: Path | None,
 ) -> None:
     """The same queries through the stack's API: GET /runs/{id}, /runs, /results."""
-    from storagebench.cli.stack_client import stack_api
+    from storagebench.cli.stack_client import results_points, stack_api
 
     with stack_api(stack, api_url, region) as api:
-        if ask["run"] is not None:
-            _, document = api.call("GET", f"/runs/{ask['run']}")
-        elif ask["storage"] is not None:
-            query = {
-                k: ask[k] for k in ("storage", "workload", "since", "until", "variant", "phase", "direction")
-            }
-            points: list[dict[str, Any]] = []
-            cursor = None
-            while True:  # every page, as `results --storage` shows the whole history locally
-                _, page = api.call("GET", "/results", {**query, "limit": 1000, "cursor": cursor})
-                points.extend(page["points"])
-                cursor = page["next_cursor"]
-                if cursor is None:
-                    break
-            document = {"storage_option": ask["storage"], "workload": ask["workload"], "points": points}
-        else:
-            query = (
-                {"suite": ask["suite"], "limit": min(ask["last"], 100)} if ask["suite"] else {"limit": 100}
-            )
-            _, page = api.call("GET", "/runs", query)
-            document = {"runs": page["runs"]}
-    if as_json:
-        print_json(document)
-    elif ask["run"] is not None:
-        run = document.get("run") or {"run_id": document["run_id"], "status": document["status"]}
-        out.print(_runs_table([run], f"run {document['run_id']}"))
-        progress = Table("config", "status", "updated", title_justify="left")
-        for config in document.get("configs") or []:
-            progress.add_row(
-                *(Text(str(config.get(k) or "-")) for k in ("config_id", "status", "updated_at"))
-            )
-        out.print(progress)
-        table = render.economics_table(run)
-        if table is not None:
-            out.print(table)
-    elif ask["storage"] is not None:
-        out.print(
-            _history_table(document["points"], f"{ask['storage']} / {ask['workload']} since {ask['since']}")
-        )
+        if ask.history:
+            storage_key = ask.storage or _stack_option(api, ask)
+            # every page, as a local history shows the whole series
+            points = results_points(api, ask.history_query(storage_key))
+        elif ask.run is not None:
+            _, document = api.call("GET", f"/runs/{ask.run}")
+        elif ask.suite is not None:
+            _, page = api.call("GET", "/runs", {"suite": ask.suite, "limit": min(ask.last, 100)})
+            runs, title = page["runs"], f"suite {ask.suite}, latest {ask.last}"
+        else:  # the API lists finished runs by suite only: without one, the runs in progress
+            _, page = api.call("GET", "/runs", {"limit": min(ask.last, 100)})
+            runs, title = page["runs"], "runs in progress (finished runs: --suite NAME)"
+    if ask.history:
+        _show_history(ask, storage_key, points, fmt, columns)
+    elif ask.run is not None:
+        _show_stack_run(document, fmt, columns, out_file)
     else:
-        title = f"suite {ask['suite']}, latest {ask['last']}" if ask["suite"] else "runs in progress"
-        out.print(_runs_table(document["runs"], title))
+        _show_runs(runs, title, fmt, columns)
 
 
-def _show_run(document: dict[str, Any]) -> None:
+def _stack_option(api: Any, ask: Ask) -> str:
+    """--config on a stack: the request of --run, else of the suite's latest run, names the option."""
+    if ask.run is not None:
+        _, detail = api.call("GET", f"/runs/{ask.run}")
+        run = detail.get("run") or {}
+    elif ask.suite is not None:
+        _, page = api.call("GET", "/runs", {"suite": ask.suite, "limit": 1})
+        if not page["runs"]:
+            raise fail(f"no run of suite {ask.suite} on the stack to read --config {ask.config!r} from")
+        _, detail = api.call("GET", f"/runs/{page['runs'][0]['run_id']}")
+        run = detail.get("run") or {}
+    else:
+        raise fail("on a stack, --config needs --suite NAME or --run RUN_ID (whose request names it)")
+    return _resolved(dict(run), ask)
+
+
+def progress_listing(configs: list[dict[str, Any]]) -> Listing:
+    listing = Listing(
+        None,
+        [Field("config", "id", priority=9), Field("status", priority=8), Field("updated", priority=5)],
+    )
+    for config in configs:
+        listing.add(
+            config=config.get("config_id"), status=config.get("status"), updated=config.get("updated_at")
+        )
+    return listing
+
+
+def _show_stack_run(document: dict[str, Any], fmt: str, columns: str | None, out_file: Path | None) -> None:
+    if fmt in EXPORT_FORMATS:
+        _export(document, fmt, out_file, str(document["run_id"]))
+        return
+    if fmt == "json":
+        print_json(document)
+        return
+    run = document.get("run") or {"run_id": document["run_id"], "status": document["status"]}
+    if fmt != "table":  # jsonl/csv: the run's row, as in a list of runs
+        listing.show(out, runs_listing([run], ""), fmt, None, columns)
+        return
+    out.print(Text(f"run {document['run_id']}"), highlight=False, soft_wrap=True)
+    listing.show(out, runs_listing([run], ""), fmt, None, columns)
+    listing.print_table(out, progress_listing(document.get("configs") or []))
+    render.economics(out, run)
+
+
+def options_listing(document: Any) -> Listing:
+    """Each config's status and the storage option its history is kept under."""
+    options = Listing(
+        None,
+        [
+            Field("config", "id", priority=9),
+            Field("status", priority=5),
+            Field("storage option (for --storage)", "id", priority=8),
+        ],
+    )
+    status = {c.config_id: c.status for c in document.configs}
+    for (config_id, _target), option in sorted(document.options.items()):
+        options.add(
+            **{"config": config_id, "status": status.get(config_id), "storage option (for --storage)": option}
+        )
+    return options
+
+
+def _show_run(document: dict[str, Any], columns: str | None) -> None:
+    """The run id on a line of its own (copyable whole), its row, its configs, costs and measurements."""
     from storagebench.analysis.stats import aggregate
     from storagebench.store.models import decode_run
 
     run = document["run"]
     decoded = decode_run(document)
-    out.print(_runs_table([run], f"run {decoded.run.run_id}"))
-    options = Table("config", "status", "storage option (for --storage)", title_justify="left")
-    status = {c.config_id: c.status for c in decoded.configs}
-    for (config_id, _target), option in sorted(decoded.options.items()):
-        options.add_row(Text(config_id), Text(str(status.get(config_id, "-"))), Text(option))
-    out.print(options)
-    table = render.economics_table(run)
-    if table is not None:
-        out.print(table)
+    out.print(Text(f"run {decoded.run.run_id}"), highlight=False, soft_wrap=True)
+    listing.show(out, runs_listing([run], ""), "table", None, columns)
+    listing.print_table(out, options_listing(decoded))
+    render.economics(out, run)
     render.aggregates(out, aggregate(decoded.records))
     for note in decoded.notes:
         err.print(Text.assemble(("note: ", "yellow"), note), highlight=False)

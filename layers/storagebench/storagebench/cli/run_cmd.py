@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -16,6 +17,8 @@ from storagebench.cli.console import err, fail, out, print_json
 
 if TYPE_CHECKING:
     from storagebench.costs.recommend import Recommendation
+    from storagebench.planning.local import LocalOptions
+    from storagebench.request.model import BenchmarkRequest
 
 
 def _agent_progress(session: Any, key: str) -> dict[str, Any]:
@@ -55,6 +58,30 @@ def _progress_table(session: Any, run_id: str, configs: list[str], started: floa
     return table
 
 
+@dataclass
+class ProgressLines:
+    """Progress where no live table can redraw (a log, a pipe): one stderr line per change."""
+
+    session: Any
+    configs: list[str]
+    started: float
+    shown: dict[str, str] = field(default_factory=dict)
+
+    def poll(self, run_id: str) -> None:
+        run = _safe_run(self.session, run_id)
+        statuses = {c.get("config_id"): c.get("status", "") for c in run.get("configs", [])}
+        for config_id in self.configs:
+            prefix = self.session.instance_prefix(run_id, config_id)
+            progress = _agent_progress(self.session, f"{prefix}agent/progress.json") if prefix else {}
+            step = f" step {progress.get('step')}/{progress.get('steps')}" if progress.get("steps") else ""
+            stage = f" {progress['stage']}" if progress.get("stage") else ""
+            line = f"{config_id}: {statuses.get(config_id, 'PLANNED')}{stage}{step}"
+            if self.shown.get(config_id) != line:
+                self.shown[config_id] = line
+                elapsed = time.monotonic() - self.started
+                err.print(Text(f"{elapsed:6.0f} s  {line}"), highlight=False, soft_wrap=True)
+
+
 def _safe_run(session: Any, run_id: str) -> dict[str, Any]:
     try:
         run: dict[str, Any] = session.services.store.get_run(run_id)
@@ -63,14 +90,14 @@ def _safe_run(session: Any, run_id: str) -> dict[str, Any]:
     return run
 
 
-def _check_requirements(requires: list[str], workloads: list[str], local: bool) -> None:
+def _check_requirements(requires: list[str], workloads: list[str], judged: bool) -> None:
     """Refuse a requirement that cannot be read before anything runs (exit 2), not after."""
     from storagebench.request.requirements import RequirementError, parse_requirement
 
-    if requires and not local:
+    if requires and not judged:
         raise fail(
-            "--require judges the run's results, and --stack only starts the run: once it ended, ask "
-            "`storagebench recommend --stack NAME --run ID --require ...`"
+            "--require judges the run's results, and --stack without --wait only starts the run: add "
+            "--wait, or once it ended ask `storagebench recommend --stack NAME --run ID --require ...`"
         )
     for text in requires:
         try:
@@ -100,8 +127,22 @@ def run(
     api_url: Annotated[str | None, typer.Option("--api-url", help="the API's URL instead of --stack")] = None,
     region: Annotated[str | None, typer.Option("--region", help="with --stack: the stack's region")] = None,
     dry_run: Annotated[
-        bool, typer.Option("--dry-run", help="with --stack: the plan, cost and guardrails; start nothing")
+        bool,
+        typer.Option(
+            "--dry-run", help="the plan, expected wall time and cost, and the guardrails; start nothing"
+        ),
     ] = False,
+    wait: Annotated[
+        bool,
+        typer.Option(
+            "--wait",
+            help="with --stack: follow the run until it ends (progress on stderr) and exit 0 when it "
+            "succeeded, 1 when not (or, with --require, when no config meets them)",
+        ),
+    ] = False,
+    poll_seconds: Annotated[
+        float, typer.Option("--poll-seconds", min=1, help="with --wait: seconds between two looks")
+    ] = 30.0,
     require: Annotated[
         list[str] | None,
         typer.Option(
@@ -132,12 +173,19 @@ def run(
         raise fail("give --local (this machine) or --stack NAME / --api-url URL (a deployed stack)")
     if local and idempotency_key is not None:
         raise fail("--idempotency-key goes with --stack or --api-url: a local run starts once anyway")
+    if wait and (local or dry_run):
+        raise fail(
+            "--wait follows a run started on a stack (--stack, without --dry-run); a local run waits anyway"
+        )
     try:
         request = load_request(suite)
     except RequestError as exc:
         raise fail(str(exc)) from None
     requires = list(require or [])
-    _check_requirements(requires, [w.id for w in request.resolved_workloads()], local)
+    _check_requirements(requires, [w.id for w in request.resolved_workloads()], local or wait)
+    if local and dry_run:
+        _local_dry_run(request, root, as_json)
+        return
     if not local:
         from storagebench.api.errors import ApiError
         from storagebench.api.service import check_execution_input, checked_idempotency_key
@@ -155,29 +203,51 @@ def run(
             where = "--idempotency-key" if exc.status == 400 else str(suite)
             raise fail(f"{where}: {exc.status} {exc.code}: {exc.message}") from None
         headers = {"Idempotency-Key": idempotency_key} if idempotency_key is not None else {}
-        _run_on_stack(document, stack, api_url, region, dry_run, as_json, route, headers)
+        _run_on_stack(
+            document,
+            StackTarget(stack, api_url, region),
+            Waiting(wait, poll_seconds, requires),
+            dry_run,
+            as_json,
+            route,
+            headers,
+        )
         return
+    options = LocalOptions(capacity_bytes=int(capacity_gib * (1 << 30)), knee_seconds=knee_seconds)
+    _run_locally(request, json.loads(suite.read_text(encoding="utf-8")), root, options, requires, as_json)
+
+
+def _run_locally(
+    request: BenchmarkRequest,
+    document: dict[str, Any],
+    root: Path,
+    options: LocalOptions,
+    requires: list[str],
+    as_json: bool,
+) -> None:
+    """The workflow on this machine, its progress on stderr, then the run and its results."""
     from storagebench_local.session import LocalSession
 
-    document = json.loads(suite.read_text(encoding="utf-8"))
-    options = LocalOptions(capacity_bytes=int(capacity_gib * (1 << 30)), knee_seconds=knee_seconds)
     with LocalSession(root, options) as session:
         for notice in session.notices:
             err.print(Text.assemble(("note: ", "yellow"), notice), highlight=False)
         run_id, arn = session.start(document)
         started = time.monotonic()
         configs = [c.id for c in request.configs]
-        if as_json:
-            execution = session.wait(run_id, arn)
-        else:
+        # Progress goes to stderr, so stdout holds only the answer (the JSON with --json)
+        if err.is_terminal:
             with Live(
-                _progress_table(session, run_id, configs, started), console=out, refresh_per_second=2
+                _progress_table(session, run_id, configs, started), console=err, refresh_per_second=2
             ) as live:
                 execution = session.wait(
                     run_id,
                     arn,
                     on_poll=lambda rid: live.update(_progress_table(session, rid, configs, started)),
                 )
+        else:
+            lines = ProgressLines(session, configs, started)
+            err.print(Text(f"run {run_id} started"), highlight=False, soft_wrap=True)
+            execution = session.wait(run_id, arn, on_poll=lines.poll)
         record = _safe_run(session, run_id)
         answer: Recommendation | None = None
         if requires:
@@ -222,59 +292,108 @@ def _show_local_run(
         raise typer.Exit(1)
 
 
+@dataclass(frozen=True)
+class StackTarget:
+    stack: str | None
+    api_url: str | None
+    region: str | None
+
+
+@dataclass(frozen=True)
+class Waiting:
+    wait: bool
+    poll_s: float
+    requires: list[str]
+
+
 def _run_on_stack(
     document: dict[str, Any],
-    stack: str | None,
-    api_url: str | None,
-    region: str | None,
+    target: StackTarget,
+    waiting: Waiting,
     dry_run: bool,
     as_json: bool,
     route: str = "/runs",
     headers: dict[str, str] | None = None,
 ) -> None:
-    """POST /runs (or /runs/privileged): the run id and execution ARN, or with --dry-run the preview."""
+    """POST /runs (or /runs/privileged): the run id and execution ARN, or with --dry-run the preview;
+    with --wait, the run followed to its end."""
     from storagebench.cli.stack_client import stack_api
+    from storagebench.cli.stack_runs import finish_waiting, wait_for_run
 
-    with stack_api(stack, api_url, region) as api:
+    with stack_api(target.stack, target.api_url, target.region) as api:
         _, answer = api.call("POST", route, {"dry_run": dry_run} if dry_run else None, document, headers)
+        if waiting.wait:
+            how = "was started by this idempotency key already" if answer.get("replayed") else "started"
+            err.print(Text(f"run {answer['run_id']} {how}"), highlight=False, soft_wrap=True)
+            detail = wait_for_run(api, answer["run_id"], waiting.poll_s)
+            finish_waiting(api, answer["run_id"], detail, waiting.requires, as_json)
+            return
     if as_json:
         print_json(answer)
         return
     if dry_run:
-        preview = answer["preview"]
-        estimate = preview["estimate"]
-        floor = "" if estimate["complete"] else "at least "
+        show_preview(answer["preview"])
+        return
+    how = "was started by this idempotency key already" if answer.get("replayed") else "started"
+    out.print(
+        Text(f"run {answer['run_id']} {how}: {answer['execution_arn']}"), highlight=False, soft_wrap=True
+    )
+    out.print(
+        Text(f"follow it: storagebench results --stack {target.stack or '...'} --run {answer['run_id']}"),
+        highlight=False,
+        soft_wrap=True,
+    )
+
+
+def _local_dry_run(request: BenchmarkRequest, root: Path, as_json: bool) -> None:
+    """The preview the stack's dry run gives (same code: ``planning.preview``), with local mode's limits."""
+    from storagebench.planning.preview import guardrail_prices, preview_request
+    from storagebench_local.session import LocalSession
+
+    book, _ = guardrail_prices(request.region)
+    preview = preview_request(request, LocalSession(root).guardrails, book)
+    document = preview.model_dump(mode="json")
+    document["notes"] = [*document["notes"], LOCAL_DRY_RUN_NOTE]
+    if as_json:
+        print_json({"dry_run": True, "local": True, "preview": document})
+        return
+    show_preview(document)
+
+
+LOCAL_DRY_RUN_NOTE = (
+    "local mode: nothing is billed; the cost is what the run would cost on AWS, and the wall time "
+    "counts the instance's boot and setup, which an emulated instance skips"
+)
+
+
+def show_preview(preview: dict[str, Any]) -> None:
+    """A dry run for people: expected wall time and cost, each config, the notes, limits exceeded (exit 2)."""
+    estimate = preview["estimate"]
+    floor = "" if estimate["complete"] else "at least "
+    out.print(
+        Text(
+            f"{preview['suite']}: {len(preview['configs'])} config(s), "
+            f"{preview['max_concurrency']} at once; expected {floor}{estimate['wall_hours']:.1f} h "
+            f"and {floor}${estimate['total_usd']:,.2f}, at most ${estimate['upper_bound_usd']:,.2f} "
+            f"if every resource lived until it expires ({estimate['upper_bound_hours']:g} h; "
+            f"{estimate['price_source']} prices of {estimate['price_date']})"
+        ),
+        highlight=False,
+    )
+    for config in preview["configs"]:
         out.print(
             Text(
-                f"{preview['suite']}: {len(preview['configs'])} config(s), "
-                f"{preview['max_concurrency']} at once; expected {floor}{estimate['wall_hours']:.1f} h "
-                f"and {floor}${estimate['total_usd']:,.2f}, at most ${estimate['upper_bound_usd']:,.2f} "
-                f"if every resource lived until it expires ({estimate['upper_bound_hours']:g} h; "
-                f"{estimate['price_source']} prices of {estimate['price_date']})"
+                f"  {config['id']}: {config['instance_type']}, {len(config['steps'])} step(s), "
+                f"{config['expected_hours']:.2f} h expected, ${config['run_usd']:,.2f}"
             ),
             highlight=False,
         )
-        for config in preview["configs"]:
-            out.print(
-                Text(
-                    f"  {config['id']}: {config['instance_type']}, {len(config['steps'])} step(s), "
-                    f"{config['expected_hours']:.2f} h expected, ${config['run_usd']:,.2f}"
-                ),
-                highlight=False,
-            )
-        for note in preview["notes"] + estimate["notes"] + estimate["duration"]["notes"]:
-            err.print(Text.assemble(("note: ", "yellow"), note), highlight=False)
-        for problem in preview["problems"]:
-            err.print(Text.assemble(("over a limit: ", "bold red"), problem["message"]), highlight=False)
-        if preview["problems"]:
-            raise typer.Exit(2)
-        return
-    how = "was started by this idempotency key already" if answer.get("replayed") else "started"
-    out.print(Text(f"run {answer['run_id']} {how}: {answer['execution_arn']}"), highlight=False)
-    out.print(
-        Text(f"follow it: storagebench results --stack {stack or '...'} --run {answer['run_id']}"),
-        highlight=False,
-    )
+    for note in preview["notes"] + estimate["notes"] + estimate["duration"]["notes"]:
+        err.print(Text.assemble(("note: ", "yellow"), note), highlight=False)
+    for problem in preview["problems"]:
+        err.print(Text.assemble(("over a limit: ", "bold red"), problem["message"]), highlight=False)
+    if preview["problems"]:
+        raise typer.Exit(2)
 
 
 def register(app: typer.Typer) -> None:

@@ -7,7 +7,7 @@ what is allowed) and exit 2 for a refused request, 1 when the API or AWS could n
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
@@ -34,3 +34,19 @@ def stack_api(stack: str | None, api_url: str | None, region: str | None) -> Ite
         raise fail(str(exc), 2 if 400 <= exc.status < 500 else 1) from None
     except ApiClientError as exc:
         raise fail(str(exc), 1) from None
+
+
+RESULTS_PAGE_LIMIT = 1000  # the most GET /results gives in one page
+
+
+def results_points(api: Any, query: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Every point GET /results holds for ``query`` (storage, workload, variant, phase, direction,
+    since), following ``next_cursor`` page after page: a series is judged or shown whole."""
+    points: list[dict[str, Any]] = []
+    cursor = None
+    while True:
+        _, page = api.call("GET", "/results", {**query, "limit": RESULTS_PAGE_LIMIT, "cursor": cursor})
+        points.extend(page["points"])
+        cursor = page["next_cursor"]
+        if cursor is None:
+            return points

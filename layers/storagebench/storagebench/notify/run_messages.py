@@ -28,7 +28,7 @@ def run_notifications(summary: RunSummary, stack: str) -> list[Notification]:
             f"{len(regressions)} regression(s) in run {summary.run_id} of {summary.suite} against the "
             "median of the suite's last runs (outside median ± max(4 MAD, 5 %)):",
             *_bounded(lines),
-            _report_line(summary),
+            _report_line(summary, stack),
         ]
         notifications.append(
             Notification(
@@ -51,7 +51,7 @@ def _finished(summary: RunSummary, stack: str) -> Notification:
     counts = f"configs {ok} ok" + (f", {partial} partial" if partial else "") + f", {failed} failed"
     head = [f"run {summary.run_id} of {summary.suite}: {summary.status}", counts, _cost(summary.economics)]
     head.extend(_verdicts(summary.economics))
-    head.append(_report_line(summary))
+    head.append(_report_line(summary, stack))
     detail = []
     for config in summary.configs:
         if config.status != "succeeded":
@@ -84,12 +84,11 @@ def _verdicts(economics: dict[str, Any] | None) -> list[str]:
     return shown
 
 
-def _report_line(summary: RunSummary) -> str:
+def _report_line(summary: RunSummary, stack: str) -> str:
     where = (summary.report or {}).get("html")
-    command = f"`storagebench report {summary.run_id} --open`"
-    if where:
-        return f"report {where} (open it with {command})"
-    return f"no report was written; {command} builds it from the store"
+    if where:  # the report on S3, which `report --stack` downloads through the API
+        return f"report {where} (open it with `storagebench report --stack {stack} {summary.run_id} --open`)"
+    return f"no report was written; `storagebench report {summary.run_id} --open` builds it from the store"
 
 
 def _bounded(lines: list[str]) -> list[str]:
