@@ -7,6 +7,8 @@ VENV := .venv
 BIN := $(VENV)/bin
 UV := $(BIN)/uv
 STAMP := $(VENV)/.installed
+# Every Python dependency, pinned for Python 3.11-3.13 (uv pip compile --universal over every extra).
+LOCK := requirements.lock
 SB := $(BIN)/storagebench
 PYTEST_ARGS ?=
 
@@ -17,12 +19,28 @@ PYTEST_ARGS ?=
 help: ## list the verbs
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | column -t -s "$$(printf '\t')"
 
-$(STAMP): pyproject.toml
+# Exactly the locked versions, then the project itself without resolving anything (`uv pip sync`
+# would also remove the uv this virtualenv runs it from).
+$(STAMP): pyproject.toml $(LOCK)
 	@test -n "$(PYTHON)" || { echo "no Python 3.11 found (install it with pyenv or apt)" >&2; exit 1; }
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q uv==0.13.9
-	$(UV) pip install -q --python $(BIN)/python -e '.[cli,parquet,aws,local,dev]'
+	$(UV) pip install -q --python $(BIN)/python -r $(LOCK)
+	$(UV) pip install -q --python $(BIN)/python --no-deps -e .
 	@touch $@
+
+.PHONY: lock layer-requirements field-reference
+lock: $(STAMP) ## re-resolve requirements.lock from pyproject.toml (kept versions stay; --upgrade-package X moves one), then the layer's pins
+	$(UV) pip compile -q pyproject.toml --all-extras --universal --python-version 3.11 \
+	  --custom-compile-command "make lock" -o $(LOCK)
+	$(UV) pip install -q --python $(BIN)/python -r $(LOCK)
+	$(MAKE) --no-print-directory layer-requirements
+
+layer-requirements: $(STAMP) ## layers/storagebench/requirements.txt from the lock (a unit test fails when it drifts)
+	$(BIN)/python scripts/layer_requirements.py
+
+field-reference: $(STAMP) ## the README's request field reference from the JSON Schema (a unit test fails when it drifts)
+	$(BIN)/python scripts/field_reference.py README.md
 
 # What a local instance needs besides the host's own tools: AWS's EC2 metadata-service emulator
 # (IMDSv2 tokens, role credentials, Spot notices) that hands the instance its credentials.
@@ -101,7 +119,8 @@ test-pythons: $(STAMP) ## the unit tier on Python 3.12 and 3.13 too (the Lambda 
 	  interpreter=$$(scripts/find-python.sh $$version) || { echo "SKIPPED: no Python $$version (install it with pyenv)"; continue; }; \
 	  venv=.venv$${version/./}; \
 	  [ -x $$venv/bin/python ] || $(UV) venv -q --python $$interpreter $$venv; \
-	  $(UV) pip install -q --python $$venv/bin/python -e '.[cli,parquet,aws,local,dev]' && \
+	  $(UV) pip install -q --python $$venv/bin/python -r $(LOCK) && \
+	  $(UV) pip install -q --python $$venv/bin/python --no-deps -e . && \
 	  $$venv/bin/pytest tests/unit -q -p no:cacheprovider || exit 1; \
 	done
 

@@ -62,7 +62,7 @@ def _configs() -> dict[str, Config]:
             "configs": [
                 {
                     "id": "store",
-                    "instance_type": "m6id.large",
+                    "instance_type": "i3en.large",
                     "targets": [
                         {"kind": "instance_store"},
                         {"kind": "nfs", "server": "10.0.0.9", "export": "/x"},

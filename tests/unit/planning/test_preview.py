@@ -10,6 +10,7 @@ import pytest
 
 from storagebench.core.guardrails import GATEWAY_VARIABLES, Guardrails
 from storagebench.planning.preview import preview_request
+from storagebench.prices.snapshot import SnapshotPriceBook
 from storagebench.request import parse_request
 
 REPO = Path(__file__).resolve().parents[3]
@@ -31,7 +32,8 @@ def test_the_estimate_prices_each_config_for_its_expected_hours_and_bounds_it_by
     expected = {c.config_id: c.hours for c in estimate.duration.configs}
     for config in preview.configs:
         assert config.expected_hours == pytest.approx(expected[config.id], abs=1e-6)
-        assert config.run_usd == pytest.approx(config.monthly_usd * config.expected_hours / 730)
+        # both run_usd and expected_hours are rounded to 6 decimals
+        assert config.run_usd == pytest.approx(config.monthly_usd * config.expected_hours / 730, abs=2e-6)
         assert config.upper_bound_usd == pytest.approx(config.monthly_usd * 2 / 730)
     assert estimate.wall_hours == pytest.approx(max(expected.values()))  # all three at once
     assert all(c.steps for c in preview.configs) and preview.problems == []
@@ -97,9 +99,10 @@ def test_the_cost_limit_holds_the_upper_bound_not_the_expected_cost() -> None:
 
 def test_an_instance_type_that_cannot_be_priced_is_refused_not_counted_as_zero() -> None:
     document = json.loads((REPO / "events" / "local-demo.json").read_text(encoding="utf-8"))
-    document["configs"][0]["instance_type"] = "p5.48xlarge"  # valid, but not in the price snapshot
-    preview = preview_request(parse_request(document), Guardrails(max_run_cost_usd=1_000_000))
-    (problem,) = [p for p in preview.problems if p.value == "p5.48xlarge"]
+    document["configs"][0]["instance_type"] = "m7g.4xlarge"  # in the catalog; the book has no eu-west-3
+    book = SnapshotPriceBook("eu-west-3")
+    preview = preview_request(parse_request(document), Guardrails(max_run_cost_usd=1_000_000), book)
+    (problem,) = [p for p in preview.problems if p.value == "m7g.4xlarge"]
     assert problem.field == "configs[0].instance_type" and problem.limit == "MaxRunCostUsd"
     assert "cannot be priced" in problem.message and "storagebench prices refresh" in problem.message
     assert not preview.allowed

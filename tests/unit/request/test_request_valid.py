@@ -282,11 +282,47 @@ def test_config_lookup(study1: dict[str, Any]) -> None:
         request.config("zz")
 
 
-def test_unknown_instance_type_is_valid_with_a_warning(minimal: dict[str, Any]) -> None:
-    minimal["configs"][0]["instance_type"] = "x9z.large"
-    summary = summarize_request(parse_request(minimal))
-    assert len(summary["warnings"]) == 1
-    assert "x9z.large is not in the catalog" in summary["warnings"][0]
+@pytest.mark.parametrize(
+    ("given", "closest"),
+    [
+        ("c5.4xlarg", "c5.4xlarge, c5.xlarge, c5.9xlarge"),  # its own family first
+        ("m7g.2xlarge", "m7g.xlarge, m7g.4xlarge, m7g.large"),
+        ("m6id.large", "m6i.large, m6i.xlarge, m6i.2xlarge"),  # a family the catalog lacks: the nearest
+    ],
+)
+def test_unknown_instance_type_is_an_error_naming_the_closest_known_types(
+    minimal: dict[str, Any], given: str, closest: str
+) -> None:
+    minimal["configs"][0]["instance_type"] = given
+    with pytest.raises(RequestError) as caught:
+        parse_request(minimal)
+    (error,) = caught.value.errors
+    assert (error.path, error.value) == ("configs[0].instance_type", given)
+    assert f"did you mean {closest}?" in error.message and "not in the catalog" in error.message
+
+
+def test_an_instance_type_close_to_nothing_lists_the_known_families(minimal: dict[str, Any]) -> None:
+    minimal["configs"][0]["instance_type"] = "zz9.q"
+    with pytest.raises(RequestError) as caught:
+        parse_request(minimal)
+    (error,) = caught.value.errors
+    assert "the catalog knows the families c5, c7g, i3en, m5" in error.message
+
+
+def test_an_unknown_gateway_appliance_type_is_an_error_too(minimal: dict[str, Any]) -> None:
+    minimal["configs"][0]["targets"] = [
+        {
+            "kind": "file_gateway",
+            "gateway_instance_type": "m5.4xlarg",
+            "root_volume": {"type": "gp3", "size_gib": 80},
+            "cache_volumes": [{"type": "gp3", "size_gib": 150}],
+        }
+    ]
+    with pytest.raises(RequestError) as caught:
+        parse_request(minimal)
+    (error,) = caught.value.errors
+    assert error.path == "configs[0].targets[0].gateway_instance_type"
+    assert "did you mean m5.xlarge" in error.message
 
 
 # --------------------------------------------------------------------------- suites

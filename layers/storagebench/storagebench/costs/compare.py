@@ -2,10 +2,10 @@
 
 For every config this gives the monthly cost delta, and for each workload the delta of every
 headline metric from the repetition means (``analysis.stats.aggregate``) with its 95 % confidence
-intervals: when the two intervals overlap the difference is reported as "no measurable
-difference" (a conservative rule: overlapping intervals can still hide a real difference, but
-non-overlapping ones do not arise from noise alone at this level). With a single repetition there
-is no interval and the difference is marked as of unknown noise.
+intervals, and whether it is significant: Welch's t-test over the repetitions at 5 %
+(``analysis.significance``). A difference that is not significant is reported as "no significant
+difference"; with a single repetition on a side there is no test and the difference is marked
+untested.
 
 Metrics: IOPS and MiB/s (higher is better); mean, p95 and p99 latency and a timed command's
 ``real_s`` (lower is better). A workload that records reads and writes separately is also judged
@@ -17,9 +17,10 @@ Verdict wording (one line per config, see :func:`verdict`):
    monthly cost" below 0.5 %; "(cost partly unpriced)" when either side has unpriced parts or
    missing prices.
 2. Then at most :data:`MAX_VERDICT_ITEMS` workload differences, most important first: the largest
-   differences that are not inside the noise (a single-run one, of unknown noise, is marked
-   "(1 run)"), then "within noise on W". Workloads left over are summed up as "within noise on N
-   more" when they all are, else "N more not shown".
+   significant differences, then untested ones (one repetition: "-36 % IOPS on W (1 run:
+   untested)", never "faster" or "slower"), then "no significant difference on W". Workloads left
+   over are summed up as "no significant difference on N more" when they all are, else "N more not
+   shown".
    Items are joined by ", ", or by "; " when a workload's name holds a comma.
 3. Each workload is judged on its intent's metric (IOPS for IOPS and mixed workloads, MiB/s for
    throughput, p95 latency for latency probes, run time for timed commands and metadata; the next
@@ -46,6 +47,7 @@ from collections.abc import Iterable, Mapping
 from pydantic import Field
 
 from storagebench.analysis.stats import Aggregate, aggregate
+from storagebench.costs.cost_delta import monthly_cost_delta
 from storagebench.costs.deltas import WorkloadComparison, compare_workload
 from storagebench.costs.frontier import ParetoFrontier, PricePerformance, frontiers, price_performance
 from storagebench.costs.goals import Target, TargetResult, cheapest_meeting
@@ -56,7 +58,7 @@ from storagebench.costs.measures import (
     workload_intents,
     workload_names,
 )
-from storagebench.costs.monthly import ConfigCost, cost_delta_pct, costs_by_id
+from storagebench.costs.monthly import ConfigCost, costs_by_id
 from storagebench.costs.verdicts import verdict
 from storagebench.request.model import BenchmarkRequest
 from storagebench.results.records import ResultRecord
@@ -72,6 +74,7 @@ class ConfigComparison(Frozen):
     is_baseline: bool
     monthly_usd: float
     delta_monthly_pct: float | None
+    delta_monthly_reason: str | None = Field(default=None, description="why there is no delta")
     price_source: str
     price_date: str | None
     cost_partial: bool = Field(description="unpriced parts or missing prices on this config or the baseline")
@@ -139,7 +142,7 @@ def compare(
     rows: list[ConfigComparison] = []
     for cid, cost in priced.items():
         partial = bool(cost.unpriced or cost.missing_prices or base_cost.unpriced or base_cost.missing_prices)
-        delta = cost_delta_pct(cost, base_cost)
+        delta = monthly_cost_delta(cost, base_cost)
         compared: list[WorkloadComparison] = []
         if cid != base_id:
             for w in workloads:
@@ -154,13 +157,16 @@ def compare(
                 config_id=cid,
                 is_baseline=cid == base_id,
                 monthly_usd=cost.monthly_usd,
-                delta_monthly_pct=delta,
+                delta_monthly_pct=delta.pct,
+                delta_monthly_reason=None if cid == base_id else delta.reason,
                 price_source=cost.price_source,
                 price_date=cost.price_date,
                 cost_partial=partial,
                 workloads=compared,
                 price_performance=perf,
-                verdict="baseline" if cid == base_id else verdict(delta, compared, cost_partial=partial),
+                verdict="baseline"
+                if cid == base_id
+                else verdict(delta.pct, compared, cost_partial=partial, cost_reason=delta.reason),
             )
         )
     return Comparison(

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from storagebench.costs.monthly import ConfigCost, combine_sources, cost_delta_pct, oldest_date, price_request
+from storagebench.costs.cost_delta import monthly_cost_delta
+from storagebench.costs.monthly import ConfigCost, combine_sources, oldest_date, price_request
 from storagebench.prices.book import PriceBook
 from storagebench.request.model import BenchmarkRequest
 
@@ -28,12 +29,13 @@ def cost_document(
     configs: list[dict[str, Any]] = []
     for config in request.configs:
         cost = costs[config.id]
-        delta = cost_delta_pct(cost, baseline)
+        delta = monthly_cost_delta(cost, baseline)
         entry: dict[str, Any] = {
             "id": config.id,
             "instance_type": config.instance_type,
             "monthly_usd": _money(cost.monthly_usd),
-            "delta_monthly_pct": None if delta is None else round(delta, 4),
+            "delta_monthly_pct": None if delta.pct is None else round(delta.pct, 4),
+            "delta_monthly_reason": None if config.id == request.baseline_id else delta.reason,
             "price_source": cost.price_source,
             "price_date": cost.price_date,
             "complete": cost.complete,
@@ -50,9 +52,11 @@ def cost_document(
         }
         if cost.has_gateway and baseline.has_gateway:
             # Gateways compared as the study did: appliance instance and its disks, client left out.
-            gateway_delta = cost_delta_pct(cost.gateway_usd, baseline.gateway_usd)
+            gateway_delta = monthly_cost_delta(cost, baseline, part="gateway")
             entry["gateway_monthly_usd"] = _money(cost.gateway_usd)
-            entry["delta_gateway_monthly_pct"] = None if gateway_delta is None else round(gateway_delta, 4)
+            entry["delta_gateway_monthly_pct"] = (
+                None if gateway_delta.pct is None else round(gateway_delta.pct, 4)
+            )
         if hours is not None:
             entry["hours_usd"] = _money(cost.for_hours(hours).usd)
         configs.append(entry)

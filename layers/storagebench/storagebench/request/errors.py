@@ -8,17 +8,16 @@ regular expressions, "extra inputs").
 from __future__ import annotations
 
 import json
-import types
-import typing
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Union, get_args, get_origin
+from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
 from storagebench.request import model as request_model
 from storagebench.request.json_document import JsonDocumentError, decode_json
-from storagebench.request.problems import MISSING_RULE, RULE
+from storagebench.request.problems import MISSING_RULE, RULE, Loc
+from storagebench.request.recovery import kind_of, models_in, recovered_problems
 from storagebench.request.references import reference_problems
 from storagebench.request.tags import tag_problems
 
@@ -83,21 +82,6 @@ def _path(parts: list[str | int]) -> str:
     return out or "(request)"
 
 
-def _models_in(annotation: Any) -> list[type[BaseModel]]:
-    """The pydantic models a field annotation can hold (through Optional, list, dict, Annotated)."""
-    origin = get_origin(annotation)
-    if origin is typing.Annotated:
-        return _models_in(get_args(annotation)[0])
-    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-        return [annotation]
-    if origin in (Union, types.UnionType, list, dict, tuple):
-        found: list[type[BaseModel]] = []
-        for arg in get_args(annotation):
-            found.extend(_models_in(arg))
-        return found
-    return []
-
-
 def _walk(loc: tuple[str | int, ...], document: Any) -> tuple[list[str | int], Any, type[BaseModel] | None]:
     """Follow a pydantic location through the input: drop union tags, find the value and its model."""
     parts: list[str | int] = []
@@ -121,21 +105,13 @@ def _walk(loc: tuple[str | int, ...], document: Any) -> tuple[list[str | int], A
             for candidate in candidates:
                 field = candidate.model_fields.get(segment)
                 if field is not None:
-                    next_candidates.extend(_models_in(field.annotation))
+                    next_candidates.extend(models_in(field.annotation))
             candidates = next_candidates
         if isinstance(node, dict) and len(candidates) > 1:
             kind = node.get("kind")
-            candidates = [c for c in candidates if _kind_of(c) == kind] or candidates
+            candidates = [c for c in candidates if kind_of(c) == kind] or candidates
     model = candidates[0] if len(candidates) == 1 else None
     return parts, node, model
-
-
-def _kind_of(model: type[BaseModel]) -> Any:
-    field = model.model_fields.get("kind")
-    if field is None:
-        return None
-    args = get_args(field.annotation)
-    return args[0] if args else None
 
 
 def _message(error: dict[str, Any], parent_model: type[BaseModel] | None) -> str:
@@ -177,15 +153,20 @@ def _message(error: dict[str, Any], parent_model: type[BaseModel] | None) -> str
 
 def _target_kinds() -> list[str]:
     kinds: list[str] = []
-    for model in _models_in(request_model.Config.model_fields["targets"].annotation):
-        kind = _kind_of(model)
+    for model in models_in(request_model.Config.model_fields["targets"].annotation):
+        kind = kind_of(model)
         if kind:
             kinds.append(str(kind))
     return kinds
 
 
 def field_errors(exc: ValidationError, document: Any) -> list[FieldError]:
-    result: list[FieldError] = []
+    return [error for error, _ in _located_errors(exc, document)]
+
+
+def _located_errors(exc: ValidationError, document: Any) -> list[tuple[FieldError, Loc]]:
+    """Each error with its location in the document (union tags dropped)."""
+    result: list[tuple[FieldError, Loc]] = []
     for error in exc.errors():
         loc = tuple(error["loc"])
         if error["type"] in ("union_tag_invalid", "union_tag_not_found"):
@@ -199,8 +180,28 @@ def field_errors(exc: ValidationError, document: Any) -> list[FieldError]:
             # Our rules may name a derived value (a count, one item); when it equals what the
             # user wrote, the user's spelling is shown (5000, not 5000.0).
             value = error.get("input")
-        result.append(FieldError(_path(parts), value, _message(dict(error), parent_model), missing))
+        message = _message(dict(error), parent_model)
+        result.append((FieldError(_path(parts), value, message, missing), tuple(parts)))
     return result
+
+
+def _document_order(document: Any, loc: Loc) -> list[int]:
+    """Sort key: where ``loc`` is in the document as written (a field not given sorts after its
+    siblings), so problems read top to bottom."""
+    key: list[int] = []
+    node = document
+    for part in loc:
+        if isinstance(node, dict) and isinstance(part, str):
+            names = list(node)
+            key.append(names.index(part) if part in names else len(names))
+            node = node.get(part)
+        elif isinstance(node, list) and isinstance(part, int):
+            key.append(part)
+            node = node[part] if 0 <= part < len(node) else None
+        else:
+            key.append(0)
+            node = None
+    return key
 
 
 def parse_request(document: Any) -> request_model.BenchmarkRequest:
@@ -210,13 +211,24 @@ def parse_request(document: Any) -> request_model.BenchmarkRequest:
     try:
         return request_model.BenchmarkRequest.model_validate(document)
     except ValidationError as exc:
-        errors = field_errors(exc, document)
-    # The model's cross-reference and tag checks run only once every field is valid; run them on the raw
-    # document too so one pass reports everything.
-    known = {(e.path, e.message) for e in errors}
-    for path, value, message in [*reference_problems(document), *tag_problems(document.get("tags"))]:
-        if (path_text := _path(list(path))) and (path_text, message) not in known:
-            errors.append(FieldError(path_text, value, message))
+        located = _located_errors(exc, document)
+    # Pydantic skips a model's rules when one of its fields failed; run them on the parts that
+    # parsed, and the request's cross-reference and tag checks on the raw document, so that one
+    # pass reports everything (each problem once), in the order of the document.
+    recovered = recovered_problems(request_model.BenchmarkRequest, document, [loc for _, loc in located])
+    found = [
+        (FieldError(_path(list(p.loc)), None if p.missing else p.value, p.message, p.missing), p.loc)
+        for p in recovered
+    ]
+    for loc, value, message in [*reference_problems(document), *tag_problems(document.get("tags"))]:
+        found.append((FieldError(_path(list(loc)), value, message), loc))
+    known = {(e.path, e.message) for e, _ in located}
+    for error, loc in found:
+        if (error.path, error.message) not in known:
+            located.append((error, loc))
+            known.add((error.path, error.message))
+    located.sort(key=lambda pair: _document_order(document, pair[1]))
+    errors = [error for error, _ in located]
     raise RequestError(errors)
 
 

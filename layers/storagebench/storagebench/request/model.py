@@ -9,12 +9,18 @@ from a request that does not validate.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
 from pydantic.json_schema import SkipJsonSchema
 
-from storagebench.catalog import architecture, ebs_volume_type, instance_type, load_catalog
+from storagebench.catalog import (
+    architecture,
+    ebs_volume_type,
+    instance_type,
+    load_catalog,
+    unknown_instance_type,
+)
 from storagebench.catalog.envelope import TargetEnvelope, target_envelope
 from storagebench.catalog.images import DEFAULT_IMAGE, image_problem, missing_tool
 from storagebench.catalog.models import EbsVolumeType
@@ -23,9 +29,11 @@ from storagebench.request.problems import Problems, fmt_int
 from storagebench.request.references import default_target_id, reference_problems
 from storagebench.request.requirements import MAX_LENGTH as REQUIREMENT_LENGTH
 from storagebench.request.requirements import METRICS as REQUIREMENT_METRICS
+from storagebench.request.rules import rule, rules_of, run_rules
 from storagebench.request.tags import ALLOWED as TAG_CHARACTERS
 from storagebench.request.tags import MAX_USER_TAGS, tag_problems
 from storagebench.workloads import SUITES, get_profile
+from storagebench.workloads.naming import workload_name
 from storagebench.workloads.profile import ParamsError, check_params
 
 SLUG_PATTERN = r"^[a-z0-9][a-z0-9-]{0,62}$"
@@ -42,6 +50,15 @@ MAX_DATA_VOLUMES = 21  # /dev/sdf../dev/sdz, AWS's recommended names for EBS dat
 
 class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid", str_strip_whitespace=True, strict=True)
+
+    @model_validator(mode="after")
+    def _rules(self) -> Self:
+        """Every ``@rule`` of the model (``request.rules``), their problems raised together."""
+        if rules_of(type(self)):
+            problems = Problems(type(self).__name__)
+            run_rules(self, problems)
+            problems.raise_if_any()
+        return self
 
 
 # ------------------------------------------------------------------------- EBS rules
@@ -129,16 +146,13 @@ class RootVolume(_Model):
     throughput_mibps: int | None = Field(default=None, ge=1)
     encrypted: bool = True
 
-    @model_validator(mode="after")
-    def _aws_rules(self) -> RootVolume:
-        problems = Problems("RootVolume")
+    @rule("type", "size_gib", "iops", "throughput_mibps")
+    def _aws_rules(self, problems: Problems) -> None:
         if self.type in ("st1", "sc1"):
             message = "st1 and sc1 cannot be boot volumes; use gp3, gp2, io1, io2 or standard"
             problems.add(("type",), self.type, message)
-            problems.raise_if_any()
+            return
         check_ebs(problems, self.type, self.size_gib, self.iops, self.throughput_mibps)
-        problems.raise_if_any()
-        return self
 
 
 # ------------------------------------------------------------------------- targets
@@ -149,8 +163,8 @@ class _Target(_Model):
         default=None, description="names the target in workloads and results; defaults to <kind><position>"
     )
 
-    @model_validator(mode="after")
-    def _mount_options(self) -> _Target:
+    @rule("kind", "mount_options", "filesystem")
+    def _mount_options(self, problems: Problems) -> None:
         """Mount options go through an allow-list per file system (``request.mount_options``)."""
         options = getattr(self, "mount_options", None)
         kind = getattr(self, "kind", "")
@@ -160,10 +174,7 @@ class _Target(_Model):
         if options and family in FAMILIES:
             problem = mount_options_problem(options, family)
             if problem is not None:
-                problems = Problems(type(self).__name__)
                 problems.add(("mount_options",), options, problem)
-                problems.raise_if_any()
-        return self
 
 
 class EbsTarget(_Target):
@@ -203,10 +214,12 @@ class EbsTarget(_Target):
             instance_type, self.type, self.size_gib, self.iops, self.throughput_mibps, self.count
         )
 
-    @model_validator(mode="after")
-    def _aws_rules(self) -> EbsTarget:
-        problems = Problems("EbsTarget")
+    @rule("type", "size_gib", "iops", "throughput_mibps")
+    def _volume_rules(self, problems: Problems) -> None:
         check_ebs(problems, self.type, self.size_gib, self.iops, self.throughput_mibps)
+
+    @rule("initialization_rate_mibps", "snapshot_id")
+    def _initialization_rule(self, problems: Problems) -> None:
         if self.initialization_rate_mibps is not None:
             if self.snapshot_id is None:
                 problems.add(
@@ -220,6 +233,9 @@ class EbsTarget(_Target):
                     self.initialization_rate_mibps,
                     "AWS allows 100..300 MiB/s",
                 )
+
+    @rule("layout", "filesystem", "count", "raid_chunk_kib")
+    def _layout_rules(self, problems: Problems) -> None:
         if self.layout == "jbod" and self.filesystem != "raw":
             problems.add(
                 ("layout",),
@@ -233,6 +249,9 @@ class EbsTarget(_Target):
             problems.add(
                 ("raid_chunk_kib",), self.raid_chunk_kib, "only applies to a raid0 stripe (count >= 2)"
             )
+
+    @rule("prepare", "filesystem", "mount_options")
+    def _preparation_rules(self, problems: Problems) -> None:
         if not self.prepare and self.filesystem != "raw":
             problems.add(
                 ("filesystem",),
@@ -241,8 +260,6 @@ class EbsTarget(_Target):
             )
         if self.filesystem == "raw" and self.mount_options:
             problems.add(("mount_options",), self.mount_options, "a raw target is not mounted; remove it")
-        problems.raise_if_any()
-        return self
 
 
 class InstanceStoreTarget(_Target):
@@ -265,10 +282,9 @@ class EfsTarget(_Target):
     mount_options: str = "nfsvers=4.1,rsize=1048576,wsize=1048576,hard,timeo=600,retrans=2,noresvport"
     encrypted: bool = True
 
-    @model_validator(mode="after")
-    def _aws_rules(self) -> EfsTarget:
-        problems = Problems("EfsTarget")
-        rule = load_catalog().efs.provisioned_mibps
+    @rule("throughput_mode", "provisioned_throughput_mibps")
+    def _throughput_rules(self, problems: Problems) -> None:
+        limits = load_catalog().efs.provisioned_mibps
         value = self.provisioned_throughput_mibps
         if self.throughput_mode == "provisioned":
             if value is None:
@@ -276,14 +292,14 @@ class EfsTarget(_Target):
                     ("provisioned_throughput_mibps",),
                     None,
                     "required with throughput_mode provisioned: "
-                    f"{fmt_int(rule.min)}..{fmt_int(rule.max)} MiB/s",
+                    f"{fmt_int(limits.min)}..{fmt_int(limits.max)} MiB/s",
                     missing=True,
                 )
-            elif not rule.min <= value <= rule.max:
+            elif not limits.min <= value <= limits.max:
                 problems.add(
                     ("provisioned_throughput_mibps",),
                     value,
-                    f"EFS allows {fmt_int(rule.min)}..{fmt_int(rule.max)} MiB/s",
+                    f"EFS allows {fmt_int(limits.min)}..{fmt_int(limits.max)} MiB/s",
                 )
         elif value is not None:
             problems.add(
@@ -291,14 +307,15 @@ class EfsTarget(_Target):
                 value,
                 f"only applies to throughput_mode provisioned, not {self.throughput_mode}",
             )
+
+    @rule("performance_mode", "one_zone", "throughput_mode")
+    def _performance_rules(self, problems: Problems) -> None:
         if self.performance_mode == "maxIO" and (self.one_zone or self.throughput_mode == "elastic"):
             problems.add(
                 ("performance_mode",),
                 "maxIO",
                 "maxIO is not available with one_zone or elastic throughput; use generalPurpose",
             )
-        problems.raise_if_any()
-        return self
 
 
 class FsxLustreTarget(_Target):
@@ -314,25 +331,28 @@ class FsxLustreTarget(_Target):
     )
     mount_options: str = "relatime,flock"
 
-    @model_validator(mode="after")
-    def _aws_rules(self) -> FsxLustreTarget:
-        problems = Problems("FsxLustreTarget")
-        rule = load_catalog().fsx_lustre[self.deployment_type]
+    @rule("deployment_type", "storage_capacity_gib")
+    def _capacity_rule(self, problems: Problems) -> None:
+        limits = load_catalog().fsx_lustre[self.deployment_type]
         cap = self.storage_capacity_gib
         if not (
-            cap in rule.capacity_gib_allowed
-            or (cap % rule.capacity_gib_step == 0 and cap <= rule.capacity_gib_max)
+            cap in limits.capacity_gib_allowed
+            or (cap % limits.capacity_gib_step == 0 and cap <= limits.capacity_gib_max)
         ):
-            allowed = ", ".join(fmt_int(c) for c in rule.capacity_gib_allowed)
+            allowed = ", ".join(fmt_int(c) for c in limits.capacity_gib_allowed)
             problems.add(
                 ("storage_capacity_gib",),
                 cap,
                 f"{self.deployment_type} allows {allowed} or a multiple of "
-                f"{fmt_int(rule.capacity_gib_step)} up to {fmt_int(rule.capacity_gib_max)} GiB",
+                f"{fmt_int(limits.capacity_gib_step)} up to {fmt_int(limits.capacity_gib_max)} GiB",
             )
+
+    @rule("deployment_type", "per_unit_storage_throughput")
+    def _throughput_rule(self, problems: Problems) -> None:
+        limits = load_catalog().fsx_lustre[self.deployment_type]
         per_unit = self.per_unit_storage_throughput
-        if rule.per_unit_mibps_per_tib:
-            choices = ", ".join(str(v) for v in rule.per_unit_mibps_per_tib)
+        if limits.per_unit_mibps_per_tib:
+            choices = ", ".join(str(v) for v in limits.per_unit_mibps_per_tib)
             if per_unit is None:
                 problems.add(
                     ("per_unit_storage_throughput",),
@@ -340,7 +360,7 @@ class FsxLustreTarget(_Target):
                     f"required for {self.deployment_type}: one of {choices} MB/s per TiB",
                     missing=True,
                 )
-            elif per_unit not in rule.per_unit_mibps_per_tib:
+            elif per_unit not in limits.per_unit_mibps_per_tib:
                 problems.add(
                     ("per_unit_storage_throughput",),
                     per_unit,
@@ -352,8 +372,6 @@ class FsxLustreTarget(_Target):
                 per_unit,
                 f"{self.deployment_type} has fixed throughput; remove it",
             )
-        problems.raise_if_any()
-        return self
 
 
 class NfsTarget(_Target):
@@ -387,12 +405,9 @@ class GatewayVolume(_Model):
     throughput_mibps: int | None = Field(default=None, ge=1, description="gp3")
     encrypted: bool = True
 
-    @model_validator(mode="after")
-    def _aws_rules(self) -> GatewayVolume:
-        problems = Problems("GatewayVolume")
+    @rule("type", "size_gib", "iops", "throughput_mibps")
+    def _aws_rules(self, problems: Problems) -> None:
         check_ebs(problems, self.type, self.size_gib, self.iops, self.throughput_mibps)
-        problems.raise_if_any()
-        return self
 
 
 class FileGatewayTarget(_Target):
@@ -418,9 +433,11 @@ class FileGatewayTarget(_Target):
         default=None, description="File Gateway exports NFSv3 and NFSv4.1"
     )
 
-    @model_validator(mode="after")
-    def _aws_rules(self) -> FileGatewayTarget:
-        problems = Problems("FileGatewayTarget")
+    @rule("gateway_instance_type")
+    def _appliance_rules(self, problems: Problems) -> None:
+        unknown = unknown_instance_type(self.gateway_instance_type)
+        if unknown is not None:
+            problems.add(("gateway_instance_type",), self.gateway_instance_type, unknown)
         spec = instance_type(self.gateway_instance_type)
         if spec is not None:
             short = []
@@ -438,6 +455,9 @@ class FileGatewayTarget(_Target):
                     f"x86_64 type with >= {GATEWAY_MIN_VCPUS} vCPUs and >= {GATEWAY_MIN_MEMORY_GIB} GiB, "
                     "e.g. m5.xlarge",
                 )
+
+    @rule("root_volume")
+    def _root_rules(self, problems: Problems) -> None:
         root = self.root_volume
         if root.type in ("st1", "sc1"):
             problems.add(("root_volume", "type"), root.type, "st1 and sc1 cannot be boot volumes")
@@ -447,6 +467,9 @@ class FileGatewayTarget(_Target):
                 root.size_gib,
                 f"the File Gateway root disk needs at least {GATEWAY_ROOT_MIN_GIB} GiB",
             )
+
+    @rule("cache_volumes")
+    def _cache_rules(self, problems: Problems) -> None:
         for position, cache in enumerate(self.cache_volumes):
             if cache.size_gib < GATEWAY_CACHE_MIN_GIB:
                 problems.add(
@@ -461,8 +484,6 @@ class FileGatewayTarget(_Target):
                 total,
                 f"a gateway's cache is at most {fmt_int(GATEWAY_CACHE_MAX_TOTAL_GIB)} GiB in all",
             )
-        problems.raise_if_any()
-        return self
 
     def mount_options_for_client(self) -> str:
         """The client's mount options: the request's, with nfsvers when one is chosen."""
@@ -523,9 +544,9 @@ class Config(_Model):
         default=None, max_length=16_384, description="shell run after, on every path"
     )
 
-    @model_validator(mode="after")
-    def _targets(self) -> Config:
-        problems = Problems("Config")
+    @rule("targets")
+    def _target_ids(self, problems: Problems) -> None:
+        """Targets without an id get their default one; ids are unique in the config."""
         seen: dict[str, int] = {}
         for position, target in enumerate(self.targets):
             if target.id is None:
@@ -537,7 +558,15 @@ class Config(_Model):
                     f"already names targets[{seen[target.id]}]; target ids must be unique in a config",
                 )
             seen[target.id] = position
-        spec = instance_type(self.instance_type)
+
+    @rule("instance_type")
+    def _known_instance_type(self, problems: Problems) -> None:
+        unknown = unknown_instance_type(self.instance_type)
+        if unknown is not None:
+            problems.add(("instance_type",), self.instance_type, unknown)
+
+    @rule("targets")
+    def _volume_count(self, problems: Problems) -> None:
         volumes = sum(t.count for t in self.targets if isinstance(t, EbsTarget))
         if volumes > MAX_DATA_VOLUMES:
             problems.add(
@@ -552,6 +581,10 @@ class Config(_Model):
                 "file_gateway",
                 f"one file gateway per config (targets[{gateways[0]}] is one); compare gateways as configs",
             )
+
+    @rule("instance_type", "targets")
+    def _instance_store(self, problems: Problems) -> None:
+        spec = instance_type(self.instance_type)
         for position, target in enumerate(self.targets):
             if not isinstance(target, InstanceStoreTarget) or spec is None:
                 continue
@@ -568,9 +601,6 @@ class Config(_Model):
                     target.count,
                     f"{self.instance_type} has {store.devices} instance-store device(s)",
                 )
-        self._image_rules(problems)
-        problems.raise_if_any()
-        return self
 
     @property
     def launch_ebs_optimized(self) -> bool | None:
@@ -581,12 +611,17 @@ class Config(_Model):
             return None
         return self.ebs_optimized is not False
 
-    def _image_rules(self, problems: Problems) -> None:
-        """The image exists for the type's architecture and ships what the targets need."""
-        arch = architecture(self.instance_type)
-        wrong = image_problem(self.image, arch)
+    @rule("instance_type", "image")
+    def _image_architecture(self, problems: Problems) -> None:
+        """The image exists for the type's architecture."""
+        wrong = image_problem(self.image, architecture(self.instance_type))
         if wrong is not None:
             problems.add(("image",), self.image, f"{wrong.reason}; use {wrong.allowed}")
+
+    @rule("instance_type", "image", "targets")
+    def _image_tools(self, problems: Problems) -> None:
+        """The image ships what the targets need (once it is an image for the architecture)."""
+        if image_problem(self.image, architecture(self.instance_type)) is not None:
             return
         for position, target in enumerate(self.targets):
             for tool in target_tools(target):
@@ -597,6 +632,9 @@ class Config(_Model):
                         f"{target.kind} on {self.image}",
                         f"{missing.reason}; use {missing.allowed}",
                     )
+
+    @rule("instance_type", "ebs_optimized")
+    def _ebs_optimization(self, problems: Problems) -> None:
         spec = instance_type(self.instance_type)
         if self.ebs_optimized is False and spec is not None and spec.ebs_optimized_by_default:
             problems.add(
@@ -633,7 +671,9 @@ class WorkloadRef(_Model):
     profile: str | None = Field(default=None, description="a profile name from `storagebench workloads`")
     suite: str | None = Field(default=None, description="every profile of a suite: " + ", ".join(SUITES))
     id: Slug | None = Field(
-        default=None, description="names this workload in results; defaults to the profile"
+        default=None,
+        description="names this workload in results; defaults to the profile, with the params that "
+        "differ from its defaults: std-randread-4k[bs=8k]",
     )
     scale: float = Field(default=1.0, gt=0, le=100, description="multiplies sizes, counts and runtimes")
     params: dict[str, Any] = Field(
@@ -644,9 +684,10 @@ class WorkloadRef(_Model):
     )
     repetitions: int | None = Field(default=None, ge=1, le=100)
 
-    @model_validator(mode="after")
-    def _profile(self) -> WorkloadRef:
-        problems = Problems("WorkloadRef")
+    @rule("profile", "suite", "params", "id")
+    def _profile(self, problems: Problems) -> None:
+        """Exactly one of profile and suite, which exists; a profile's params are checked (and
+        normalised: sizes as fio reads them)."""
         if (self.profile is None) == (self.suite is None):
             message = "give exactly one of profile or suite"
             problems.add(("profile",), self.profile, message, missing=self.profile is None)
@@ -673,14 +714,13 @@ class WorkloadRef(_Model):
                         if error.index is not None:
                             loc = (*loc, error.index)
                         problems.add(loc, error.value, error.allowed, missing=error.value is None)
-        problems.raise_if_any()
-        return self
 
     def expand(self) -> list[ResolvedWorkload]:
         names = SUITES[self.suite] if self.suite else (self.profile,)
         return [
             ResolvedWorkload(
-                id=self.id or str(name),
+                id=self.id
+                or (workload_name(get_profile(str(name)), self.params) if self.profile else str(name)),
                 profile=str(name),
                 scale=self.scale,
                 params=self.params if self.profile else {},
@@ -734,17 +774,14 @@ class Timing(_Model):
         default=24, gt=0, le=168, description="resources expire (janitor) after this"
     )
 
-    @model_validator(mode="after")
-    def _within_the_run(self) -> Timing:
+    @rule("command_timeout_h", "max_run_hours")
+    def _within_the_run(self, problems: Problems) -> None:
         if self.command_timeout_h > self.max_run_hours:
-            problems = Problems("Timing")
             problems.add(
                 ("command_timeout_h",),
                 self.command_timeout_h,
                 f"must not exceed max_run_hours ({self.max_run_hours:g}): the run's resources expire then",
             )
-            problems.raise_if_any()
-        return self
 
 
 # What EventBridge Scheduler substitutes for <aws.scheduler.schedule-arn> and

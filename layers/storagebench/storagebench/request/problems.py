@@ -6,6 +6,7 @@ model reports ``configs[1].targets[0].iops`` without knowing where it sits.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from pydantic import ValidationError
@@ -16,13 +17,25 @@ RULE = "rule"  # error types our validators raise; the formatter trusts their in
 MISSING_RULE = "missing_rule"
 
 
+@dataclass(frozen=True)
+class Problem:
+    """One violated rule, located relative to the model that found it."""
+
+    loc: Loc
+    value: Any
+    message: str
+    missing: bool = False
+
+
 class Problems:
     def __init__(self, title: str) -> None:
         self.title = title
         self._errors: list[InitErrorDetails] = []
+        self.found: list[Problem] = []
 
     def add(self, loc: Loc, value: Any, message: str, missing: bool = False) -> None:
         """A violated rule at ``loc``; ``missing`` when a required value was not given."""
+        self.found.append(Problem(loc, value, message, missing))
         # Braces would be read as template fields by pydantic-core.
         safe = message.replace("{", "(").replace("}", ")")
         kind = MISSING_RULE if missing else RULE

@@ -10,6 +10,7 @@ from typing import Any
 
 from storagebench.request.requirements import requirement_problems
 from storagebench.workloads import PROFILES, SUITES
+from storagebench.workloads.naming import requested_name
 
 Loc = tuple[str | int, ...]
 Problem = tuple[Loc, Any, str]
@@ -94,7 +95,11 @@ def _workload_ids(position: int, ref: dict[str, Any], seen: dict[str, int]) -> l
     found: list[Problem] = []
     suite = ref.get("suite")
     for name in _workload_names(ref):
-        workload_id = ref.get("id") if isinstance(ref.get("id"), str) and not suite else name
+        workload_id = (
+            ref.get("id")
+            if isinstance(ref.get("id"), str) and not suite
+            else requested_name(name, ref.get("params", {}))
+        )
         if workload_id in seen:
             if suite:
                 message = f"suite {suite} repeats {name}, already run by workloads[{seen[workload_id]}]"

@@ -11,8 +11,9 @@ Units are in the metric's name (``_ms``, ``mibps``), so a value is a bare number
 says nothing about how it is judged (that is ``costs.recommend``'s: on a confidence bound); this
 module only reads the text and says exactly where and why it cannot.
 
-Requirements never contain a comma: API Gateway joins a repeated query parameter with commas, so
-``?require=A&require=B`` arrives as ``A,B`` and splits back exactly (:func:`split_joined`).
+Requirements never contain a comma outside a workload's override brackets: API Gateway joins a
+repeated query parameter with commas, so ``?require=A&require=B`` arrives as ``A,B`` and splits
+back exactly (:func:`split_joined`).
 """
 
 from __future__ import annotations
@@ -88,7 +89,8 @@ _SPELLINGS = {
     "runtime": "real_s",
     "total": "mixed",
 }
-_WORKLOAD = re.compile(r"^[a-z0-9][a-z0-9-]*$")
+# A profile or request id, optionally with its overrides (``workloads.naming``: std-randread-4k[bs=8k]).
+_WORKLOAD = re.compile(r"^[a-z0-9][a-z0-9-]*(\[[^\[\]:#]+\])?$")
 _OPERATOR = re.compile(r"<=|>=|=>|=<|==|!=|<|>|=")
 # Plain decimal numbers: no units, no thousands separators (a comma would split a joined query)
 _NUMBER = re.compile(r"^(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$")
@@ -184,7 +186,7 @@ def parse_requirement(text: str, workloads: Collection[str] | None = None) -> Re
         raise RequirementError(text[:40] + "...", MAX_LENGTH, "too long", f"at most {MAX_LENGTH} characters")
     if not text.strip():
         raise RequirementError(text, 0, "empty", SYNTAX)
-    found = _OPERATOR.search(text)
+    found = _OPERATOR.search(text, text.rfind("]") + 1)  # after a workload's overrides, whose '=' are theirs
     operators = "OP is one of " + " ".join(OPERATORS)
     if found is None:
         raise RequirementError(text, len(text.rstrip()), "no comparison", f"{SYNTAX}; {operators}")
@@ -203,7 +205,10 @@ def parse_requirement(text: str, workloads: Collection[str] | None = None) -> Re
         raise RequirementError(text, w_at, "no workload before ':'", SYNTAX)
     if not _WORKLOAD.match(workload):
         raise RequirementError(
-            text, w_at, f"{workload!r} is not a workload id", "lowercase letters, digits and dashes"
+            text,
+            w_at,
+            f"{workload!r} is not a workload id",
+            "lowercase letters, digits and dashes, then any overrides in brackets",
         )
     if workloads is not None and workload not in workloads:
         listed = ", ".join(workloads) or "none"
@@ -264,7 +269,14 @@ def parse_requirements(texts: Sequence[str], workloads: Collection[str] | None =
 
 def split_joined(value: str) -> list[str]:
     """``A,B`` (a repeated query parameter as API Gateway passes it) back into ``[A, B]``."""
-    return [part for part in value.split(",") if part.strip()] or [value]
+    parts, depth, start = [], 0, 0
+    for index, char in enumerate(value):  # a workload's overrides (``[bs=8k,iodepth=64]``) keep their commas
+        depth += {"[": 1, "]": -1}.get(char, 0)
+        if char == "," and depth <= 0:
+            parts.append(value[start:index])
+            start = index + 1
+    parts.append(value[start:])
+    return [part for part in parts if part.strip()] or [value]
 
 
 Problem = tuple[tuple[str | int, ...], Any, str]
