@@ -207,9 +207,13 @@ def test_step_ids_are_unique_and_follow_the_agent_rule() -> None:
 def test_step_ids_with_auto_in_a_sweep() -> None:
     req = request([GP3], [{"profile": "std-randread-4k", "params": {"iodepth": ["auto", 8]}}], repetitions=1)
     steps = plan_steps(req, req.configs[0])
+    # The workload is named by its override (std-randread-4k[iodepth=auto|8]); the step id spells
+    # the characters the agent's ids do not allow as "_".
+    assert [s["workload"] for s in steps] == ["std-randread-4k[iodepth=auto|8]"] * 2
     assert [s["id"] for s in steps] == [
-        "std-randread-4k.ebs0.iodepth=auto-2.r1",  # what auto resolved to, and that it was auto
-        "std-randread-4k.ebs0.iodepth=8.r1",
+        # what auto resolved to, and that it was auto
+        "std-randread-4k_iodepth=auto_8_.ebs0.iodepth=auto-2.r1",
+        "std-randread-4k_iodepth=auto_8_.ebs0.iodepth=8.r1",
     ]
     # the resolved depth reaches fio: gp3 3,000 IOPS, 4 jobs -> 2 per job
     assert steps[0]["phases"][0]["fio"]["jobs"][0]["options"]["iodepth"] == 2
@@ -540,8 +544,8 @@ def test_target_context_of_other_kinds(target: dict[str, Any], media: str, insta
 
 def test_target_context_unknown_instance_uses_the_volume() -> None:
     req = request(
-        [{"kind": "ebs", "type": "io2", "size_gib": 1000, "iops": 100000}],
-        [{"profile": "std-randread-4k"}],
-        instance_type="x9z.large",
+        [{"kind": "ebs", "type": "io2", "size_gib": 1000, "iops": 100000}], [{"profile": "std-randread-4k"}]
     )
-    assert target_context(req.configs[0], req.configs[0].targets[0]).expected_iops == 100000
+    # A request stored before unknown types were refused, or a type the catalog dropped since
+    config = req.configs[0].model_copy(update={"instance_type": "x9z.large"})
+    assert target_context(config, config.targets[0]).expected_iops == 100000

@@ -173,6 +173,11 @@ def test_good_records_survive_bad_phases(output: Path) -> None:
     ]
     problems = "\n".join(collection.problems)
     assert len(collection.problems) == 4, problems
+    # The fixtures are short runs: 0.18 s of fio and 0.2 s of dd are flagged and kept, as warnings
+    assert [w.split(";")[0] for w in collection.warnings] == [
+        "step s1 phase run: read: too small to measure: 0.18 s of I/O (under 1 s)",
+        "step s3 phase write: write: too small to measure: 0.2 s of I/O (under 1 s)",
+    ]
     assert "step s2 phase run: steps/s2/run/fio.json: not fio JSON" in problems
     assert "step s5 phase run failed (rc=1): fio exited 1" in problems
     assert "step s6 phase run: steps/s6/run/fio.json is missing" in problems
@@ -191,7 +196,7 @@ def test_fio_record_carries_identity_labels_and_raw(output: Path) -> None:
         1,
     )
     assert record.variant == {"numjobs": 4} and record.phase == "run" and record.group == 0
-    assert record.labels == ["emulated:gp2"]
+    assert record.labels == ["emulated:gp2", "too-small"]  # 0.18 s of I/O (agent.measurable)
     assert record.started_at == "2026-11-21T17:00:00Z"
     assert record.raw == ["steps/s1/run/fio.json", "steps/s1/run/fio.txt"]
     assert all((output / path).is_file() for path in record.raw)

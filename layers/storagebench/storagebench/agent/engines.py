@@ -7,12 +7,15 @@ processes start inside the throttle cgroup when volumes are emulated (``procs_fi
 
 from __future__ import annotations
 
+import json
+import math
 import os
 import shutil
 import time
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from storagebench.agent.fio_output import split_fio_output
+from storagebench.agent.fio_summary import DirectionSummary, FioSummaryError, summarize_fio
 from storagebench.agent.log import utc_now
 from storagebench.agent.manifest import (
     STATUS_FAILED,
@@ -22,8 +25,10 @@ from storagebench.agent.manifest import (
     Timing,
     write_json_atomic,
 )
+from storagebench.agent.measurable import too_small
 from storagebench.agent.plan import Phase
 from storagebench.agent.proc import Child, CommandError, Finished, in_cgroup
+from storagebench.agent.sla import Measured, Probe, judge, search
 
 DEFAULT_TIMEOUT_S = 12 * 3600
 
@@ -39,7 +44,9 @@ class PhaseContext:
         phase_dir: str,
         procs_file: Optional[str],
         is_root: bool,
+        on_progress: Optional[Callable[[str], None]] = None,
     ) -> None:
+        self.on_progress = on_progress  # a line for people while a long phase runs (search probes)
         self.target_path = target_path
         self.mode = mode  # raw | filesystem
         self.workdir = workdir  # a private directory under the target (file system targets)
@@ -55,8 +62,9 @@ def _fio_value(key: str, value: Any) -> str:
     return text
 
 
-def fio_job_file(phase: Phase, ctx: PhaseContext) -> str:
-    """The job file: our [global] (target, logs) first, then the profile's or the user's jobs."""
+def fio_job_file(phase: Phase, ctx: PhaseContext, extra: Optional[Dict[str, Any]] = None) -> str:
+    """The job file: our [global] (target, logs) first, then the profile's or the user's jobs;
+    ``extra`` global options come last (a search probe's rate)."""
     spec = phase.get("fio", {})
     target_key = "filename" if ctx.mode == "raw" else "directory"
     target_value = ctx.target_path if ctx.mode == "raw" else str(ctx.workdir)
@@ -72,6 +80,7 @@ def fio_job_file(phase: Phase, ctx: PhaseContext) -> str:
             }
         )
     global_options.update(spec.get("global_options", {}))
+    global_options.update(extra or {})
     lines = ["[global]"] + [f"{k}={_fio_value(k, v)}" for k, v in global_options.items()]
     if spec.get("job_file"):
         lines += ["", str(spec["job_file"]).rstrip()]
@@ -184,7 +193,9 @@ def run_phase(phase: Phase, ctx: PhaseContext) -> PhaseResult:
         if phase.get("drop_caches"):
             result["drop_caches"] = drop_caches(ctx)
         engine = phase["engine"]
-        if engine == "fio":
+        if engine == "fio" and "search" in phase:
+            _fio_search(phase, ctx, result, timeout_s)
+        elif engine == "fio":
             _fio(phase, ctx, result, timeout_s)
         elif engine == "dd":
             _dd(phase, ctx, result, timeout_s)
@@ -207,33 +218,140 @@ def _listing(directory: str) -> List[str]:
 
 
 def _fio(phase: Phase, ctx: PhaseContext, result: PhaseResult, timeout_s: float) -> None:
-    job_path = os.path.join(ctx.phase_dir, "job.fio")
+    _fio_run(phase, ctx, ctx.phase_dir, timeout_s, result)
+    try:
+        directions = _fio_directions(ctx.phase_dir)
+    except CommandError as exc:  # the measurement stands; collect parses it with the domain's rules
+        result["warnings"] = [f"not checked for a too-small measurement: {exc}"]
+        return
+    warnings = [
+        f"{name}: {why}"
+        for name, totals in sorted(directions.items())
+        if (why := too_small(totals.runtime_s, totals.ios, percentiles=True)) is not None
+    ]
+    if warnings:
+        result["warnings"] = warnings
+
+
+def _fio_directions(directory: str) -> Dict[str, DirectionSummary]:
+    with open(os.path.join(directory, "fio.json"), encoding="utf-8") as handle:
+        try:
+            document = json.load(handle)
+        except ValueError as exc:
+            raise CommandError(f"{directory}/fio.json is not JSON: {exc}") from None
+    try:
+        return summarize_fio(document)
+    except (FioSummaryError, TypeError, ValueError) as exc:
+        raise CommandError(f"{directory}/fio.json: {exc}") from None
+
+
+def _fio_run(
+    phase: Phase,
+    ctx: PhaseContext,
+    directory: str,
+    timeout_s: float,
+    result: PhaseResult,
+    extra: Optional[Dict[str, Any]] = None,
+) -> None:
+    """Run fio once in ``directory`` (the phase's, or one probe's) with ``extra`` global options;
+    its rc and timing go to ``result`` before any failure is raised."""
+    run_ctx = PhaseContext(ctx.target_path, ctx.mode, ctx.workdir, directory, ctx.procs_file, ctx.is_root)
+    job_path = os.path.join(directory, "job.fio")
     with open(job_path, "w", encoding="utf-8") as handle:
-        handle.write(fio_job_file(phase, ctx))
-    os.makedirs(os.path.join(ctx.phase_dir, "ts"), exist_ok=True)
+        handle.write(fio_job_file(phase, run_ctx, extra))
+    os.makedirs(os.path.join(directory, "ts"), exist_ok=True)
     env = dict(os.environ, SB_TARGET=ctx.target_path if ctx.mode == "raw" else str(ctx.workdir))
     argv = ["fio", "--output-format=json+,normal", "--output=fio.out", "job.fio"]
-    finished, wall = _start_all([argv], ctx, ["fio.stderr"], timeout_s, cwd=ctx.phase_dir, envs=[env])
+    finished, wall = _start_all([argv], run_ctx, ["fio.stderr"], timeout_s, cwd=directory, envs=[env])
     result["rc"] = finished[0].rc
     result["timing"] = _timing(finished, wall)
-    combined_path = os.path.join(ctx.phase_dir, "fio.out")
+    combined_path = os.path.join(directory, "fio.out")
     if os.path.exists(combined_path):
         with open(combined_path, encoding="utf-8", errors="replace") as handle:
             parts = split_fio_output(handle.read())
         if parts is not None:
             json_text, normal_text = parts
-            with open(os.path.join(ctx.phase_dir, "fio.json"), "w", encoding="utf-8") as handle:
+            with open(os.path.join(directory, "fio.json"), "w", encoding="utf-8") as handle:
                 handle.write(json_text)
-            with open(os.path.join(ctx.phase_dir, "fio.txt"), "w", encoding="utf-8") as handle:
+            with open(os.path.join(directory, "fio.txt"), "w", encoding="utf-8") as handle:
                 handle.write(normal_text)
             os.unlink(combined_path)
     problem = _failure(finished, timeout_s, "fio")
     if problem:
-        with open(os.path.join(ctx.phase_dir, "fio.stderr"), encoding="utf-8", errors="replace") as handle:
+        with open(os.path.join(directory, "fio.stderr"), encoding="utf-8", errors="replace") as handle:
             tail = [line for line in handle.read().splitlines() if line.strip()][-3:]
         raise CommandError(problem + (": " + " | ".join(tail) if tail else ""))
-    if not os.path.exists(os.path.join(ctx.phase_dir, "fio.json")):
+    if not os.path.exists(os.path.join(directory, "fio.json")):
         raise CommandError("fio finished but wrote no JSON output")
+
+
+def _fio_jobs(phase: Phase) -> int:
+    """Processes the phase's jobs start (each job section's numjobs, 1 by default)."""
+    total = 0
+    for job in phase.get("fio", {}).get("jobs", []):
+        try:
+            total += max(1, int(job["options"].get("numjobs", 1)))
+        except (TypeError, ValueError):
+            numjobs = job["options"].get("numjobs")
+            raise CommandError(f"fio job {job['name']!r}: numjobs {numjobs!r} is not a number") from None
+    return max(1, total)
+
+
+def _fio_search(phase: Phase, ctx: PhaseContext, result: PhaseResult, timeout_s: float) -> None:
+    """Probe rates until the SLA's limit is bracketed (``agent.sla``); every probe is kept."""
+    spec = phase["search"]
+    jobs = _fio_jobs(phase)
+    deadline = time.monotonic() + timeout_s
+    started = time.monotonic()
+    timings: List[Timing] = []
+    completed: List[Probe] = []
+
+    def run_probe(number: int, rate: int) -> Probe:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise CommandError(f"the search ran out of its {timeout_s:.0f} s before probe {number}")
+        name = f"probe-{number:02d}"
+        directory = os.path.join(ctx.phase_dir, name)
+        os.makedirs(directory, exist_ok=True)
+        # fio's rate_iops is per job: the jobs share the probed rate.
+        run: PhaseResult = {}
+        try:
+            _fio_run(phase, ctx, directory, remaining, run, {"rate_iops": math.ceil(rate / jobs)})
+        finally:
+            result["rc"] = run.get("rc")
+            if "timing" in run:
+                timings.append(run["timing"])
+        measured = Measured.from_directions(_fio_directions(directory), float(spec["percentile"]))
+        probe = judge(measured, rate, spec)
+        probe["dir"] = name
+        completed.append(probe)
+        if ctx.on_progress is not None:
+            verdict = "met" if probe["met"] else f"missed: {probe['why']}"
+            ctx.on_progress(
+                f"probe {number} at {rate:,} IOPS: achieved {probe['iops']:,.0f} IOPS, "
+                f"p{spec['percentile']:g} {probe['latency_us'] / 1000:.3g} ms, {verdict}"
+            )
+        return probe
+
+    try:
+        try:
+            outcome = search(run_probe, spec)
+        except (ValueError, FioSummaryError) as exc:
+            raise CommandError(f"search: {exc}") from None
+    except CommandError:
+        result["search"] = {"probes": list(completed), "stopped": "failed"}  # what was measured stays
+        raise
+    result["timing"] = {
+        "real_s": round(time.monotonic() - started, 6),
+        "user_s": round(sum(t["user_s"] for t in timings), 6),
+        "sys_s": round(sum(t["sys_s"] for t in timings), 6),
+        "threads": [],
+    }
+    result["search"] = dict(outcome)
+    measured = outcome["answer"] or outcome["probes"][0]
+    why = too_small(measured.get("runtime_s"), measured.get("ios"), percentiles=True)
+    if why is not None:
+        result["warnings"] = [f"{measured['dir']} (the answer's probe): {why}"]
 
 
 def _dd(phase: Phase, ctx: PhaseContext, result: PhaseResult, timeout_s: float) -> None:
@@ -267,6 +385,10 @@ def _dd(phase: Phase, ctx: PhaseContext, result: PhaseResult, timeout_s: float) 
     problem = _failure(finished, timeout_s, "dd")
     if problem:
         raise CommandError(problem)
+    # dd prints no latency percentiles: only its time is judged (the slowest thread's).
+    why = too_small(max(d.real_s for d in finished), None, percentiles=False)
+    if why is not None:
+        result["warnings"] = [f"dd {spec['direction']} of {int(spec['count']) * threads:,} blocks: {why}"]
 
 
 def _command(phase: Phase, ctx: PhaseContext, result: PhaseResult, timeout_s: float) -> None:
@@ -295,6 +417,9 @@ def _command(phase: Phase, ctx: PhaseContext, result: PhaseResult, timeout_s: fl
     problem = _failure(finished, timeout_s, "command")
     if problem:
         raise CommandError(problem)
+    why = too_small(wall, None, percentiles=False)
+    if why is not None:
+        result["warnings"] = [f"command: {why}"]
 
 
 def clear_workdir(workdir: str) -> None:

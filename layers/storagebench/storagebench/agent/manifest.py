@@ -12,6 +12,7 @@ Layout (paths relative to the output directory)::
         fio.txt                         fio: the normal part (fio's own group summary lines)
         fio.stderr
         ts/<job>_{iops,lat,bw}.<n>.log  fio: 1 s averaged time series when the phase asks for them
+        probe-<nn>/                     a latency-SLA search: the same fio files, one directory per rate
         dd.<thread>.stderr              dd: dd's own records in/out and rate lines
         stdout.<thread>.txt, stderr.<thread>.txt   command
         timing.json                     real/user/sys measured by the agent (os.wait4 rusage)
@@ -65,6 +66,8 @@ class PhaseResult(TypedDict, total=False):
     files: List[str]
     drop_caches: str  # done | skipped: not root
     volume: List[Dict[str, Any]]  # each device's view of the phase (agent.ebs_stats.summary)
+    warnings: List[str]  # e.g. too small to measure (agent.measurable)
+    search: Dict[str, Any]  # a latency-SLA search: every probe and the answer (agent.sla.SearchResult)
 
 
 class StepResult(TypedDict, total=False):

@@ -8,6 +8,7 @@ malformed plan (a hand-written plan, a version mismatch): it names every bad fie
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Any, Dict, List, Optional, TypedDict
 
@@ -115,10 +116,23 @@ class CommandSpec(TypedDict, total=False):
     accounting: Dict[str, int]  # bytes / files the script moves, known to the planner (for MiB/s)
 
 
+class SearchSpec(TypedDict, total=False):
+    """A latency-SLA search (``agent.sla``): fio phases with it run once per probed rate."""
+
+    percentile: float  # the latency percentile judged, e.g. 99
+    target_us: float  # ... must stay at or under this
+    low_iops: int  # the first and lowest rate probed
+    high_iops: int  # the highest rate probed
+    tolerance: float  # stop when (lowest missed - highest met) / lowest missed <= this
+    max_probes: int
+    min_delivered: float  # a probe meets the SLA only if fio achieved this share of its rate
+
+
 class Phase(TypedDict, total=False):
     name: str
     engine: str
     fio: FioSpec
+    search: SearchSpec  # fio only: search the highest rate meeting a latency SLA
     dd: DdSpec
     command: CommandSpec
     drop_caches: bool  # sync and drop the page cache before this phase (root only)
@@ -258,8 +272,38 @@ def _check_phase(problems: List[str], path: str, phase: Dict[str, Any]) -> None:
         ):
             problems.append(f"{path}.command.env: must map names to text values, got {env!r}")
         _check_positive_int(problems, f"{path}.command.parallel", command.get("parallel", 1))
+    if "search" in phase:
+        _check_search(problems, f"{path}.search", phase)
     if "timeout_s" in phase:
         _check_positive_int(problems, f"{path}.timeout_s", phase["timeout_s"])
+
+
+def _check_number(problems: List[str], path: str, value: Any, low: float, high: float, what: str) -> None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not low < value < high:
+        problems.append(f"{path}: {value!r} must be {what}")
+
+
+def _check_search(problems: List[str], path: str, phase: Dict[str, Any]) -> None:
+    search = phase["search"]
+    if not isinstance(search, dict):
+        problems.append(f"{path}: expected an object, got {type(search).__name__}")
+        return
+    if phase.get("engine") != "fio" or (phase.get("fio") or {}).get("job_file"):
+        problems.append(f"{path}: a search runs fio jobs of the plan (engine fio, no job_file)")
+    percentile = search.get("percentile")
+    _check_number(problems, f"{path}.percentile", percentile, 0, 100, "a percentile in (0, 100)")
+    _check_number(problems, f"{path}.target_us", search.get("target_us"), 0, math.inf, "microseconds > 0")
+    _check_positive_int(problems, f"{path}.low_iops", search.get("low_iops"))
+    _check_positive_int(problems, f"{path}.high_iops", search.get("high_iops"))
+    low, high = search.get("low_iops"), search.get("high_iops")
+    if isinstance(low, int) and isinstance(high, int) and not low < high:
+        problems.append(f"{path}.high_iops: {high!r} must be above low_iops ({low!r})")
+    _check_number(problems, f"{path}.tolerance", search.get("tolerance"), 0, 1, "a fraction in (0, 1)")
+    _check_positive_int(problems, f"{path}.max_probes", search.get("max_probes"), 2)
+    if "min_delivered" in search:
+        _check_number(
+            problems, f"{path}.min_delivered", search["min_delivered"], 0, 1.0001, "a fraction in (0, 1]"
+        )
 
 
 def _check_steps(problems: List[str], steps: Any, target_ids: set, unprepared: set) -> None:  # type: ignore[type-arg]

@@ -31,6 +31,7 @@ from storagebench.agent.manifest import (
 from storagebench.agent.plan import Plan, Step, TargetSpec, check_plan
 from storagebench.agent.prewarm import prewarm_target
 from storagebench.agent.proc import Child, CommandError
+from storagebench.agent.sla import answer_text
 from storagebench.agent.sysinfo import system_facts
 from storagebench.agent.targets import Prepared, TargetError, Targets
 from storagebench.agent.throttle import ThrottleError
@@ -291,7 +292,13 @@ class Runner:
                     continue
                 phase_dir = os.path.join(self.output_dir, "steps", step["id"], phase["name"])
                 ctx = PhaseContext(
-                    target.path, target.mode, workdir, phase_dir, self.fleet.procs_file, self.is_root
+                    target.path,
+                    target.mode,
+                    workdir,
+                    phase_dir,
+                    self.fleet.procs_file,
+                    self.is_root,
+                    on_progress=self.progress.say,
                 )
                 probe = VolumeProbe(target.devices)
                 readings = probe.read()
@@ -320,6 +327,10 @@ class Runner:
                 if volume:
                     outcome["volume"] = volume
                 phases.append(outcome)
+                for warning in outcome.get("warnings", []):
+                    self.progress.say(f"warning: step {step['id']} phase {phase['name']}: {warning}")
+                if "search" in outcome and outcome["status"] == STATUS_OK:
+                    self.progress.say(f"step {step['id']}: {answer_text(outcome['search'])}")
                 if outcome["status"] != STATUS_OK:
                     result["status"] = STATUS_FAILED
                     result["error"] = f"phase {phase['name']}: {outcome['error']}"

@@ -38,6 +38,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from storagebench.agent.plan import Phase, Step
+from storagebench.agent.sla import expected_probes
 from storagebench.kinds import Rates, kind_of
 from storagebench.kinds.base import INSTANCE_READY_S, MIB
 from storagebench.planning.steps import plan_steps
@@ -171,8 +172,10 @@ def _phase_seconds(phase: Phase, target: Target, rates: Rates | None, tally: _Ta
         parts = [
             _fio_job_seconds({**shared, **job["options"]}, filesystem, rates, tally) for job in fio["jobs"]
         ]
-        # fio lays out every job's files first, then runs the jobs at once (no stonewall is used).
-        return sum(layout for layout, _ in parts) + max(run for _, run in parts)
+        # fio lays out every job's files first, then runs the jobs at once (no stonewall is used);
+        # a latency-SLA search runs them once per probe (agent.sla), on the files laid out once.
+        probes = expected_probes(phase["search"]) if "search" in phase else 1
+        return sum(layout for layout, _ in parts) + max(run for _, run in parts) * probes
     if "timeout_s" in phase:  # a bounded phase: at most this long
         return float(phase["timeout_s"])
     if engine == "dd":

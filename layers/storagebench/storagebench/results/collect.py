@@ -20,21 +20,25 @@ missing or invalid ``manifest.json`` raises (ManifestError): without it nothing 
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Mapping
 from pathlib import Path, PurePosixPath
 from typing import Any, TypedDict
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from storagebench.agent.manifest import MANIFEST_VERSION, STATUS_FAILED, STATUS_OK
+from storagebench.agent.measurable import LABEL as TOO_SMALL
+from storagebench.agent.measurable import too_small
 from storagebench.results.dd import DdResult, read_dd_stderr
 from storagebench.results.errors import ManifestError, ParseError
-from storagebench.results.fio import MIB, aggregate_fio, summary_disagreements
-from storagebench.results.records import Direction, ResultRecord, VariantValue
+from storagebench.results.fio import MIB, RECORD_PERCENTILES, aggregate_fio, summary_disagreements
+from storagebench.results.records import Direction, ResultRecord, SlaProbe, SlaSearch, VariantValue
 from storagebench.results.volume import DeviceView, parse_views, volume_side
 
 _THREAD = re.compile(r"\.(\d+)\.")
+SLA_NOT_MET = "sla-not-met"
 
 
 class Collection(BaseModel):
@@ -46,6 +50,10 @@ class Collection(BaseModel):
     config_id: str
     records: list[ResultRecord] = Field(default_factory=list)
     problems: list[str] = Field(default_factory=list, description="one line per phase that yielded nothing")
+    warnings: list[str] = Field(
+        default_factory=list,
+        description="measurements kept but to be read with care (too small to measure): labelled, not lost",
+    )
 
 
 class _Identity(TypedDict):
@@ -148,6 +156,8 @@ def collect(output_dir: str | Path) -> Collection:
                 identity = _identity(manifest["config_id"], step, phase, labels)
                 plan_phase = plan_phases.get((str(step_id), str(name)), {})
                 records, notes = _phase_records(root, step, phase, plan_phase, identity)
+                records, small = _flag_too_small(records)
+                collection.warnings.extend(f"{where}: {note}" for note in small)
                 views, bad = parse_views(phase.get("volume"))
                 collection.records.extend(_with_volume(records, views))
                 collection.problems.extend(f"{where}: {note}" for note in [*notes, *bad])
@@ -255,6 +265,8 @@ def _phase_records(
     if not directory.is_dir():
         raise _PhaseError(f"output directory {relative} is missing")
     engine = phase.get("engine") or plan_phase.get("engine")
+    if engine == "fio" and phase.get("search") is not None:
+        return _search_records(directory, relative, phase["search"], identity)
     if engine == "fio":
         return _fio_records(directory, relative, identity)
     if engine == "dd":
@@ -292,6 +304,82 @@ def _fio_records(
         notes.extend(f"{relative / 'fio.txt'}: {line}" for line in disagreements)
     records = [result.to_record(**identity, raw=raw) for result in results]
     return records, notes
+
+
+def _flag_too_small(records: list[ResultRecord]) -> tuple[list[ResultRecord], list[str]]:
+    """Records too small to measure (``agent.measurable``) get the ``too-small`` label and a note."""
+    flagged: list[ResultRecord] = []
+    notes: list[str] = []
+    for record in records:
+        why = too_small(record.runtime_s, record.ios, percentiles=record.latency is not None)
+        if why is None:
+            flagged.append(record)
+            continue
+        notes.append(f"{record.direction}: {why}")
+        flagged.append(record.model_copy(update={"labels": [*record.labels, TOO_SMALL]}))
+    return flagged, notes
+
+
+# --------------------------------------------------------------------------- latency-SLA search
+
+
+def _search_records(
+    directory: Path, relative: PurePosixPath, search: Any, identity: _Identity
+) -> tuple[list[ResultRecord], list[str]]:
+    """The answer probe's fio records (the lowest rate's when the SLA was never met, with no IOPS:
+    there is no rate to report), each carrying the whole search."""
+    if not isinstance(search, Mapping):
+        raise _PhaseError(f"search: expected an object, got {type(search).__name__}")
+    answer = search.get("answer")
+    try:
+        sla = SlaSearch.model_validate(
+            {
+                **{k: v for k, v in search.items() if k != "answer"},
+                "sustained_iops": answer.get("iops") if isinstance(answer, Mapping) else None,
+                "answer_probe": answer.get("probe") if isinstance(answer, Mapping) else None,
+            }
+        )
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "(search)"
+        raise _PhaseError(f"search.{where}: {first['msg']} (got {first.get('input')!r})") from None
+    number = sla.answer_probe if sla.met else sla.probes[0].probe
+    if sla.met and (number is None or sla.sustained_iops is None):
+        raise _PhaseError("search: met, but no answer probe with its IOPS")
+    chosen = [p for p in sla.probes if p.probe == number]
+    if not chosen or not chosen[0].dir:
+        raise _PhaseError(f"search: probe {number} is not among the probes, or has no directory")
+    probe_path = PurePosixPath(chosen[0].dir)
+    if probe_path.is_absolute() or ".." in probe_path.parts:
+        raise PhaseDirOutsideError(f"probe dir {chosen[0].dir!r} is not inside the phase directory")
+    records, notes = _fio_records(directory / probe_path, relative / probe_path, identity)
+    notes.extend(_search_disagreements(records, sla, chosen[0]))
+    return [
+        record.model_copy(update={"sla": sla})
+        if sla.met
+        else record.model_copy(
+            update={"sla": sla, "iops": None, "bw_mibps": None, "labels": [*record.labels, SLA_NOT_MET]}
+        )
+        for record in records
+    ], notes
+
+
+def _search_disagreements(records: list[ResultRecord], sla: SlaSearch, probe: SlaProbe) -> list[str]:
+    """The agent judged its probe from the same fio.json: its percentile and I/O count must be the
+    records' (the percentile when the record carries it), or the search is not what the files say."""
+    field = next((name for name, pct in RECORD_PERCENTILES.items() if pct == sla.percentile), None)
+    notes: list[str] = []
+    ios = sum(record.ios or 0 for record in records)
+    if probe.ios is not None and probe.ios != ios:
+        notes.append(f"search probe {probe.probe}: the agent counted {probe.ios} I/Os, fio.json holds {ios}")
+    values = [getattr(record.latency, field) for record in records if field and record.latency is not None]
+    worst = max((v for v in values if v is not None), default=None)
+    if worst is not None and not math.isclose(worst, probe.latency_us, rel_tol=0.01):
+        notes.append(
+            f"search probe {probe.probe}: the agent judged p{sla.percentile:g} {probe.latency_us:g} us, "
+            f"fio.json gives {worst:g} us"
+        )
+    return notes
 
 
 # --------------------------------------------------------------------------- timing

@@ -50,6 +50,46 @@ class HistogramBucket(BaseModel):
     count: int
 
 
+class SlaProbe(BaseModel):
+    """One fio run of a latency-SLA search at a fixed rate (``agent.sla``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    probe: int = Field(ge=1, description="1-based, in the order run")
+    rate_iops: int = Field(ge=1, description="the rate asked of fio, all jobs together")
+    iops: float = Field(ge=0, description="the rate fio achieved")
+    latency_us: float = Field(ge=0, description="the searched percentile, worst direction")
+    delivered: float = Field(ge=0, description="iops / rate_iops")
+    met: bool
+    why: str | None = Field(default=None, description="what a probe that missed the SLA missed")
+    ios: int | None = Field(default=None, ge=0)
+    runtime_s: float | None = Field(default=None, ge=0)
+    dir: str | None = Field(default=None, description="the probe's output, relative to the phase's")
+
+
+class SlaSearch(BaseModel):
+    """A latency-SLA search: the target, every probe, and the answer (the record's own figures are
+    the answer probe's, or the lowest rate's when even that missed, with ``iops`` left empty)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    percentile: float = Field(gt=0, lt=100)
+    target_us: float = Field(gt=0)
+    low_iops: int = Field(ge=1)
+    high_iops: int = Field(ge=1)
+    tolerance: float = Field(gt=0, lt=1)
+    max_probes: int = Field(ge=2)
+    min_delivered: float = Field(gt=0, le=1)
+    met: bool = Field(description="some probed rate met the SLA")
+    sustained_iops: float | None = Field(
+        default=None, ge=0, description="IOPS achieved at the highest rate that met the SLA"
+    )
+    answer_probe: int | None = Field(default=None, ge=1)
+    bracket: list[int] = Field(description="[highest rate met, lowest rate missed]; one value at a bound")
+    stopped: str = Field(description="why the search ended (agent.sla STOP_*)")
+    probes: list[SlaProbe] = Field(min_length=1)
+
+
 class ResultRecord(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -91,6 +131,9 @@ class ResultRecord(BaseModel):
     started_at: str | None = None
     raw: list[str] = Field(default_factory=list, description="raw artifacts, relative to the agent output")
     labels: list[str] = Field(default_factory=list, description="e.g. emulated:gp2, unthrottled-directory")
+    sla: SlaSearch | None = Field(
+        default=None, description="a latency-SLA search: its target, every probe and the answer"
+    )
     volume: VolumeSide | None = Field(
         default=None,
         description="the same phase and direction as the volume saw it (EBS statistics log page, or the "

@@ -17,6 +17,7 @@ from storagebench.agent.plan import FioJob, Phase
 from storagebench.workloads.fio_options import option_problem
 from storagebench.workloads.params import Param, ParamValue, format_size, parse_size
 from storagebench.workloads.profile import Profile, TargetContext
+from storagebench.workloads.sla import sla_profile
 
 # Options every fio profile shares: direct I/O through libaio (what the studies and AWS's guide
 # use), total-latency percentiles, per-job reporting so job histograms merge exactly.
@@ -519,6 +520,11 @@ def fio_profile(name: str) -> Profile:
     return _fio_profile(name, title, description, SOURCES[source], family, intent, rw, **options)
 
 
+def _sla_probe_params() -> tuple[Param, ...]:
+    """What each probe of a latency-SLA search runs: 20 s after 5 s of warm-up at scale 1."""
+    return (p_bs("4k"), p_iodepth(32), p_numjobs(1), p_runtime(20), p_ramp(5), p_size("1g"))
+
+
 def _profiles() -> list[Profile]:
     return [
         # ---- standard suite
@@ -531,6 +537,21 @@ def _profiles() -> list[Profile]:
         # ---- sweeps: one workload, a latency-vs-load curve
         fio_profile("sweep-qd-randread-4k"),
         fio_profile("sweep-jobs-randread-4k"),
+        # ---- latency SLA: the highest IOPS under a latency target, by bisection of the rate
+        sla_profile(
+            "sla-randread-4k",
+            "4k random read: IOPS under a latency SLA",
+            "randread",
+            base=FIO_BASE,
+            workload_params=_sla_probe_params(),
+        ),
+        sla_profile(
+            "sla-randwrite-4k",
+            "4k random write: IOPS under a latency SLA",
+            "randwrite",
+            base=FIO_BASE,
+            workload_params=_sla_probe_params(),
+        ),
         # ---- field study 1: File Gateway
         _dd_write_profile(
             "dd-seq-write-1m-dsync",

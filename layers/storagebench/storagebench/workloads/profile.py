@@ -15,7 +15,9 @@ from typing import Any, Literal
 from storagebench.agent.plan import Phase
 from storagebench.workloads.params import Param, ParamError, ParamValue, format_size
 
-Intent = Literal["iops", "throughput", "latency", "mixed", "metadata", "application"]
+# "sla": the IOPS sustained under a latency target (workloads.sla); judged on IOPS, never held to
+# the target's ceiling as a saturating "iops" workload is.
+Intent = Literal["iops", "throughput", "latency", "mixed", "metadata", "application", "sla"]
 TargetMode = Literal["raw", "filesystem", "any"]
 
 
@@ -116,7 +118,8 @@ def check_params(profile: Profile, overrides: Mapping[str, Any]) -> dict[str, Pa
     return clean
 
 
-def _default(param: Param) -> ParamValue | list[ParamValue] | None:
+def default_value(param: Param) -> ParamValue | list[ParamValue] | None:
+    """The parameter's default in canonical form; a list when it sweeps by default."""
     if param.default is None:
         return None
     if isinstance(param.default, tuple):
@@ -128,7 +131,7 @@ def variants(
     profile: Profile, overrides: Mapping[str, ParamValue | list[ParamValue]], scale: float, ctx: TargetContext
 ) -> list[Variant]:
     """Every combination of swept values, with defaults, auto values and scale resolved."""
-    base: dict[str, ParamValue | list[ParamValue] | None] = {p.name: _default(p) for p in profile.params}
+    base: dict[str, ParamValue | list[ParamValue] | None] = {p.name: default_value(p) for p in profile.params}
     base.update(overrides)
     swept = {name: value for name, value in base.items() if isinstance(value, list)}
     fixed = {name: value for name, value in base.items() if not isinstance(value, list)}
