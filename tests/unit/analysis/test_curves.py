@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from storagebench.analysis.curves import CurvePoint, latency_curve, latency_knee
+from storagebench.analysis.curves import CurvePoint, latency_curve, latency_knee, sweep_curves, variant_params
 from storagebench.analysis.grades import load_scaling
+from storagebench.analysis.stats import aggregate
+from storagebench.results.records import ResultRecord
 
 
 def _points(pairs: list[tuple[float, float]]) -> list[CurvePoint]:
@@ -76,3 +78,48 @@ def test_bad_curves_are_named(axis: str, points: list[CurvePoint], message: str)
 def test_a_knee_threshold_must_be_a_rise() -> None:
     with pytest.raises(ValueError, match=r"rising_from is 0\.9: it must be a finite ratio above 1"):
         latency_knee(load_scaling([(1, 1.0), (2, 2.0)]), rising_from=0.9)
+
+
+def _record(
+    config: str, variant: dict[str, int | str], p95_us: float, direction: str = "read"
+) -> ResultRecord:
+    return ResultRecord(
+        config_id=config,
+        target_id="ebs0",
+        workload="qd-sweep",
+        profile="sweep-qd-randread-4k",
+        variant=variant,
+        repetition=1,
+        phase="run",
+        direction=direction,
+        engine="fio",
+        iops=3000.0,
+        bytes=1 << 30,
+        runtime_s=10,
+        latency={
+            "basis": "lat",
+            "samples": 30000,
+            "mean_us": p95_us / 2,
+            "stdev_us": 1.0,
+            "min_us": 1.0,
+            "max_us": p95_us * 2,
+            "p95_us": p95_us,
+        },
+    )
+
+
+def test_sweep_curves_join_the_variants_of_each_config_in_load_order() -> None:
+    records = [
+        _record("gp3", {"iodepth": 16}, 90_000.0),
+        _record("gp3", {"iodepth": 1}, 130.0),
+        _record("gp3", {"iodepth": 4}, 170.0),
+        _record("gp3", {"iodepth": 64}, 97_000.0),
+        _record("io1", {"iodepth": 1}, 140.0),  # a single level is no curve
+        _record("gp3", {"iodepth": 4}, 170.0, direction="mixed"),  # mixed sides are curves of their own
+        _record("gp3", {}, 300.0),  # not a sweep point
+    ]
+    (sweep,) = sweep_curves(aggregate(records))
+    assert (sweep.config_id, sweep.workload, sweep.direction) == ("gp3", "qd-sweep", "read")
+    assert [p.load for p in sweep.curve.points] == [1, 4, 16, 64]
+    assert sweep.curve.knee is not None and sweep.curve.knee.load == 4
+    assert variant_params("iodepth=4,rw=randread") == {"iodepth": "4", "rw": "randread"}

@@ -303,8 +303,9 @@ def test_latest_runs_list_every_suite_newest_first() -> None:
     assert [r["run"] for r in rows] == [ACTIVE_RUN, *RUNS]
 
 
-def test_a_history_by_name_resolves_the_storage_option() -> None:
-    args = ["results", "--config", "gp3", "--workload", "std-randread-4k", "--format", "csv"]
+@pytest.mark.parametrize("flag", [[], ["--history"]])
+def test_a_history_by_name_resolves_the_storage_option(flag: list[str]) -> None:
+    args = ["results", *flag, "--config", "gp3", "--workload", "std-randread-4k", "--format", "csv"]
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 0, result.output
     assert OPTIONS["gp3"] in result.stderr
@@ -325,6 +326,12 @@ def test_a_name_matching_nothing_lists_the_choices_and_exits_2(args: list[str], 
     assert result.exit_code == 2
     assert choices in " ".join(result.stderr.split())
     assert result.stdout == ""
+
+
+def test_history_alone_says_what_it_needs() -> None:
+    result = CliRunner().invoke(app, ["results", "--history", "--workload", "std-randread-4k"])
+    assert result.exit_code == 2
+    assert "--history needs --config ID" in " ".join(result.stderr.split())
 
 
 def test_a_storage_option_without_points_says_so_and_exits_1() -> None:

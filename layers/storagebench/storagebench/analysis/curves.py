@@ -21,6 +21,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from storagebench.analysis.grades import LoadScaling, load_scaling
+from storagebench.analysis.stats import Aggregate
 
 __all__ = [
     "DEFAULT_RISING_FROM",
@@ -30,6 +31,9 @@ __all__ = [
     "LoadKnee",
     "latency_curve",
     "latency_knee",
+    "sweep_curves",
+    "sweep_load",
+    "variant_params",
 ]
 
 DEFAULT_RISING_FROM = 1.5
@@ -141,3 +145,82 @@ def latency_curve(
         scaling=scaling,
         reading=reading,
     )
+
+
+def variant_params(variant: str) -> dict[str, str]:
+    """``"iodepth=4,rw=randread"`` (a record's variant text) as a dict."""
+    parsed: dict[str, str] = {}
+    for part in variant.split(","):
+        name, sep, value = part.partition("=")
+        if sep:
+            parsed[name] = value
+    return parsed
+
+
+def sweep_load(text: str | None) -> float | None:
+    """A swept parameter's value as a load level: a positive number, else None."""
+    try:
+        load = float(text) if text is not None else None
+    except ValueError:
+        return None
+    return load if load is not None and load > 0 else None
+
+
+class SweepCurve(_Model):
+    """One config's curve over one swept workload and direction (the CLI's view of a sweep)."""
+
+    config_id: str
+    workload: str
+    direction: str
+    curve: LatencyCurve
+
+
+def sweep_curves(aggregates: Sequence[Aggregate]) -> list[SweepCurve]:
+    """Every load sweep among ``aggregates`` as a curve: records of one config, workload, target,
+    phase, direction and group whose variants differ only in a ``SWEEP_AXES`` value (two or more
+    levels). Mixed records are left out (their read and write sides are curves of their own)."""
+    lines: dict[tuple[str, str, str, str, str, int | None, str, str], list[CurvePoint]] = {}
+    for agg in aggregates:
+        if agg.direction == "mixed":
+            continue
+        params = variant_params(agg.variant)
+        for axis in SWEEP_AXES:
+            load = sweep_load(params.get(axis))
+            if load is None:
+                continue
+            rest = ",".join(f"{k}={v}" for k, v in sorted(params.items()) if k != axis)
+            key = (
+                agg.config_id,
+                agg.workload,
+                agg.target_id,
+                agg.phase,
+                agg.direction,
+                agg.group,
+                axis,
+                rest,
+            )
+
+            def mean(metric: str, agg: Aggregate = agg) -> float | None:
+                summary = agg.metrics.get(metric)
+                return None if summary is None else float(summary.mean)
+
+            lines.setdefault(key, []).append(
+                CurvePoint(
+                    load=load,
+                    iops=mean("iops"),
+                    p50_us=mean("lat_p50_us"),
+                    p95_us=mean("lat_p95_us"),
+                    p99_us=mean("lat_p99_us"),
+                    repetitions=agg.repetitions,
+                )
+            )
+            break
+    curves: list[SweepCurve] = []
+    for (config_id, workload, _, _, direction, _, axis, _), points in sorted(
+        lines.items(), key=lambda item: tuple(str(part) for part in item[0])
+    ):
+        if len(points) < 2 or len({p.load for p in points}) != len(points):
+            continue
+        curve = latency_curve(axis, points)
+        curves.append(SweepCurve(config_id=config_id, workload=workload, direction=direction, curve=curve))
+    return curves

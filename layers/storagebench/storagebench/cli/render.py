@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from typing import Any
 
 from rich.console import Console
@@ -134,7 +135,10 @@ def _reading_order(row: Aggregate) -> tuple[Any, ...]:
 def aggregate_listing(rows: list[Aggregate], scale: GradeScale | None = None) -> Listing:
     """One row per measurement: mean over repetitions with the 95 % confidence half-width."""
     scale = scale or GradeScale()
-    listing = Listing(None, list(AGGREGATE_FIELDS))
+    fields = list(AGGREGATE_FIELDS)
+    if any(row.variant for row in rows):  # sweep points are indistinguishable without it
+        fields = [replace(f, priority=8) if f.name == "variant" else f for f in fields]
+    listing = Listing(None, fields)
     for row in sorted(rows, key=_reading_order):
         p95 = row.metrics.get("lat_p95_us")
         listing.add(
@@ -158,8 +162,14 @@ def aggregate_listing(rows: list[Aggregate], scale: GradeScale | None = None) ->
 
 
 def aggregates(console: Console, rows: list[Aggregate], scale: GradeScale | None = None) -> None:
-    """One line per measurement: mean over repetitions with the 95 % confidence half-width."""
+    """One line per measurement (mean over repetitions, its 95 % interval), then each load sweep
+    read as a curve: the knee where latency turns up and p95's growth per doubling of load."""
+    from storagebench.analysis.curves import sweep_curves
+
     print_table(console, aggregate_listing(rows, scale))
+    for sweep in sweep_curves(rows):
+        where = f"{sweep.config_id} {sweep.workload} ({sweep.direction})"
+        console.print(Text.assemble(("latency against load, ", "bold"), f"{where}: {sweep.curve.reading}"))
 
 
 def usd(value: Any) -> str:

@@ -216,6 +216,12 @@ def results(
     suite: Annotated[str | None, typer.Option("--suite", help="the latest runs of this suite")] = None,
     last: Annotated[int, typer.Option("--last", min=1, max=1000, help="how many runs to list")] = 10,
     active: Annotated[bool, typer.Option("--active", help="runs in progress")] = False,
+    history: Annotated[
+        bool,
+        typer.Option(
+            "--history", help="a metric's history (implied by --config or --storage, which it needs)"
+        ),
+    ] = False,
     storage: Annotated[
         str | None,
         typer.Option("--storage", help="one storage option's history (as `results --run` names it)"),
@@ -271,6 +277,11 @@ def results(
     A history whose names match nothing lists the choices and exits 2; one with no measurement
     exits 1."""
     chosen = output_format(fmt, as_json, RESULTS_FORMATS)
+    if history and storage is None and config is None:
+        raise fail(
+            "--history needs --config ID (a config of the latest run, or of --run/--suite) or "
+            "--storage OPTION, and --workload ID; e.g. --history --config gp3 --workload std-randread-4k"
+        )
     ask = Ask(
         run=run,
         suite=suite,

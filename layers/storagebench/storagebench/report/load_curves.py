@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 
-from storagebench.analysis.curves import SWEEP_AXES, CurvePoint, latency_curve
+from storagebench.analysis.curves import SWEEP_AXES, CurvePoint, latency_curve, sweep_load, variant_params
 from storagebench.analysis.stats import Aggregate
 from storagebench.costs.measures import MeasureKey
 from storagebench.report.model import Curve, WorkloadInfo
@@ -19,30 +19,12 @@ _Line = tuple[str, str, str, int | None, str]
 """(target, phase, direction, group, the variant's other parameters): what a curve's points share."""
 
 
-def _parse_variant(variant: str) -> dict[str, str]:
-    """``"iodepth=4,rw=randread"`` (``MeasureKey.variant``) as a dict."""
-    parsed: dict[str, str] = {}
-    for part in variant.split(","):
-        name, sep, value = part.partition("=")
-        if sep:
-            parsed[name] = value
-    return parsed
-
-
-def _load(text: str) -> float | None:
-    try:
-        load = float(text)
-    except ValueError:
-        return None
-    return load if load > 0 else None
-
-
 def sweep_axis(keys: Sequence[MeasureKey]) -> str | None:
     """The swept load parameter of a workload's measurements: a ``SWEEP_AXES`` key with two or more
     numeric values, None when the workload is not a load sweep."""
     for axis in SWEEP_AXES:
-        values = {_parse_variant(k.variant).get(axis) for k in keys}
-        loads = {load for v in values if v is not None and (load := _load(v)) is not None}
+        values = {variant_params(k.variant).get(axis) for k in keys}
+        loads = {load for v in values if v is not None and (load := sweep_load(v)) is not None}
         if len(loads) >= 2:
             return axis
     return None
@@ -68,8 +50,8 @@ def _lines(axis: str, aggs: Mapping[MeasureKey, Aggregate], workload: str) -> di
     for key, agg in aggs.items():
         if key.workload != workload or key.direction == "mixed":
             continue
-        variant = _parse_variant(key.variant)
-        load = _load(variant.pop(axis, ""))
+        variant = variant_params(key.variant)
+        load = sweep_load(variant.pop(axis, ""))
         if load is None:
             continue
         rest = ",".join(f"{k}={v}" for k, v in sorted(variant.items()))
