@@ -164,7 +164,8 @@ def show_results(output_dir: Path, as_json: bool) -> None:
             }
         )
         return
-    render.aggregates(out, aggregate(collection.records))
+    emulated = render.caveats(err, collection.records)  # said before the run too: stderr, as then
+    render.aggregates(out, aggregate(collection.records), emulated=emulated)
     for problem in collection.problems:
         out.print(Text.assemble(("problem: ", "yellow"), problem), highlight=False)
     for warning in collection.warnings:

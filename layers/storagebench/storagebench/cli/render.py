@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Collection, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.text import Text
@@ -12,6 +13,9 @@ from rich.text import Text
 from storagebench.analysis.grades import GradeScale, grade
 from storagebench.analysis.stats import Aggregate, Summary
 from storagebench.cli.listing import Field, Listing, print_table
+
+if TYPE_CHECKING:
+    from storagebench.results.records import ResultRecord
 
 
 def request_summary(console: Console, source: str, summary: dict[str, Any]) -> None:
@@ -122,6 +126,13 @@ AGGREGATE_FIELDS = [
 ]
 
 
+def _grade_text(p95: Summary | None, scale: GradeScale, emulated: bool) -> str | None:
+    if p95 is None:
+        return None
+    letter = grade(p95.mean, scale).letter
+    return f"{letter} (emulated)" if emulated else letter
+
+
 def _natural(text: str) -> tuple[tuple[int, int | str], ...]:
     """``iodepth=4`` before ``iodepth=16``: digits compare as numbers."""
     return tuple((0, int(part)) if part.isdigit() else (1, part) for part in re.split(r"(\d+)", text) if part)
@@ -132,7 +143,9 @@ def _reading_order(row: Aggregate) -> tuple[Any, ...]:
     return (row.config_id, row.workload, _natural(row.variant), row.phase, row.direction, row.group or 0)
 
 
-def aggregate_listing(rows: list[Aggregate], scale: GradeScale | None = None) -> Listing:
+def aggregate_listing(
+    rows: list[Aggregate], scale: GradeScale | None = None, emulated: Collection[str] = ()
+) -> Listing:
     """One row per measurement: mean over repetitions with the 95 % confidence half-width."""
     scale = scale or GradeScale()
     fields = list(AGGREGATE_FIELDS)
@@ -154,19 +167,37 @@ def aggregate_listing(rows: list[Aggregate], scale: GradeScale | None = None) ->
                 "lat mean ms": row.metrics.get("lat_mean_us"),
                 "p95 ms": p95,
                 "p99 ms": row.metrics.get("lat_p99_us"),
-                "grade": grade(p95.mean, scale).letter if p95 is not None else None,
+                "grade": _grade_text(p95, scale, row.config_id in emulated),
                 "real s": row.metrics.get("real_s"),
             }
         )
     return listing
 
 
-def aggregates(console: Console, rows: list[Aggregate], scale: GradeScale | None = None) -> None:
-    """One line per measurement (mean over repetitions, its 95 % interval), then each load sweep
-    read as a curve: the knee where latency turns up and p95's growth per doubling of load."""
+def caveats(console: Console, records: Sequence[ResultRecord]) -> frozenset[str]:
+    """Print first what these results cannot mean (emulated volumes, directory targets: the
+    report's and the agent's words, ``agent.caveats``); returns the configs measured on emulation."""
+    from storagebench.agent.caveats import EMULATED_LABEL_PREFIX, label_caveats
+
+    labels: dict[str, list[str]] = {}
+    for record in records:
+        labels.setdefault(record.config_id, []).extend(record.labels)
+    for caveat in label_caveats(labels):
+        console.print(Text.assemble(("caveat: ", "bold yellow"), caveat), highlight=False)
+    return frozenset(
+        cid for cid, seen in labels.items() if any(label.startswith(EMULATED_LABEL_PREFIX) for label in seen)
+    )
+
+
+def aggregates(
+    console: Console, rows: list[Aggregate], scale: GradeScale | None = None, emulated: Collection[str] = ()
+) -> None:
+    """One line per measurement (mean over repetitions, its 95 % interval; grades of ``emulated``
+    configs marked so), then each load sweep read as a curve: the knee where latency turns up and
+    p95's growth per doubling of load."""
     from storagebench.analysis.curves import sweep_curves
 
-    print_table(console, aggregate_listing(rows, scale))
+    print_table(console, aggregate_listing(rows, scale, emulated))
     for sweep in sweep_curves(rows):
         where = f"{sweep.config_id} {sweep.workload} ({sweep.direction})"
         console.print(Text.assemble(("latency against load, ", "bold"), f"{where}: {sweep.curve.reading}"))
@@ -227,6 +258,8 @@ def run_summary(console: Console, run_id: str, execution: Any, record: dict[str,
     from storagebench.results.records import ResultRecord
 
     run = record.get("run", {})
+    records = [ResultRecord.model_validate(r["record"]) for r in record.get("results", [])]
+    emulated = caveats(console, records)  # what the numbers cannot mean comes first
     status = (execution.output or {}).get("status") or run.get("status") or execution.status
     style = {"SUCCEEDED": "bold green", "PARTIAL": "bold yellow"}.get(str(status), "bold red")
     console.print(
@@ -261,9 +294,8 @@ def run_summary(console: Console, run_id: str, execution: Any, record: dict[str,
             errors=problems + (f" | leftovers: {leftovers}" if leftovers else "") or None,
         )
     print_table(console, configs)
-    records = [ResultRecord.model_validate(r["record"]) for r in record.get("results", [])]
     if records:
-        aggregates(console, aggregate(records))
+        aggregates(console, aggregate(records), emulated=emulated)
     economics(console, run)
     output = execution.output or {}
     failed_costs = [] if output.get("economics") else output.get("economics_notes", [])  # else: in the report

@@ -527,11 +527,12 @@ def _show_run(document: dict[str, Any], columns: str | None) -> None:
 
     run = document["run"]
     decoded = decode_run(document)
+    emulated = render.caveats(out, decoded.records)  # what the numbers cannot mean comes first
     out.print(Text(f"run {decoded.run.run_id}"), highlight=False, soft_wrap=True)
     listing.show(out, runs_listing([run], ""), "table", None, columns)
     listing.print_table(out, options_listing(decoded))
     render.economics(out, run)
-    render.aggregates(out, aggregate(decoded.records))
+    render.aggregates(out, aggregate(decoded.records), emulated=emulated)
     for note in decoded.notes:
         err.print(Text.assemble(("note: ", "yellow"), note), highlight=False)
 
