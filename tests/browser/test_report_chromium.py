@@ -4,8 +4,8 @@ error, and prints; at 1400 px (a desktop) and 412 px (a phone) the page never sc
 screenshots land in bench-results/report-screenshot.png, report-1400.png and report-412.png (the
 page itself in bench-results/report-sample.html).
 
-The report is the unit tier's realistic run with a queue-depth sweep and eleven earlier runs of its
-suite, so the trend and latency-vs-load charts are drawn too.
+The report is the unit tier's realistic run with a queue-depth sweep, latency-SLA searches and eleven
+earlier runs of its suite, so the trend, latency-vs-load and SLA-search charts are drawn too.
 
 Needs the Debian packages ``chromium`` and ``chromium-driver`` (scripts/ensure-system-deps.sh
 installs them) and the ``selenium`` package of the dev extra; skipped, saying which is missing,
@@ -113,29 +113,34 @@ def test_every_chart_is_drawn_with_its_marks(browser: Any, report: Report) -> No
         " const r = s.getBoundingClientRect(); return [s.dataset.chart, r.width, r.height]; });",
     )
     kinds = [kind for kind, _, _ in boxes]
-    assert kinds.count("bars") == len(report.bars) == 5
+    assert kinds.count("bars") == len(report.bars) == 6
     assert kinds.count("histogram") == len(report.histograms) == 12
     assert kinds.count("timeseries") == len(report.series) == 12
-    assert kinds.count("scatter") == len(report.scatters) == 5
+    assert kinds.count("scatter") == len(report.scatters) == 6
     assert kinds.count("trend") == sum(1 for t in report.trends if t.has_history) == 12
     assert kinds.count("curve-iops") == kinds.count("curve-latency") == len(report.curves) == 3
+    assert kinds.count("sla-search") == len(report.sla_limits) == 3
     assert all(width > 200 and height > 100 for _, width, height in boxes), boxes
 
     def count(selector: str) -> int:
         return int(js(browser, f"return document.querySelectorAll({selector!r}).length;"))
 
-    assert count("svg.chart rect.bar") == sum(len(c.bars) for c in report.bars) == 15
-    assert count("svg.chart rect.bar.baseline") == 5
-    assert count("svg.chart path.ci") == sum(1 for c in report.bars for b in c.bars if b.value.n > 1) == 15
+    assert count("svg.chart rect.bar") == sum(len(c.bars) for c in report.bars) == 17  # gp2 missed the SLA
+    assert count("svg.chart rect.bar.baseline") == 6
+    assert count("svg.chart path.ci") == sum(1 for c in report.bars for b in c.bars if b.value.n > 1) == 17
     assert count("svg.chart path.hist") == len(report.histograms)
     assert count("svg.chart path.series-line") == sum(len(c.lines) for c in report.series) == 36
     assert count("svg.chart line.knee") == 1
-    assert count("svg.chart .point") == sum(len(s.points) for s in report.scatters) == 15
+    assert count("svg.chart .point") == sum(len(s.points) for s in report.scatters) == 17
     assert count("svg.chart .point.frontier") == sum(
         1 for s in report.scatters for p in s.points if p.on_frontier
     )
-    assert count("svg.chart path.frontier-line") == 5
-    assert count("svg.chart path.xy-line") == 12 + 3 * (1 + 3)  # a trend line each; IOPS and p50/p95/p99
+    assert count("svg.chart path.frontier-line") == 6
+    # a trend line each; IOPS and p50/p95/p99 of each curve; a line per repetition of each SLA search
+    assert count("svg.chart path.xy-line") == 12 + 3 * (1 + 3) + 2 * 2  # gp2 missed at its 1st probe
+    probes = [p for limit in report.sla_limits for r in limit.repetitions for p in r.probes]
+    assert count("svg.chart .sla-line") == 3
+    assert count("svg.chart circle.xy-point.missed") == sum(1 for p in probes if not p.met) == 15
     assert count("svg.chart line.change") == sum(len(t.changes) for t in report.trends) == 3
     assert count("svg.chart line.load-knee") == 2 * sum(1 for c in report.curves if c.knee is not None) == 6
     assert count("svg.chart rect.band") == count("svg.chart circle.current") == 12
@@ -144,7 +149,7 @@ def test_every_chart_is_drawn_with_its_marks(browser: Any, report: Report) -> No
         browser,
         "return [...document.querySelectorAll('svg.chart .bar, svg.chart .hist, svg.chart .series-line,"
         " svg.chart .point, svg.chart .knee, svg.chart .xy-line, svg.chart .xy-point, svg.chart .change,"
-        " svg.chart .load-knee')].filter(e => { const b = e.getBBox();"
+        " svg.chart .load-knee, svg.chart .sla-line')].filter(e => { const b = e.getBBox();"
         " return !(b.width > 0 || b.height > 0); }).length;",
     )
     assert empty == 0
@@ -239,8 +244,16 @@ def test_no_sideways_scroll_every_chart_names_its_axes_and_a_screenshot(
             " (s.querySelector('.axis-y .axis-title') || {}).textContent || '',"
             " s.getBoundingClientRect().right]);",
         )
-        drawn = [report.bars, report.histograms, report.series, report.scatters, report.curves, report.curves]
-        assert len(charts) == sum(map(len, drawn)) + sum(1 for t in report.trends if t.has_history) == 52
+        drawn = [
+            report.bars,
+            report.histograms,
+            report.series,
+            report.scatters,
+            report.curves,
+            report.curves,
+            report.sla_limits,
+        ]
+        assert len(charts) == sum(map(len, drawn)) + sum(1 for t in report.trends if t.has_history) == 57
         untitled = [
             (cid, kind)
             for cid, kind, x_title, y_title, _ in charts

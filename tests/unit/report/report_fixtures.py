@@ -17,13 +17,14 @@ import math
 from pathlib import Path
 from typing import Any
 
+from storagebench.agent.sla import Measured, judge, search
 from storagebench.costs.compare import compare
 from storagebench.costs.monthly import price_request
 from storagebench.costs.run_cost import run_cost, usage_for_config
 from storagebench.prices.snapshot import SnapshotPriceBook
 from storagebench.request import BenchmarkRequest, parse_request
 from storagebench.results.fio import aggregate_fio, split_fio_output
-from storagebench.results.records import HistogramBucket, LatencyStats, ResultRecord
+from storagebench.results.records import HistogramBucket, LatencyStats, ResultRecord, SlaSearch
 from storagebench.store import keys
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "fio"
@@ -506,21 +507,100 @@ def sweep_records(repetitions: int = 2) -> list[ResultRecord]:
     return out
 
 
+SLA = "sla-randread-4k"
+SLA_SPEC: dict[str, Any] = {
+    "percentile": 99.0,
+    "target_us": 1000.0,
+    "low_iops": 100,
+    "tolerance": 0.05,
+    "max_probes": 12,
+    "min_delivered": 0.95,
+}
+# config -> (IOPS cap, p99 at no load in us, highest rate probed, most probes): gp3 finds its limit
+# within the tolerance, io1 runs out of probes first, gp2 misses 1 ms even at the lowest rate
+SLA_VOLUMES: dict[str, tuple[float, float, int, int]] = {
+    "gp3": (3000.0, 400.0, 4500, 12),
+    "io1": (4000.0, 300.0, 6000, 4),
+    "gp2": (3000.0, 1200.0, 4500, 12),
+}
+
+
+def sla_search(config_id: str, repetition: int = 1) -> SlaSearch:
+    """A search run by ``agent.sla.search`` against a model volume (p99 = p99 at no load / (1 -
+    utilisation), achieved IOPS capped), stored as Collect stores it."""
+    cap, idle_us, high, max_probes = SLA_VOLUMES[config_id]
+    cap *= JITTER[repetition - 1]
+    spec: Any = {**SLA_SPEC, "high_iops": high, "max_probes": max_probes}
+
+    def run_probe(number: int, rate: int) -> Any:
+        achieved = min(float(rate), cap)
+        utilisation = min(0.99, rate / cap)
+        measured = Measured(achieved, idle_us / (1 - utilisation), ios=int(achieved * 30), runtime_s=30.0)
+        return {**judge(measured, rate, spec), "dir": f"probe-{number:02d}"}
+
+    result: dict[str, Any] = dict(search(run_probe, spec))
+    answer = result.pop("answer")
+    return SlaSearch.model_validate(
+        {
+            **result,
+            "sustained_iops": answer["iops"] if answer else None,
+            "answer_probe": answer["probe"] if answer else None,
+        }
+    )
+
+
+def sla_records(repetitions: int = 2) -> list[ResultRecord]:
+    """The answer probe's record of each search (the lowest rate's when the SLA was never met,
+    with no IOPS and the ``sla-not-met`` label), carrying the whole search, as Collect writes it."""
+    (base,) = _captured("std-randread-4k")
+    assert base.latency is not None and base.latency.p99_us is not None
+    out = []
+    for config_id in SLA_VOLUMES:
+        for repetition in range(1, repetitions + 1):
+            sla = sla_search(config_id, repetition)
+            number = sla.answer_probe if sla.met else sla.probes[0].probe
+            (probe,) = [p for p in sla.probes if p.probe == number]
+            labels = [f"emulated:{config_id}:100GiB", *([] if sla.met else ["sla-not-met"])]
+            out.append(
+                base.model_copy(
+                    update={
+                        "config_id": config_id,
+                        "workload": SLA,
+                        "profile": SLA,
+                        "phase": "search",
+                        "repetition": repetition,
+                        "iops": probe.iops if sla.met else None,
+                        "bw_mibps": probe.iops * 4 / 1024 if sla.met else None,
+                        "ios": probe.ios,
+                        "runtime_s": probe.runtime_s,
+                        "latency": _latency(base.latency, probe.latency_us / base.latency.p99_us),
+                        "histogram": None,
+                        "labels": labels,
+                        "sla": sla,
+                        "started_at": STARTED,
+                    }
+                )
+            )
+    return out
+
+
 def sweep_request() -> dict[str, Any]:
     return {
         **REQUEST,
         "workloads": [
             *REQUEST["workloads"],
             {"id": SWEEP, "profile": SWEEP_PROFILE, "params": {"iodepth": list(SWEEP_DEPTHS)}},
+            {"profile": SLA, "params": {"sla_percentile": 99, "sla_ms": 1.0}},
         ],
     }
 
 
 def everything_inputs() -> dict[str, Any]:
-    """The realistic run with a sweep and seven earlier runs: every section of the report drawn."""
+    """The realistic run with a sweep, latency-SLA searches and eleven earlier runs: every section of
+    the report drawn."""
     document = sweep_request()
     req = parse_request(document)
-    recs = [*records(), *sweep_records()]
+    recs = [*records(), *sweep_records(), *sla_records()]
     stored_run = stored(recs)
     stored_run["run"]["request"] = document
     inputs = full_report_inputs()

@@ -26,8 +26,9 @@ def _trend(report: Report, config_id: str, workload: str) -> Any:
 
 def test_each_headline_number_has_its_history_this_run_last(report: Report) -> None:
     assert report.trend_runs == fx.HISTORY_RUNS
+    missed_sla = ("gp2", fx.SLA)  # not met even at the lowest rate: no IOPS to follow
     assert {(t.config_id, t.workload) for t in report.trends} == {
-        (cid, w.id) for cid in ("gp2", "gp3", "io1") for w in report.workloads
+        (cid, w.id) for cid in ("gp2", "gp3", "io1") for w in report.workloads if (cid, w.id) != missed_sla
     }
     trend = _trend(report, "gp3", "std-randread-4k")
     assert len(trend.points) == fx.HISTORY_RUNS + 1

@@ -165,7 +165,7 @@ def show_results(output_dir: Path, as_json: bool) -> None:
         )
         return
     emulated = render.caveats(err, collection.records)  # said before the run too: stderr, as then
-    render.aggregates(out, aggregate(collection.records), emulated=emulated)
+    render.aggregates(out, aggregate(collection.records), emulated=emulated, records=collection.records)
     for problem in collection.problems:
         out.print(Text.assemble(("problem: ", "yellow"), problem), highlight=False)
     for warning in collection.warnings:

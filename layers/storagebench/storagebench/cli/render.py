@@ -190,17 +190,26 @@ def caveats(console: Console, records: Sequence[ResultRecord]) -> frozenset[str]
 
 
 def aggregates(
-    console: Console, rows: list[Aggregate], scale: GradeScale | None = None, emulated: Collection[str] = ()
+    console: Console,
+    rows: list[Aggregate],
+    scale: GradeScale | None = None,
+    emulated: Collection[str] = (),
+    records: Sequence[ResultRecord] = (),
 ) -> None:
     """One line per measurement (mean over repetitions, its 95 % interval; grades of ``emulated``
     configs marked so), then each load sweep read as a curve: the knee where latency turns up and
-    p95's growth per doubling of load."""
+    p95's growth per doubling of load; then each latency-SLA search of ``records`` (the rows'
+    records: aggregates do not keep the searches) answered in words, as the report says it."""
     from storagebench.analysis.curves import sweep_curves
+    from storagebench.report.sla_searches import build_sla_limits, limit_line
 
     print_table(console, aggregate_listing(rows, scale, emulated))
     for sweep in sweep_curves(rows):
         where = f"{sweep.config_id} {sweep.workload} ({sweep.direction})"
         console.print(Text.assemble(("latency against load, ", "bold"), f"{where}: {sweep.curve.reading}"))
+    for limit in build_sla_limits(records):
+        line = limit_line(limit) + (" (emulated)" if limit.config_id in emulated else "")
+        console.print(Text.assemble(("latency SLA, ", "bold"), line), highlight=False)
 
 
 def usd(value: Any) -> str:
@@ -295,7 +304,7 @@ def run_summary(console: Console, run_id: str, execution: Any, record: dict[str,
         )
     print_table(console, configs)
     if records:
-        aggregates(console, aggregate(records), emulated=emulated)
+        aggregates(console, aggregate(records), emulated=emulated, records=records)
     economics(console, run)
     output = execution.output or {}
     failed_costs = [] if output.get("economics") else output.get("economics_notes", [])  # else: in the report

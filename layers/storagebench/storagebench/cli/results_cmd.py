@@ -532,7 +532,7 @@ def _show_run(document: dict[str, Any], columns: str | None) -> None:
     listing.show(out, runs_listing([run], ""), "table", None, columns)
     listing.print_table(out, options_listing(decoded))
     render.economics(out, run)
-    render.aggregates(out, aggregate(decoded.records), emulated=emulated)
+    render.aggregates(out, aggregate(decoded.records), emulated=emulated, records=decoded.records)
     for note in decoded.notes:
         err.print(Text.assemble(("note: ", "yellow"), note), highlight=False)
 

@@ -82,6 +82,7 @@ from storagebench.report.model import (
     Value,
     WorkloadInfo,
 )
+from storagebench.report.sla_searches import build_sla_limits
 from storagebench.report.trends import RunValues, build_trends, history_runs, run_environment
 from storagebench.request.model import (
     BenchmarkRequest,
@@ -811,6 +812,12 @@ class _Run:
             trend_runs=len(earlier),
             curves=build_curves(
                 self.config_ids, self.workloads, self.index, lambda wid: len(self.groups.get(wid, ()))
+            ),
+            sla_limits=build_sla_limits(
+                self.records,
+                config_ids=self.config_ids,
+                workload_ids=[w.id for w in self.workloads],
+                names=self.workload_name,
             ),
             recommendation=self.recommendation(),
             header=self.header(),

@@ -33,6 +33,7 @@ from storagebench.report.fmt import (
     verdict_counts,
 )
 from storagebench.report.html_history import curves_html, trends_html
+from storagebench.report.html_sla import sla_limits_html
 from storagebench.report.model import (
     Cell,
     ConfigRow,
@@ -175,6 +176,9 @@ section.recommendation.unmet { border-color: var(--error); }
 section.recommendation h2 { margin-top: 0; }
 p.answer { font-size: 17px; font-weight: 600; margin: 6px 0 12px; overflow-wrap: anywhere; }
 .met p.answer { color: var(--good); } .unmet p.answer { color: var(--error); }
+.sla-limit { margin: 0 0 32px; }
+.sla-limit table { min-width: 720px; }
+.sla-limit .charts { margin: 8px 0 12px; }
 ul.checks { list-style: none; padding: 0; margin: 0; overflow-wrap: anywhere; }
 ul.checks li { margin: 2px 0; }
 footer { margin-top: 48px; font-size: 12px; color: var(--muted); border-top: 1px solid var(--rule);
@@ -766,6 +770,17 @@ def render_html(report: Report) -> str:
     sections = [
         ("comparison", "Configs against the baseline", _comparison_table(report)),
         ("headline", "Headline results", _bars(report, ids)),
+        *(
+            [
+                (
+                    "sla",
+                    "Limits under a latency SLA",
+                    sla_limits_html(report.sla_limits, ids, emulated_configs(report)),
+                )
+            ]
+            if report.sla_limits
+            else []
+        ),
         ("latency", "Latency", _latency(report, ids)),
         ("curves", "Latency against load", curves_html(report, ids)),
         ("timeseries", "IOPS over time", _series(report, ids)),

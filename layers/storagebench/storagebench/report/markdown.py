@@ -34,6 +34,7 @@ from storagebench.report.history_text import (
     trends_intro,
 )
 from storagebench.report.model import Cell, LatencyRow, MetricInfo, Report, Value, WorkloadInfo
+from storagebench.report.sla_searches import SLA_INTRO, probe_rows
 
 __all__ = ["render_markdown"]
 
@@ -295,6 +296,27 @@ def _curves(report: Report) -> list[str]:
     return out
 
 
+def _sla_limits(report: Report) -> list[str]:
+    out = [md(SLA_INTRO)]
+    emulated = emulated_configs(report)
+    for limit in report.sla_limits:
+        where = f" ({md(limit.measurement)})" if limit.measurement else ""
+        answer = mark_emulated(limit.answer, limit.config_id in emulated)
+        out += [
+            "",
+            f"**{md(limit.config_id)}**, {md(limit.name)}{where}, target `{limit.sla}`: {md(answer)}.",
+            "",
+        ]
+        for repetition in limit.repetitions:
+            prefix = f"repetition {repetition.repetition}: " if len(limit.repetitions) > 1 else ""
+            out.append(f"- {prefix}the limit lies {md(repetition.bracket)}.")
+            out.append(f"- {prefix}stopped: {md(repetition.stopped)}.")
+        head, rows = probe_rows(limit)
+        align = ["l" if h == "SLA" else "r" for h in head]
+        out += ["", _table([md(h) for h in head], [[md(v) for v in row] for row in rows], align)]
+    return out
+
+
 def _trends(report: Report) -> list[str]:
     if not report.trends:
         return ["No headline number to follow over runs."]
@@ -323,6 +345,8 @@ def render_markdown(report: Report) -> str:
     """The report as GitHub-flavoured Markdown."""
     out = _header(report) + _recommendation(report)
     out += ["", "## Configs against the baseline", "", _comparison(report)]
+    if report.sla_limits:
+        out += ["", "## Limits under a latency SLA", "", *_sla_limits(report)]
     out += ["", "## Latency", "", *_latency_section(report)]
     out += ["", "## Latency against load", "", *_curves(report)]
     out += ["", "## Cost against performance", "", *_cost_section(report)]

@@ -12,6 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from storagebench.analysis.curves import CurvePoint, LoadKnee
 from storagebench.costs.recommend import Recommendation
+from storagebench.results.records import SlaProbe
 
 Noise = Literal["outside", "overlap", "unknown"]
 Severity = Literal["error", "warning", "info"]
@@ -303,6 +304,42 @@ class Curve(_Model):
     reading: str
 
 
+class SlaRepetition(_Model):
+    """One repetition's latency-SLA search, read: the answer, where the limit lies, why it stopped."""
+
+    repetition: int
+    met: bool = Field(description="some probed rate met the SLA")
+    sustained_iops: float | None = Field(description="IOPS achieved at the highest rate that met it")
+    latency_us: float = Field(
+        description="the searched percentile at the answer probe (the lowest rate's when not met)"
+    )
+    answer: str = Field(description="e.g. 'sustains 2,796 IOPS at p99 0.981 ms (asked 2,812 IOPS)'")
+    bracket: str = Field(description="where the limit lies, in rates asked of fio")
+    bracket_iops: list[int] = Field(
+        description="[highest rate met, lowest rate missed] asked of fio; one rate when a bound decided"
+    )
+    stopped: str = Field(description="why the search ended, in words")
+    stop: str = Field(description="why the search ended, as the agent names it (agent.sla STOP_*)")
+    answer_probe: int | None = Field(description="the probe the answer is (None when not met)")
+    above_range: bool = Field(description="even the highest rate probed met the SLA: the limit is higher")
+    probes: list[SlaProbe] = Field(description="every probe, in the order run")
+
+
+class SlaLimit(_Model):
+    """A latency-SLA search of one config and workload (one per target and sweep point when several),
+    with the answer over its repetitions."""
+
+    config_id: str
+    workload: str
+    name: str
+    measurement: str = Field(description="target and sweep point when the workload has several, else ''")
+    percentile: float
+    target_us: float
+    sla: str = Field(description="e.g. 'p99 <= 1 ms'")
+    answer: str = Field(description="the repetitions' answers in one sentence (their range when several)")
+    repetitions: list[SlaRepetition] = Field(min_length=1)
+
+
 class Header(_Model):
     run_id: str
     suite: str | None
@@ -344,3 +381,6 @@ class Report(_Model):
     )
     trend_runs: int = Field(default=0, description="earlier runs of the suite the trends read")
     curves: list[Curve] = Field(default_factory=list, description="sweeps: latency against load")
+    sla_limits: list[SlaLimit] = Field(
+        default_factory=list, description="latency-SLA searches: the highest IOPS under each target"
+    )

@@ -7,8 +7,9 @@ and never the only cue: the baseline bar is hatched and labelled, lines also dif
 frontier points are filled and others hollow.
 
 Marks carry classes the browser test counts: ``bar``, ``ci``, ``hist``, ``series-line``, ``knee``,
-``point`` (``frontier`` when on the Pareto frontier), ``frontier-line``, and on trends and
-latency-vs-load curves ``xy-line``, ``xy-point``, ``band``, ``change``, ``load-knee`` and ``current``.
+``point`` (``frontier`` when on the Pareto frontier), ``frontier-line``, and on trends,
+latency-vs-load curves and latency-SLA searches ``xy-line``, ``xy-point`` (``missed`` when hollow),
+``band``, ``change``, ``load-knee``, ``sla-line`` and ``current``.
 """
 
 from __future__ import annotations
@@ -21,8 +22,10 @@ from html import escape
 from storagebench.report.fmt import num
 
 __all__ = [
+    "LOG_SLACK",
     "BarSpec",
     "HistogramSpec",
+    "Level",
     "LineSpec",
     "Marker",
     "PointSpec",
@@ -54,6 +57,8 @@ BASELINE_GREY = "#6e7781"
 INK = "#1f2328"
 MUTED = "#57606a"
 GRID = "#e4e7eb"
+LOG_SLACK = 0.02
+"""How far past a power of ten a logarithmic axis stretches rather than open another decade."""
 FONT = 11
 
 
@@ -93,10 +98,11 @@ def tick(value: float) -> str:
     return text.rstrip("0").rstrip(".") if "." in text else text
 
 
-def log_ticks(low: float, high: float) -> list[float]:
-    """Powers of ten covering [low, high] (both > 0)."""
-    first = math.floor(math.log10(low))
-    last = math.ceil(math.log10(high))
+def log_ticks(low: float, high: float, slack: float = 0.0) -> list[float]:
+    """Powers of ten covering [low, high] (both > 0); with ``slack`` (e.g. 0.02) a value within that
+    fraction past a power of ten does not open another decade (99.97 IOPS starts at 100, not 10)."""
+    first = math.floor(math.log10(low * (1 + slack)))
+    last = max(first + 1, math.ceil(math.log10(high / (1 + slack))))
     return [10.0**k for k in range(first, last + 1)]
 
 
@@ -615,11 +621,13 @@ def scatter_chart(
 
 @dataclass(frozen=True)
 class XYLine:
-    """A line through (x, y) points; each point's tooltip in ``tooltips`` (same order)."""
+    """A line through (x, y) points; each point's tooltip in ``tooltips`` (same order); points
+    whose ``hollow`` entry is True are drawn as rings (class ``missed``: a probe that missed)."""
 
     label: str
     points: Sequence[tuple[float, float]]
     tooltips: Sequence[str]
+    hollow: Sequence[bool] = ()
 
 
 @dataclass(frozen=True)
@@ -627,6 +635,16 @@ class Marker:
     """A labelled vertical line at ``x`` (a change point, a knee)."""
 
     x: float
+    label: str
+    tooltip: str
+    cls: str
+
+
+@dataclass(frozen=True)
+class Level:
+    """A labelled horizontal line at ``y`` (a latency target)."""
+
+    y: float
     label: str
     tooltip: str
     cls: str
@@ -672,24 +690,37 @@ def xy_chart(
     band_tooltip: str = "",
     markers: Sequence[Marker] = (),
     highlight: tuple[float, float, str] | None = None,
+    highlight_cls: str = "current",
     y_from_zero: bool = False,
+    levels: Sequence[Level] = (),
+    log_y: bool = False,
 ) -> str:
     """Lines of points against a numeric x (log2 for loads that double), with an optional shaded
-    band (``band``: y from-to, class ``band``), vertical ``markers`` and one ``highlight``ed point
-    (x, y, label: this run); the y axis starts at 0 with ``y_from_zero``, else near the lowest value
-    (a trend's changes are small against its level). Marks: ``xy-line``, ``xy-point``, ``band``,
-    the markers' classes, ``current``."""
+    band (``band``: y from-to, class ``band``), vertical ``markers``, one ``highlight``ed point
+    (x, y, label: this run; class ``highlight_cls``) and horizontal ``levels``; a line of a single
+    point is drawn as its point only. The y axis starts at 0 with ``y_from_zero``,
+    else near the lowest value (a trend's changes are small against its level), or is logarithmic
+    (powers of ten) with ``log_y`` for values over orders of magnitude (all y must be > 0). Marks:
+    ``xy-line``, ``xy-point``, ``band``, the markers' and levels' classes, ``highlight_cls``."""
     width = 460
     legend_h = 16 * math.ceil(len(lines) / 3) if len(lines) > 1 else 0
     height = 232 + legend_h
     left, right, top, bottom = 64, width - 18, 24, 176
     svg = _Svg(chart_id, kind, width, height, title, desc)
     ys = [y for line in lines for _, y in line.points] + (list(band) if band is not None else [])
-    ys = ys or [0.0, 1.0]
+    ys = (ys + [level.y for level in levels]) or [0.0, 1.0]
     low, high = min(ys), max(ys)
-    pad = (high - low) * 0.12 or abs(high) * 0.1 or 1.0
-    floor = 0.0 if y_from_zero else (max(0.0, low - pad) if low >= 0 else low - pad)
-    y_ticks = nice_ticks(floor, high + pad, 4)
+    if log_y:
+        if low <= 0:
+            raise ValueError(f"log_y: the lowest y is {low:g}; a logarithmic axis needs every y > 0")
+        y_ticks = log_ticks(low, high, slack=LOG_SLACK)
+    else:
+        pad = (high - low) * 0.12 or abs(high) * 0.1 or 1.0
+        floor = 0.0 if y_from_zero else (max(0.0, low - pad) if low >= 0 else low - pad)
+        y_ticks = nice_ticks(floor, high + pad, 4)
+
+    def fy(v: float) -> float:
+        return math.log10(max(v, y_ticks[0])) if log_y else v
 
     def fx(v: float) -> float:
         return math.log2(v) if log2_x else v
@@ -702,7 +733,8 @@ def xy_chart(
         return left + inset + (fx(v) - x_low) / x_span * (right - left - 2 * inset)
 
     def to_y(v: float) -> float:
-        return bottom - (v - y_ticks[0]) / ((y_ticks[-1] - y_ticks[0]) or 1.0) * (bottom - top)
+        y_low, y_high = fy(y_ticks[0]), fy(y_ticks[-1])
+        return bottom - (fy(v) - y_low) / ((y_high - y_low) or 1.0) * (bottom - top)
 
     if band is not None:
         y0, y1 = to_y(max(band[0], y_ticks[0])), to_y(min(band[1], y_ticks[-1]))
@@ -745,32 +777,63 @@ def xy_chart(
             anchor=anchor,
             cls="marker-label",
         )
+    for level in levels:
+        y = to_y(level.y)
+        svg.add(
+            _tag(
+                "line",
+                level.tooltip,
+                class_=level.cls,
+                x1=float(left),
+                y1=y,
+                x2=float(right),
+                y2=y,
+                stroke=VERMILLION,
+                stroke_width=1.4,
+                stroke_dasharray="6 3",
+            )
+        )
+        svg.text(left + 4, y - 5, level.label, cls="marker-label")  # clear of the answer, right of centre
     for i, line in enumerate(lines):
         colour, dash = LINE_COLOURS[i % len(LINE_COLOURS)], LINE_DASHES[i % len(LINE_DASHES)]
         path = "".join(
             f"{'L' if j else 'M'}{_f(to_x(x))} {_f(to_y(y))}" for j, (x, y) in enumerate(line.points)
         )
-        svg.add(
-            _tag(
-                "path",
-                line.label,
-                class_="xy-line",
-                d=path,
-                fill="none",
-                stroke=colour,
-                stroke_width=1.8,
-                stroke_dasharray=dash,
+        if len(line.points) > 1:
+            svg.add(
+                _tag(
+                    "path",
+                    line.label,
+                    class_="xy-line",
+                    d=path,
+                    fill="none",
+                    stroke=colour,
+                    stroke_width=1.8,
+                    stroke_dasharray=dash,
+                )
             )
-        )
-        for (x, y), tooltip in zip(line.points, line.tooltips, strict=True):
-            svg.add(_tag("circle", tooltip, class_="xy-point", cx=to_x(x), cy=to_y(y), r=3.0, fill=colour))
+        hollow = list(line.hollow) or [False] * len(line.points)
+        for (x, y), tooltip, ring in zip(line.points, line.tooltips, hollow, strict=True):
+            svg.add(
+                _tag(
+                    "circle",
+                    tooltip,
+                    class_="xy-point missed" if ring else "xy-point",
+                    cx=to_x(x),
+                    cy=to_y(y),
+                    r=3.0,
+                    fill="#ffffff" if ring else colour,
+                    stroke=colour if ring else None,
+                    stroke_width=1.5 if ring else None,
+                )
+            )
     if highlight is not None:
         x, y = to_x(highlight[0]), to_y(highlight[1])
         svg.add(
             _tag(
                 "circle",
                 highlight[2],
-                class_="current",
+                class_=highlight_cls,
                 cx=x,
                 cy=y,
                 r=6.5,
