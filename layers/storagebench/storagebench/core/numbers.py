@@ -19,7 +19,11 @@ def num(value: float | None) -> str:
         return "0"
     if abs(value) >= 999.5:
         return f"{value:,.0f}"
-    decimals = max(0, 2 - math.floor(math.log10(abs(value))))
+    magnitude = math.floor(math.log10(abs(value)))
+    decimals = max(0, 2 - magnitude)
+    rounded = round(value, decimals)
+    if rounded != 0 and math.floor(math.log10(abs(rounded))) > magnitude:
+        decimals = max(0, decimals - 1)  # 99.97 rounds to 100: three figures, not "100.0"
     text = f"{round(value, decimals):.{decimals}f}"
     if abs(float(text)) >= 1000:  # 999.96 rounds up to 1000
         return f"{value:,.0f}"
