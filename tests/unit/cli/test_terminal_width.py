@@ -477,3 +477,18 @@ def test_a_run_on_emulated_volumes_says_so_first_and_marks_its_grades() -> None:
     assert "not EBS latency" in " ".join(result.stdout.split())
     grades = [line for line in result.stdout.splitlines() if "std-randread-4k" in line]
     assert grades and all("(emulated)" in line for line in grades)
+
+
+def test_columns_of_a_run_choose_its_measurements_table() -> None:
+    args = ["results", "--run", RUNS[0], "--columns", "config,workload,p95 ms,grade"]
+    result = CliRunner().invoke(app, args, env={"COLUMNS": "80"})
+    assert result.exit_code == 0, result.output
+    header = next(line for line in result.stdout.splitlines() if "workload" in line and "┃" in line)
+    assert [cell.strip() for cell in header.strip("┃").split("┃")] == [
+        "config",
+        "workload",
+        "p95 ms",
+        "grade",
+    ]
+    bad = CliRunner().invoke(app, ["results", "--run", RUNS[0], "--columns", "config,nope"])
+    assert bad.exit_code == 2 and "'nope' is not one of config, workload" in " ".join(bad.stderr.split())

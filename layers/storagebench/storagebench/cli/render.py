@@ -195,15 +195,17 @@ def aggregates(
     scale: GradeScale | None = None,
     emulated: Collection[str] = (),
     records: Sequence[ResultRecord] = (),
+    chosen: list[str] | None = None,
 ) -> None:
     """One line per measurement (mean over repetitions, its 95 % interval; grades of ``emulated``
     configs marked so), then each load sweep read as a curve: the knee where latency turns up and
     p95's growth per doubling of load; then each latency-SLA search of ``records`` (the rows'
-    records: aggregates do not keep the searches) answered in words, as the report says it."""
+    records: aggregates do not keep the searches) answered in words, as the report says it.
+    ``chosen`` are the table's columns (``--columns``), all that fit when None."""
     from storagebench.analysis.curves import sweep_curves
     from storagebench.report.sla_searches import build_sla_limits, limit_line
 
-    print_table(console, aggregate_listing(rows, scale, emulated))
+    print_table(console, aggregate_listing(rows, scale, emulated), chosen)
     for sweep in sweep_curves(rows):
         where = f"{sweep.config_id} {sweep.workload} ({sweep.direction})"
         console.print(Text.assemble(("latency against load, ", "bold"), f"{where}: {sweep.curve.reading}"))

@@ -261,7 +261,10 @@ def results(
         Path | None, typer.Option("--out", help="with --run --format csv|jsonl|parquet: write this file")
     ] = None,
     columns: Annotated[
-        str | None, typer.Option("--columns", help="the table's columns, comma-separated")
+        str | None,
+        typer.Option(
+            "--columns", help="the table's columns, comma-separated (with --run: the measurements' table)"
+        ),
     ] = None,
     root: Annotated[Path, ROOT_OPTION] = Path(".storagebench"),
     stack: Annotated[
@@ -527,12 +530,18 @@ def _show_run(document: dict[str, Any], columns: str | None) -> None:
 
     run = document["run"]
     decoded = decode_run(document)
+    rows = aggregate(decoded.records)
+    measurements = render.aggregate_listing(rows)
+    try:  # --columns chooses the measurements' columns: the table a run is read from
+        chosen = listing.parse_columns(columns, measurements)
+    except listing.ColumnsError as exc:
+        raise fail(str(exc)) from None
     emulated = render.caveats(out, decoded.records)  # what the numbers cannot mean comes first
     out.print(Text(f"run {decoded.run.run_id}"), highlight=False, soft_wrap=True)
-    listing.show(out, runs_listing([run], ""), "table", None, columns)
+    listing.show(out, runs_listing([run], ""), "table")
     listing.print_table(out, options_listing(decoded))
     render.economics(out, run)
-    render.aggregates(out, aggregate(decoded.records), emulated=emulated, records=decoded.records)
+    render.aggregates(out, rows, emulated=emulated, records=decoded.records, chosen=chosen)
     for note in decoded.notes:
         err.print(Text.assemble(("note: ", "yellow"), note), highlight=False)
 
