@@ -181,3 +181,13 @@ def test_equal_means_without_a_minimum_effect_leave_nothing_to_plan_for() -> Non
     assert answer.outcome == "no_difference"
     assert answer.needed is not None and answer.needed.per_side is None
     assert "no difference to plan for" in answer.reason
+
+
+def test_the_ratio_of_nonnegative_means_is_never_below_zero() -> None:
+    """Two noisy latencies: Fieller's interval would start below 0 (a delta under -100 %)."""
+    test = welch_test([0.30, 0.32], [0.10, 0.72])
+    assert test.ci_ratio is not None
+    low, high = test.ci_ratio
+    assert low == 0.0 and high > 1.0
+    signed = welch_test([-0.30, 0.32], [0.10, 0.72])  # with a negative value nothing is clipped
+    assert signed.ci_ratio is None or signed.ci_ratio[0] != 0.0

@@ -160,6 +160,15 @@ def _fieller(
     return ((mean_a * mean_b - root) / a, (mean_a * mean_b + root) / a)
 
 
+def _nonnegative(ratio: tuple[float, float] | None, values: Sequence[float]) -> tuple[float, float] | None:
+    """Clip the ratio's interval at 0 when no value is negative (IOPS, MiB/s, latency): the true
+    ratio of two such means cannot be, so a delta never reads below -100 % (as ``stats.summarize``
+    clips intervals of values at 0); the interval keeps its coverage."""
+    if ratio is None or min(values) < 0:
+        return ratio
+    return (max(0.0, ratio[0]), max(0.0, ratio[1]))
+
+
 def welch_test(a: Sequence[float], b: Sequence[float], alpha: float = ALPHA) -> WelchTest:
     """Welch's t-test of ``mean(b) - mean(a)``; ValueError with fewer than 2 values on a side.
 
@@ -203,7 +212,7 @@ def welch_test(a: Sequence[float], b: Sequence[float], alpha: float = ALPHA) -> 
         alpha=alpha,
         significant=p_value < alpha,
         ci_difference=ci,
-        ci_ratio=_fieller(mean_a, se2_a, n_a, mean_b, se2_b, n_b, alpha),
+        ci_ratio=_nonnegative(_fieller(mean_a, se2_a, n_a, mean_b, se2_b, n_b, alpha), [*xs, *ys]),
     )
 
 
