@@ -29,6 +29,7 @@ __all__ = [
     "CurvePoint",
     "LatencyCurve",
     "LoadKnee",
+    "curve_point",
     "latency_curve",
     "latency_knee",
     "sweep_curves",
@@ -166,6 +167,23 @@ def sweep_load(text: str | None) -> float | None:
     return load if load is not None and load > 0 else None
 
 
+def curve_point(load: float, agg: Aggregate) -> CurvePoint:
+    """One load level of a curve: the repetition means of ``agg``'s IOPS and percentiles."""
+
+    def mean(metric: str) -> float | None:
+        summary = agg.metrics.get(metric)
+        return None if summary is None else float(summary.mean)
+
+    return CurvePoint(
+        load=load,
+        iops=mean("iops"),
+        p50_us=mean("lat_p50_us"),
+        p95_us=mean("lat_p95_us"),
+        p99_us=mean("lat_p99_us"),
+        repetitions=agg.repetitions,
+    )
+
+
 class SweepCurve(_Model):
     """One config's curve over one swept workload and direction (the CLI's view of a sweep)."""
 
@@ -199,21 +217,7 @@ def sweep_curves(aggregates: Sequence[Aggregate]) -> list[SweepCurve]:
                 axis,
                 rest,
             )
-
-            def mean(metric: str, agg: Aggregate = agg) -> float | None:
-                summary = agg.metrics.get(metric)
-                return None if summary is None else float(summary.mean)
-
-            lines.setdefault(key, []).append(
-                CurvePoint(
-                    load=load,
-                    iops=mean("iops"),
-                    p50_us=mean("lat_p50_us"),
-                    p95_us=mean("lat_p95_us"),
-                    p99_us=mean("lat_p99_us"),
-                    repetitions=agg.repetitions,
-                )
-            )
+            lines.setdefault(key, []).append(curve_point(load, agg))
             break
     curves: list[SweepCurve] = []
     for (config_id, workload, _, _, direction, _, axis, _), points in sorted(

@@ -275,14 +275,9 @@ def severity(regression: Regression) -> tuple[int, float]:
 # ------------------------------------------------------------------------ with a store
 
 
-class HistoryStore(Protocol):
-    """What regression detection reads from the results store (``DynamoResultsStore`` has it)."""
-
-    def get_run(self, run_id: str) -> dict[str, Any]: ...
-
-    def list_runs_page(
-        self, suite: str, limit: int = 10, cursor: str | None = None
-    ) -> tuple[list[dict[str, Any]], str | None]: ...
+class MetricHistory(Protocol):
+    """One series' repetitions from the results store, newest first (``ResultsStore.metric_history``):
+    what the regression check and a recommendation from history read."""
 
     def metric_history(
         self,
@@ -298,6 +293,16 @@ class HistoryStore(Protocol):
         suite: str | None = None,
         fields: Sequence[str] | None = None,
     ) -> list[dict[str, Any]]: ...
+
+
+class HistoryStore(MetricHistory, Protocol):
+    """What regression detection reads from the results store (``DynamoResultsStore`` has it)."""
+
+    def get_run(self, run_id: str) -> dict[str, Any]: ...
+
+    def list_runs_page(
+        self, suite: str, limit: int = 10, cursor: str | None = None
+    ) -> tuple[list[dict[str, Any]], str | None]: ...
 
 
 class RegressionReport(BaseModel):

@@ -9,6 +9,7 @@ bad input (a requirement that cannot be read, an unknown run, none given nor in 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -133,7 +134,7 @@ def local_recommendation(store: Any, run: str, requires: list[str], where: str) 
 
 
 class _ApiHistory:
-    """``HistoryReader`` over a stack's ``GET /results`` (every page), for ``--suite --stack``."""
+    """``MetricHistory`` over a stack's ``GET /results`` (every page), for ``--suite --stack``."""
 
     def __init__(self, api: Any) -> None:
         self.api = api
@@ -148,12 +149,15 @@ class _ApiHistory:
         since: str,
         until: str | None = None,
         limit: int = 1000,
+        *,
+        suite: str | None = None,
+        fields: Sequence[str] | None = None,  # the API answers whole records: a superset
     ) -> list[dict[str, Any]]:
         from storagebench.cli.stack_client import results_points
 
         query = {"storage": storage_option, "workload": workload, "variant": variant, "phase": phase}
-        points = results_points(self.api, {**query, "direction": direction, "since": since, "until": until})
-        return points[:limit]
+        query |= {"direction": direction, "since": since, "until": until, "suite": suite}
+        return results_points(self.api, query)[:limit]
 
 
 def _since(value: str | None) -> str:

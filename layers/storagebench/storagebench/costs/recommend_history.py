@@ -13,39 +13,24 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 from pydantic import ValidationError
 
+from storagebench.analysis.regressions import MetricHistory
 from storagebench.costs.monthly import price_request
 from storagebench.costs.recommend import ConfigPrice, Recommendation, recommend
 from storagebench.costs.recommend_run import NoRequirementsError, prices_from_costs
-from storagebench.kinds import kind_of
+from storagebench.kinds import option_of
 from storagebench.prices.snapshot import SnapshotPriceBook
 from storagebench.request import BenchmarkRequest
 from storagebench.request.model import Config
 from storagebench.request.requirements import parse_requirement
 from storagebench.results.records import ResultRecord
 
-__all__ = ["HistoryReader", "HistorySource", "recommend_from_history"]
+__all__ = ["HistorySource", "recommend_from_history"]
 
 DIRECTIONS = ("read", "write", "mixed", "trim")
-
-
-class HistoryReader(Protocol):
-    """What this needs of a ``ResultsStore``: one series' repetitions, newest first."""
-
-    def metric_history(
-        self,
-        storage_option: str,
-        workload: str,
-        variant: Mapping[str, Any] | str,
-        phase: str,
-        direction: str,
-        since: str,
-        until: str | None = None,
-        limit: int = 1000,
-    ) -> list[dict[str, Any]]: ...
 
 
 @dataclass(frozen=True)
@@ -70,7 +55,7 @@ class HistorySource:
 
 def storage_options(config: Config) -> list[str]:
     """The keys a config's results are stored under (one per target), as the workflow writes them."""
-    return [f"{config.instance_type}/{kind_of(t).option_key(t)}" for t in config.targets]
+    return [option_of(config.instance_type, t) for t in config.targets]
 
 
 def _latest_run_records(
@@ -103,7 +88,7 @@ def _latest_run_records(
 
 def recommend_from_history(
     request: BenchmarkRequest,
-    history: HistoryReader,
+    history: MetricHistory,
     *,
     since: str,
     requirements: Sequence[str] = (),

@@ -1,6 +1,16 @@
 """Storage kinds: one module per kind (its option key, bill, envelope, rates, bindings), one registry."""
 
 from storagebench.kinds.base import Bill, Rates, StorageKind, UnknownKindError
-from storagebench.kinds.registry import KINDS, kind_of, storage_kind
+from storagebench.kinds.registry import KINDS, kind_of, option_of, storage_kind, storage_option
 
-__all__ = ["KINDS", "Bill", "Rates", "StorageKind", "UnknownKindError", "kind_of", "storage_kind"]
+__all__ = [
+    "KINDS",
+    "Bill",
+    "Rates",
+    "StorageKind",
+    "UnknownKindError",
+    "kind_of",
+    "option_of",
+    "storage_kind",
+    "storage_option",
+]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from storagebench.kinds.base import StorageKind, UnknownKindError
 from storagebench.kinds.ebs import Ebs
@@ -13,6 +13,9 @@ from storagebench.kinds.fsx_lustre import FsxLustre
 from storagebench.kinds.instance_store import InstanceStore
 from storagebench.kinds.local import Local
 from storagebench.kinds.nfs import Nfs
+
+if TYPE_CHECKING:
+    from storagebench.request.model import Config
 
 KINDS: Mapping[str, StorageKind[Any]] = {
     kind.name: kind for kind in (Ebs(), InstanceStore(), Efs(), FsxLustre(), Nfs(), FileGateway(), Local())
@@ -30,3 +33,13 @@ def storage_kind(name: object) -> StorageKind[Any]:
 def kind_of(target: object) -> StorageKind[Any]:
     """The kind of a request target (by its ``kind`` field)."""
     return storage_kind(getattr(target, "kind", None))
+
+
+def storage_option(config: Config, target_id: str) -> str:
+    """A stable description of one storage option, the key of its history across runs."""
+    return option_of(config.instance_type, next(t for t in config.targets if t.id == target_id))
+
+
+def option_of(instance_type: str, target: object) -> str:
+    """``storage_option`` of a target in hand: ``c5.4xlarge/ebs:gp3:100GiB:xfs``."""
+    return f"{instance_type}/{kind_of(target).option_key(target)}"

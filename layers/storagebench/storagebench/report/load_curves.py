@@ -8,7 +8,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 
-from storagebench.analysis.curves import SWEEP_AXES, CurvePoint, latency_curve, sweep_load, variant_params
+from storagebench.analysis.curves import (
+    SWEEP_AXES,
+    CurvePoint,
+    curve_point,
+    latency_curve,
+    sweep_load,
+    variant_params,
+)
 from storagebench.analysis.stats import Aggregate
 from storagebench.costs.measures import MeasureKey
 from storagebench.report.model import Curve, WorkloadInfo
@@ -30,21 +37,6 @@ def sweep_axis(keys: Sequence[MeasureKey]) -> str | None:
     return None
 
 
-def _point(load: float, agg: Aggregate) -> CurvePoint:
-    def mean(metric: str) -> float | None:
-        summary = agg.metrics.get(metric)
-        return None if summary is None else float(summary.mean)
-
-    return CurvePoint(
-        load=load,
-        iops=mean("iops"),
-        p50_us=mean("lat_p50_us"),
-        p95_us=mean("lat_p95_us"),
-        p99_us=mean("lat_p99_us"),
-        repetitions=agg.repetitions,
-    )
-
-
 def _lines(axis: str, aggs: Mapping[MeasureKey, Aggregate], workload: str) -> dict[_Line, list[CurvePoint]]:
     lines: dict[_Line, list[CurvePoint]] = {}
     for key, agg in aggs.items():
@@ -56,7 +48,7 @@ def _lines(axis: str, aggs: Mapping[MeasureKey, Aggregate], workload: str) -> di
             continue
         rest = ",".join(f"{k}={v}" for k, v in sorted(variant.items()))
         lines.setdefault((key.target, key.phase, key.direction, key.group, rest), []).append(
-            _point(load, agg)
+            curve_point(load, agg)
         )
     return lines
 

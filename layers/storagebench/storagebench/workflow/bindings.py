@@ -13,14 +13,10 @@ from storagebench.catalog import architecture
 from storagebench.catalog.images import image_ref
 from storagebench.core.launch import DATA_DEVICE_LETTERS, ROOT_DEVICE, client_token
 from storagebench.core.state import LaunchSpec, LaunchVolume, Resources
-from storagebench.kinds import kind_of
+from storagebench.kinds import kind_of, storage_option
 from storagebench.request.model import Config
 
-
-def storage_option(config: Config, target_id: str) -> str:
-    """A stable description of one storage option, the key of its history across runs."""
-    target = next(t for t in config.targets if t.id == target_id)
-    return f"{config.instance_type}/{kind_of(target).option_key(target)}"
+__all__ = ["agent_targets", "launch_spec", "storage_option"]  # storage_option: kinds' own, re-exported
 
 
 def launch_spec(config: Config, run_id: str, tags: dict[str, str]) -> LaunchSpec:
