@@ -31,7 +31,8 @@ def _fig_title(title: str, detail: str) -> str:
     return f'<p class="fig-title">{_e(title)}{more}</p>'
 
 
-def _table(head: Sequence[str], rows: Sequence[Sequence[str]], numeric: Sequence[bool]) -> str:
+def data_table(head: Sequence[str], rows: Sequence[Sequence[str]], numeric: Sequence[bool]) -> str:
+    """A table of escaped cells, ``numeric`` columns right-aligned, scrolling inside its own box."""
     cells = "".join(
         f'<th class="num">{_e(h)}</th>' if n else f"<th>{_e(h)}</th>"
         for h, n in zip(head, numeric, strict=True)
@@ -119,7 +120,7 @@ def trends_html(report: Report, ids: Iterator[int]) -> str:
     rows = [change_row(trend, change) for trend in report.trends for change in trend.changes]
     if rows:
         numeric = [False, False, False, False, True, True, True, True, False]
-        out.append("<h3>Change points</h3>" + _table(CHANGES_HEAD, rows, numeric))
+        out.append("<h3>Change points</h3>" + data_table(CHANGES_HEAD, rows, numeric))
     else:
         out.append("<p>No change point in any history.</p>")
     return "".join(out)
@@ -209,6 +210,6 @@ def curves_html(report: Report, ids: Iterator[int]) -> str:
             out.append(
                 f'<div class="charts">{_curve_charts(curve, ids)}</div>'
                 f"<p><b>{_e(curve.config_id)}</b>: {_e(curve.reading)}.</p>"
-                + _table(head, curve_rows(curve), [True] * len(head))
+                + data_table(head, curve_rows(curve), [True] * len(head))
             )
     return "".join(out)

@@ -9,6 +9,7 @@ from html import escape
 
 from storagebench.report.findings import mark_emulated
 from storagebench.report.fmt import num
+from storagebench.report.html_history import data_table
 from storagebench.report.model import SlaLimit
 from storagebench.report.sla_searches import SLA_INTRO, probe_rows
 from storagebench.report.svg import LOG_SLACK, Level, XYLine, log_ticks, nice_ticks, tick, xy_chart
@@ -82,21 +83,7 @@ def _chart(limit: SlaLimit, chart_id: str) -> str:
 
 
 def _table(head: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
-    numeric = [h not in ("SLA",) for h in head]
-    cells = "".join(
-        f'<th class="num">{_e(h)}</th>' if n else f"<th>{_e(h)}</th>"
-        for h, n in zip(head, numeric, strict=True)
-    )
-    body = "".join(
-        "<tr>"
-        + "".join(
-            f'<td class="num">{_e(v)}</td>' if n else f"<td>{_e(v)}</td>"
-            for v, n in zip(row, numeric, strict=True)
-        )
-        + "</tr>"
-        for row in rows
-    )
-    return f'<div class="scroll"><table><thead><tr>{cells}</tr></thead><tbody>{body}</tbody></table></div>'
+    return data_table(head, rows, [h != "SLA" for h in head])
 
 
 def _facts(limit: SlaLimit) -> str:

@@ -439,8 +439,6 @@ def series_chart(
 
     _x_axis(svg, x_ticks, to_x, top, bottom, lambda t: _time_label(t, minutes), "time into the phase")
     _y_axis(svg, y_ticks, to_y, left, right, tick, y_title)
-    legend_x = float(left)
-    legend_y = float(bottom + 48)
     for i, line in enumerate(lines):
         colour, dash = LINE_COLOURS[i % len(LINE_COLOURS)], LINE_DASHES[i % len(LINE_DASHES)]
         # one path, pen lifted over gaps; whole-pixel coordinates inline (the hot loop of a large report)
@@ -466,24 +464,7 @@ def series_chart(
                 stroke_dasharray=dash,
             )
         )
-        slot = 40 + 6.2 * len(line.label)
-        if legend_x + slot > right and legend_x > left:
-            legend_x, legend_y = float(left), legend_y + 16
-        lx, ly = legend_x, legend_y
-        legend_x += slot
-        svg.add(
-            _tag(
-                "line",
-                x1=lx,
-                y1=ly - 4,
-                x2=lx + 22,
-                y2=ly - 4,
-                stroke=colour,
-                stroke_width=2,
-                stroke_dasharray=dash,
-            )
-        )
-        svg.text(lx + 28, ly, line.label, cls="legend")
+    _legend(svg, [line.label for line in lines], float(left), float(right), float(bottom + 48))
     knees: dict[float, list[str]] = {}
     for line in lines:
         if line.knee_s is not None:
