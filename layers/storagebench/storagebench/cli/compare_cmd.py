@@ -21,6 +21,7 @@ from rich.text import Text
 from storagebench.cli.console import fail, out, print_json
 from storagebench.cli.listing import FORMAT_HELP, output_format, write_csv, write_jsonl
 from storagebench.cli.results_cmd import ROOT_OPTION, local_store
+from storagebench.cli.stack_client import ApiUrlOption, AskStackOption, StackRegionOption
 from storagebench.costs.run_compare import (
     FLAT_FIELDS,
     MeasurementComparison,
@@ -296,11 +297,9 @@ def compare(
     as_json: Annotated[bool, typer.Option("--json", help="machine-readable (--format json)")] = False,
     local: Annotated[bool, typer.Option("--local", help="local runs (the default)")] = False,
     root: Annotated[Path, ROOT_OPTION] = Path(".storagebench"),
-    stack: Annotated[
-        str | None, typer.Option("--stack", help="ask this deployed stack's API (SigV4) instead")
-    ] = None,
-    api_url: Annotated[str | None, typer.Option("--api-url", help="the API's URL instead of --stack")] = None,
-    region: Annotated[str | None, typer.Option("--region", help="with --stack: the stack's region")] = None,
+    stack: AskStackOption = None,
+    api_url: ApiUrlOption = None,
+    region: StackRegionOption = None,
 ) -> None:
     """Compare run B with run A: per storage option, workload and metric both means, the delta with
     its 95 % interval, Welch's p-value, and a verdict that says faster or slower only when the

@@ -21,6 +21,7 @@ from storagebench.cli import listing
 from storagebench.cli.console import err, fail, out, print_json
 from storagebench.cli.listing import FORMAT_HELP, Field, Listing, output_format
 from storagebench.cli.results_cmd import ROOT_OPTION, local_store
+from storagebench.cli.stack_client import ApiUrlOption, AskStackOption, StackRegionOption
 from storagebench.costs.recommend import ConfigVerdict, Recommendation
 
 EXIT_NONE_MEETS = 1
@@ -223,11 +224,9 @@ def recommend(
     ] = None,
     local: Annotated[bool, typer.Option("--local", help="a local run (the default)")] = False,
     root: Annotated[Path, ROOT_OPTION] = Path(".storagebench"),
-    stack: Annotated[
-        str | None, typer.Option("--stack", help="ask this deployed stack's API (SigV4) instead")
-    ] = None,
-    api_url: Annotated[str | None, typer.Option("--api-url", help="the API's URL instead of --stack")] = None,
-    region: Annotated[str | None, typer.Option("--region", help="with --stack: the stack's region")] = None,
+    stack: AskStackOption = None,
+    api_url: ApiUrlOption = None,
+    region: StackRegionOption = None,
 ) -> None:
     """Name the cheapest config whose 95 % confidence bound meets every requirement, the runners-up
     and why each other config failed: of a run (--run), or of a request's configs on the newest

@@ -15,6 +15,7 @@ from rich.text import Text
 
 from storagebench.cli.console import fail, out, print_json
 from storagebench.cli.results_cmd import ROOT_OPTION, local_store
+from storagebench.cli.stack_client import ApiUrlOption, StackRegionOption
 
 EXTENSIONS: dict[str, str] = {"html": "html", "markdown": "md", "csv": "csv"}
 
@@ -35,8 +36,8 @@ def report(
         str | None,
         typer.Option("--stack", help="download the report Finalize wrote on this deployed stack (SigV4)"),
     ] = None,
-    api_url: Annotated[str | None, typer.Option("--api-url", help="the API's URL instead of --stack")] = None,
-    region: Annotated[str | None, typer.Option("--region", help="with --stack: the stack's region")] = None,
+    api_url: ApiUrlOption = None,
+    region: StackRegionOption = None,
     link_only: Annotated[
         bool, typer.Option("--link", help="with --stack: print the presigned links, download nothing")
     ] = False,

@@ -16,6 +16,7 @@ from rich.text import Text
 from storagebench.cli import listing, render
 from storagebench.cli.console import err, fail, out, print_json
 from storagebench.cli.listing import FORMAT_HELP, FORMATS, Field, Listing, output_format, when
+from storagebench.cli.stack_client import ApiUrlOption, StackRegionOption
 from storagebench.core.clock import parse_iso
 
 # ``storagebench.export.EXPORT_FORMATS``: with --run, these formats are its per-repetition rows
@@ -270,8 +271,8 @@ def results(
     stack: Annotated[
         str | None, typer.Option("--stack", help="query this deployed stack's API (SigV4) instead")
     ] = None,
-    api_url: Annotated[str | None, typer.Option("--api-url", help="the API's URL instead of --stack")] = None,
-    region: Annotated[str | None, typer.Option("--region", help="with --stack: the stack's region")] = None,
+    api_url: ApiUrlOption = None,
+    region: StackRegionOption = None,
 ) -> None:
     """Query stored results: the latest runs (no option), a run (--run), a suite's latest runs
     (--suite --last N), runs in progress (--active), or one storage option's metric history

@@ -14,6 +14,7 @@ from rich.table import Table
 from rich.text import Text
 
 from storagebench.cli.console import err, fail, out, print_json
+from storagebench.cli.stack_client import ApiUrlOption, StackRegionOption
 
 if TYPE_CHECKING:
     from storagebench.costs.recommend import Recommendation
@@ -124,8 +125,8 @@ def run(
     stack: Annotated[
         str | None, typer.Option("--stack", help="start the run on this deployed stack (its API, SigV4)")
     ] = None,
-    api_url: Annotated[str | None, typer.Option("--api-url", help="the API's URL instead of --stack")] = None,
-    region: Annotated[str | None, typer.Option("--region", help="with --stack: the stack's region")] = None,
+    api_url: ApiUrlOption = None,
+    region: StackRegionOption = None,
     dry_run: Annotated[
         bool,
         typer.Option(

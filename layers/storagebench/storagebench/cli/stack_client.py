@@ -9,9 +9,18 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from typing import Any
+from typing import Annotated, Any
+
+import typer
 
 from storagebench.cli.console import fail
+
+# The options every --stack command shares (its own --stack help says what it does there)
+ApiUrlOption = Annotated[str | None, typer.Option("--api-url", help="the API's URL instead of --stack")]
+StackRegionOption = Annotated[str | None, typer.Option("--region", help="with --stack: the stack's region")]
+AskStackOption = Annotated[
+    str | None, typer.Option("--stack", help="ask this deployed stack's API (SigV4) instead")
+]
 
 
 @contextmanager

@@ -16,6 +16,7 @@ import typer
 from rich.text import Text
 
 from storagebench.cli.console import err, fail, out, print_json
+from storagebench.cli.stack_client import ApiUrlOption, StackRegionOption
 
 # A run (store) or its execution (Step Functions) still going; anything else is how it ended
 ACTIVE = frozenset({"RUNNING", "STOPPING", "PENDING", "PLANNED", "PENDING_REDRIVE"})
@@ -82,8 +83,8 @@ def finish_waiting(api: Any, run_id: str, detail: dict[str, Any], requires: list
 def cancel(
     run_id: Annotated[str, typer.Argument(help="the run (as `storagebench results --stack` lists it)")],
     stack: Annotated[str | None, typer.Option("--stack", help="the deployed stack running it")] = None,
-    api_url: Annotated[str | None, typer.Option("--api-url", help="the API's URL instead of --stack")] = None,
-    region: Annotated[str | None, typer.Option("--region", help="with --stack: the stack's region")] = None,
+    api_url: ApiUrlOption = None,
+    region: StackRegionOption = None,
     as_json: Annotated[bool, typer.Option("--json", help="machine-readable")] = False,
 ) -> None:
     """Stop a run on a stack (DELETE /runs/{id}): the execution stops and everything the run launched
