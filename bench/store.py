@@ -1,23 +1,34 @@
-"""How fast does the results store answer its four access patterns on 100,000 results?
+"""How fast does the results store answer its access patterns on 100,000 results, in the current
+item layout and, side by side in the same run, in the previous one?
 
 Loads DynamoDB Local 2.6.1 (the real engine, on disk under a temporary directory; its jars
-come from ``.storagebench/dynamodb-local``) with realistic data through ``DynamoResultsStore``
-itself: 200 runs of 2 suites, each measuring 25 storage options x 20 workloads (one config per
-storage option, one repetition), so 100,000 result items with fio-like latency and a 40-bucket
-histogram, plus the run and config items; the last runs are left RUNNING. Then times each
-access pattern over ``--queries`` calls, random arguments each time:
+come from ``.storagebench/dynamodb-local``) with realistic data through the store's own writes:
+200 runs of 2 suites, each measuring 25 storage options x 20 workloads (one config per storage
+option, one repetition), so 100,000 results with fio-like latency and a 40-bucket histogram,
+plus the run and config items; the last runs are left RUNNING. The same data is
+loaded twice, into two tables of the same server: once through ``DynamoResultsStore`` (the
+current layout, ``store.keys``) and once through ``PreviousLayoutStore`` (the previous layout:
+one item per result, histogram nested). Then, on each table, times each access pattern over
+``--queries`` calls, random arguments each time:
 
 1. one run with its configs and results (``get_run``: Query on the table, all pages);
 2. the latest 10 runs of a suite (``list_runs``: Query on GSI1);
 3. one metric's history over a 30-day range (``metric_history``: Query on GSI2), whole records
    and then only the fields regression detection reads (a projection: no histogram);
 4. the runs in progress (``runs_in_progress``: Query on GSI3);
+5. one run with its latency histograms (``get_run(..., histograms=True)``: one more Query in the
+   current layout, nested in the results in the previous one);
 
-and, for scale, Finalize's regression detection for a few runs (one Query per series). Every
-operation the client sends is counted (botocore's ``provide-client-params`` event): the report
-says which operations each pattern used and that none was a Scan.
+and Finalize's regression detection for a few runs (current layout: the suite's digest in one
+Query; previous layout: one Query per series). Every operation the client sends is counted
+(botocore's ``provide-client-params`` event) and every Query asks for its consumed capacity
+(``ReturnConsumedCapacity``): the report gives the read units per call of each pattern, which
+operations it used and that none was a Scan.
 
-``make bench-store`` runs ``.venv/bin/python bench/store.py --out bench-results/store.json``.
+``make bench-store`` runs ``.venv/bin/python bench/store.py --out bench-results/store.json``; on a
+busy 2-CPU machine loading both layouts takes most of an hour (``--layouts current`` loads one).
+The report's ``side_by_side`` holds p50/p90 and read units per call of each pattern in both
+layouts and the regression check's Queries and seconds per run.
 """
 
 from __future__ import annotations
@@ -44,6 +55,7 @@ from typing import Any
 
 from botocore.config import Config  # type: ignore[import-untyped, unused-ignore]
 
+from storagebench.adapters.aws.dynamo.previous import PreviousLayoutStore
 from storagebench.adapters.aws.dynamodb import DynamoResultsStore
 from storagebench.analysis.regressions import HISTORY_FIELDS, compute_regressions
 from storagebench.core.state import ConfigResult, ConfigState, Resources, RunSummary, StepTiming, WorkItem
@@ -141,20 +153,33 @@ def record(option_index: int, workload_index: int, rng: random.Random) -> Result
 
 
 class Operations:
-    """Counts what the client sends (every operation, before it leaves)."""
+    """Counts what the client sends (every operation, before it leaves) and the read units each
+    Query consumed (as DynamoDB reports them: ``ReturnConsumedCapacity=TOTAL``)."""
 
     def __init__(self, client: Any) -> None:
         self.counts: Counter[str] = Counter()
+        self.read_units = 0.0
         self._lock = threading.Lock()
         client.meta.events.register("provide-client-params.dynamodb.*", self._count)
+        client.meta.events.register("after-call.dynamodb.Query", self._consumed)
 
-    def _count(self, model: Any, **_: Any) -> None:
+    def _count(self, model: Any, params: dict[str, Any], **_: Any) -> None:
         with self._lock:  # the load sends from several threads
             self.counts[model.name] += 1
+        if model.name == "Query":
+            params["ReturnConsumedCapacity"] = "TOTAL"
+
+    def _consumed(self, parsed: dict[str, Any], **_: Any) -> None:
+        with self._lock:
+            self.read_units += float((parsed.get("ConsumedCapacity") or {}).get("CapacityUnits") or 0.0)
 
     def snapshot(self) -> Counter[str]:
         with self._lock:
             return Counter(self.counts)
+
+    def units(self) -> float:
+        with self._lock:
+            return self.read_units
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -173,6 +198,7 @@ def timed(
     for _ in range(min(10, queries)):  # warm the JIT and the connection pool
         call(rng)
     before = ops.snapshot()
+    units_before = ops.units()
     latencies: list[float] = []
     items: list[int] = []
     for _ in range(queries):
@@ -191,11 +217,13 @@ def timed(
         "items_per_call": round(statistics.fmean(items), 1),
         "operations": dict(sent),
         "requests_per_call": round(sum(sent.values()) / queries, 2),
+        "read_units_per_call": round((ops.units() - units_before) / queries, 1),
         "only_query": set(sent) == {"Query"},
     }
     print(
         f"  {name:<28} p50 {report['p50_ms']:8.2f} ms  p90 {report['p90_ms']:8.2f}"
-        f"  p99 {report['p99_ms']:8.2f}  items/call {report['items_per_call']:7.1f}  {dict(sent)}",
+        f"  p99 {report['p99_ms']:8.2f}  items/call {report['items_per_call']:7.1f}"
+        f"  RCU/call {report['read_units_per_call']:7.1f}  {dict(sent)}",
         flush=True,
     )
     return report
@@ -324,6 +352,10 @@ def time_patterns(
     def pattern_4(r: random.Random) -> int:
         return len(store.runs_in_progress())
 
+    def pattern_5(r: random.Random) -> int:
+        run = store.get_run(r.choice(data.run_ids), histograms=True)
+        return sum(1 for result in run["results"] if (result.get("record") or {}).get("histogram"))
+
     return {
         "1_run_with_configs_and_results": timed("1 run+configs+results", queries, pattern_1, ops, rng),
         "2_latest_10_runs_of_a_suite": timed("2 latest 10 runs of a suite", queries, pattern_2, ops, rng),
@@ -332,11 +364,12 @@ def time_patterns(
             "3 same, metrics only", queries, pattern_3_projected, ops, rng
         ),
         "4_runs_in_progress": timed("4 runs in progress", queries, pattern_4, ops, rng),
+        "5_run_with_histograms": timed("5 run with its histograms", queries, pattern_5, ops, rng),
     }
 
 
 def time_regressions(store: DynamoResultsStore, data: Dataset, ops: Operations, runs: int) -> dict[str, Any]:
-    """Finalize's regression detection for the newest finished runs (one GSI2 Query per series)."""
+    """Finalize's regression detection for the newest finished runs."""
     finished = data.run_ids[: data.runs - data.in_progress]
     targets = finished[-runs:] if runs > 0 else []
     seconds: list[float] = []
@@ -351,6 +384,7 @@ def time_regressions(store: DynamoResultsStore, data: Dataset, ops: Operations, 
     sent = ops.snapshot() - before
     result = {
         "runs": len(targets),
+        "queries_per_run": round(sent.get("Query", 0) / max(len(targets), 1), 1),
         "series_per_run": compared / max(len(targets), 1),
         "seconds_per_run": [round(s, 2) for s in seconds],
         "operations": dict(sent),
@@ -376,10 +410,104 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--in-memory", action="store_true", help="DynamoDB Local -inMemory instead of a file")
     parser.add_argument("--cache-dir", type=Path, default=ROOT / ".storagebench" / "dynamodb-local")
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument(
+        "--layouts",
+        nargs="+",
+        choices=sorted(LAYOUTS),
+        default=["previous", "current"],
+        help="item layouts to load and time (both: side by side)",
+    )
     args = parser.parse_args()
     if args.workloads > len(WORKLOADS):
         parser.error(f"--workloads: at most {len(WORKLOADS)}")
     return args
+
+
+LAYOUTS: dict[str, tuple[str, type[DynamoResultsStore]]] = {
+    "current": (TABLE, DynamoResultsStore),
+    "previous": (f"{TABLE}-previous", PreviousLayoutStore),
+}
+"""Layout -> (table, the store writing it); both are read by ``DynamoResultsStore``'s reads."""
+
+
+def measure_layout(
+    client: Any, template: Template, layout: str, data: Dataset, args: argparse.Namespace
+) -> dict[str, Any]:
+    """Load the data in one layout into its own table, then time every pattern on it."""
+    table, writer = LAYOUTS[layout]
+    client.create_table(**template.table_kwargs("ResultsTable", table))
+    ops = Operations(client)
+    print(
+        f"[{layout} layout] loading {args.runs} runs x {args.options} options x {args.workloads} "
+        "workloads ...",
+        flush=True,
+    )
+    started = time.perf_counter()
+    results = load(writer(client, table), data, args.writers)
+    load_s = time.perf_counter() - started
+    load_ops = ops.snapshot()
+    print(f"  {results} results in {load_s:.1f} s ({results / load_s:.0f}/s), {dict(load_ops)}", flush=True)
+    print(f"[{layout} layout] timing {args.queries} calls per pattern ...", flush=True)
+    reader = DynamoResultsStore(client, table)
+    patterns = time_patterns(reader, data, ops, args.queries, random.Random(args.seed))
+    regression = time_regressions(reader, data, ops, args.regression_runs)
+    total = ops.snapshot()
+    return {
+        "table": table,
+        "result_items": results,
+        "load": {
+            "seconds": round(load_s, 2),
+            "result_items_per_s": round(results / load_s, 1),
+            "writer_threads": args.writers,
+            "operations": dict(load_ops),
+        },
+        "patterns": patterns,
+        "regression_detection": regression,
+        "operations_total": dict(total),
+        "scan_operations": total.get("Scan", 0),
+        "every_read_is_a_query": all(p["only_query"] for p in patterns.values()) and regression["only_query"],
+    }
+
+
+def side_by_side(layouts: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """p50/p90 and read units of each pattern in both layouts, and the regression check's Queries."""
+    current, previous = layouts["current"], layouts["previous"]
+    rows: dict[str, Any] = {}
+    for name, now in current["patterns"].items():
+        before = previous["patterns"][name]
+        rows[name] = {
+            "p50_ms": {"previous": before["p50_ms"], "current": now["p50_ms"]},
+            "p90_ms": {"previous": before["p90_ms"], "current": now["p90_ms"]},
+            "read_units_per_call": {
+                "previous": before["read_units_per_call"],
+                "current": now["read_units_per_call"],
+            },
+            "speedup_p50": round(before["p50_ms"] / now["p50_ms"], 1) if now["p50_ms"] else None,
+        }
+    regression = {
+        key: {
+            "previous": previous["regression_detection"][key],
+            "current": current["regression_detection"][key],
+        }
+        for key in ("queries_per_run", "seconds_per_run", "series_per_run")
+    }
+    print(
+        "\npattern                              p50 previous -> current     p90 previous -> current",
+        flush=True,
+    )
+    for name, row in rows.items():
+        print(
+            f"  {name:<34} {row['p50_ms']['previous']:8.1f} -> {row['p50_ms']['current']:6.1f} ms"
+            f"    {row['p90_ms']['previous']:8.1f} -> {row['p90_ms']['current']:6.1f} ms",
+            flush=True,
+        )
+    print(
+        f"  regression check: {regression['queries_per_run']['previous']} -> "
+        f"{regression['queries_per_run']['current']} Queries per run, "
+        f"{regression['seconds_per_run']['previous']} -> {regression['seconds_per_run']['current']} s",
+        flush=True,
+    )
+    return {"patterns": rows, "regression_detection": regression}
 
 
 def main() -> None:
@@ -392,27 +520,11 @@ def main() -> None:
         print(f"starting DynamoDB Local {DYNAMODB_LOCAL_VERSION} ({mode})", flush=True)
         server.start()
         client = server.client(config=Config(max_pool_connections=max(10, args.writers * 2)))
-        client.create_table(**Template(ROOT / "template.yaml").table_kwargs("ResultsTable", TABLE))
-        ops = Operations(client)
-        store = DynamoResultsStore(client, TABLE)
-
-        print(
-            f"loading {args.runs} runs x {args.options} options x {args.workloads} workloads ...", flush=True
-        )
-        started = time.perf_counter()
-        results = load(store, data, args.writers)
-        load_s = time.perf_counter() - started
-        load_ops = ops.snapshot()
-        print(
-            f"  {results} results in {load_s:.1f} s ({results / load_s:.0f}/s), {dict(load_ops)}", flush=True
-        )
-
-        print(f"timing {args.queries} calls per pattern ...", flush=True)
-        patterns = time_patterns(store, data, ops, args.queries, random.Random(args.seed))
-        regression = time_regressions(store, data, ops, args.regression_runs)
-        total = ops.snapshot()
+        template = Template(ROOT / "template.yaml")
+        layouts = {layout: measure_layout(client, template, layout, data, args) for layout in args.layouts}
+        compared = side_by_side(layouts) if set(layouts) == set(LAYOUTS) else None
         report: dict[str, Any] = {
-            "benchmark": "results store access patterns",
+            "benchmark": "results store access patterns, current vs previous item layout",
             "when": iso(datetime.now(UTC)),
             "engine": f"DynamoDB Local {DYNAMODB_LOCAL_VERSION} ({mode})",
             "machine": {
@@ -428,24 +540,15 @@ def main() -> None:
                 "storage_options": args.options,
                 "workloads": args.workloads,
                 "series": len(data.series),
-                "result_items": results,
+                "result_records": args.runs * args.options * args.workloads,
                 "run_items": args.runs,
                 "config_items": args.runs * args.options,
-                "items_loaded": results + args.runs + args.runs * args.options,
                 "runs_in_progress": args.in_progress,
             },
-            "load": {
-                "seconds": round(load_s, 2),
-                "result_items_per_s": round(results / load_s, 1),
-                "writer_threads": args.writers,
-                "operations": dict(load_ops),
-            },
-            "patterns": patterns,
-            "regression_detection": regression,
-            "operations_total": dict(total),
-            "scan_operations": total.get("Scan", 0),
-            "every_read_is_a_query": all(p["only_query"] for p in patterns.values())
-            and regression["only_query"],
+            "side_by_side": compared,
+            "layouts": layouts,
+            "scan_operations": sum(layout["scan_operations"] for layout in layouts.values()),
+            "every_read_is_a_query": all(layout["every_read_is_a_query"] for layout in layouts.values()),
             "dynamodb_local_peak_rss_mb": round((server.peak_rss_bytes() or 0) / 2**20, 1),
             "dynamodb_local_startup_s": round(server.startup_s or 0.0, 2),
         }

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,6 +23,14 @@ from storagebench_local.dynamodb_local import (
     DynamoDBLocalUnavailable,
     default_cache_dir,
     ensure_installed,
+)
+from storagebench_local.dynamodb_shared import (
+    IDLE_VARIABLE,
+    InvalidIdleTimeout,
+    idle_timeout_s,
+    read_state,
+    shared_dynamodb_local,
+    stop_shared,
 )
 from storagebench_local.template import Template
 
@@ -182,3 +191,97 @@ def test_a_cached_install_needs_neither_maven_nor_the_network(lib_dir: Path) -> 
     assert time.perf_counter() - started < 1
     assert (lib_dir / f"DynamoDBLocal-{DYNAMODB_LOCAL_VERSION}.jar").is_file()
     assert any(path.name.startswith("libsqlite4java-") for path in lib_dir.iterdir())
+
+
+# ------------------------------------------------------------------------ the shared server
+
+
+@pytest.fixture
+def shared_root(tmp_path: Path, lib_dir: Path) -> Iterator[Path]:
+    """A root for a shared server; whatever runs there is stopped after the test."""
+    try:
+        yield tmp_path
+    finally:
+        stop_shared(tmp_path)
+        assert read_state(tmp_path) is None
+
+
+def test_the_shared_server_is_reused_between_commands(shared_root: Path, lib_dir: Path) -> None:
+    started = time.monotonic()
+    with shared_dynamodb_local(shared_root, idle_s=600, cache_dir=lib_dir.parent) as first:
+        cold = time.monotonic() - started
+        first.client().create_table(
+            TableName=TABLE,
+            KeySchema=[{"AttributeName": "PK", "KeyType": "HASH"}],
+            AttributeDefinitions=[{"AttributeName": "PK", "AttributeType": "S"}],
+            BillingMode="PAY_PER_REQUEST",
+        )
+        assert (shared_root / "dynamodb-local.leases" / str(os.getpid())).is_file()
+    assert not any((shared_root / "dynamodb-local.leases").iterdir())  # released
+    state = read_state(shared_root)
+    assert state is not None and pid_alive(state.jvm_pid) and pid_alive(state.keeper_pid)
+
+    started = time.monotonic()
+    with shared_dynamodb_local(shared_root, idle_s=600, cache_dir=lib_dir.parent) as second:
+        warm = time.monotonic() - started
+        assert second.endpoint_url == first.endpoint_url and second.pid == first.pid
+        assert second.client().list_tables()["TableNames"] == [TABLE]
+    print(f"\nshared DynamoDB Local: cold {cold:.2f} s, warm {warm:.3f} s")
+    assert warm < 1.0 < cold
+
+
+def test_a_dead_shared_server_is_restarted_transparently(shared_root: Path, lib_dir: Path) -> None:
+    with shared_dynamodb_local(shared_root, idle_s=600, cache_dir=lib_dir.parent) as first:
+        pass
+    state = read_state(shared_root)
+    assert state is not None
+    os.kill(state.keeper_pid, signal.SIGKILL)  # the keeper dies without stopping its JVM
+    deadline = time.monotonic() + 5
+    while pid_alive(state.keeper_pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    with shared_dynamodb_local(shared_root, idle_s=600, cache_dir=lib_dir.parent) as again:
+        assert again.pid != first.pid
+        assert again.client().list_tables()["TableNames"] == []
+    deadline = time.monotonic() + 10
+    while pid_alive(state.jvm_pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not pid_alive(state.jvm_pid), "the orphaned JVM was left running"
+
+
+def test_the_shared_server_stops_itself_when_idle(shared_root: Path, lib_dir: Path) -> None:
+    with shared_dynamodb_local(shared_root, idle_s=1.5, cache_dir=lib_dir.parent):
+        state = read_state(shared_root)
+        assert state is not None
+        time.sleep(3)  # a command holding its lease keeps the server, however long it runs
+        assert pid_alive(state.jvm_pid)
+    deadline = time.monotonic() + 30
+    while (pid_alive(state.jvm_pid) or pid_alive(state.keeper_pid)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not pid_alive(state.jvm_pid) and not pid_alive(state.keeper_pid)
+    assert read_state(shared_root) is None
+    assert "idle for 1.5 s: stopped" in (shared_root / "dynamodb-local.log").read_text()
+
+
+def test_without_an_idle_timeout_each_command_has_its_own_server(
+    tmp_path: Path, lib_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(IDLE_VARIABLE, "0")
+    with shared_dynamodb_local(tmp_path, cache_dir=lib_dir.parent) as own:
+        assert isinstance(own, DynamoDBLocal) and own.running
+    assert not own.running and read_state(tmp_path) is None
+
+
+def test_the_idle_timeout_is_checked() -> None:
+    assert idle_timeout_s() == 0  # under pytest: no shared server unless a test asks for one
+    assert idle_timeout_s(60) == 60
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv(IDLE_VARIABLE, "soon")
+        with pytest.raises(
+            InvalidIdleTimeout, match=r"STORAGEBENCH_DYNAMODB_LOCAL_IDLE_S='soon' is not a number"
+        ):
+            idle_timeout_s()
+        patch.setenv(IDLE_VARIABLE, "-5")
+        with pytest.raises(InvalidIdleTimeout, match=r"=-5.0: the idle timeout is 0"):
+            idle_timeout_s()
+        patch.setenv(IDLE_VARIABLE, "900")
+        assert idle_timeout_s() == 900

@@ -27,7 +27,9 @@ import boto3
 from moto import mock_aws
 
 from storagebench.adapters.aws.dynamo.codec import MAX_ITEM_BYTES, item_size
+from storagebench.adapters.aws.dynamo.previous import PreviousLayoutStore
 from storagebench.adapters.aws.dynamodb import DynamoResultsStore
+from storagebench.analysis.regressions import compute_regressions
 from storagebench.core.errors import InvalidRequestError, ProvisioningError
 from storagebench.core.regression import INSUFFICIENT, Regression
 from storagebench.core.state import ConfigResult, ConfigState, Resources, RunSummary, StepTiming, WorkItem
@@ -307,7 +309,7 @@ def test_pattern_1_paged_run_first_then_everything_once(store: DynamoResultsStor
         if cursor is None:
             break
     assert set(calls.since(mark)) == {"Query"}
-    assert len(pages) >= 4  # 1 run + 2 configs + 7 results = 10 items, 3 per page
+    assert len(pages) == 2  # 1 run + 2 configs + 1 item packing the 7 results, 3 items per page
     assert pages[0]["run"]["run_id"] == "r1" and all(p["run"] is None for p in pages[1:])
     results = [r["record_key"] for p in pages for r in p["results"]]
     assert sorted(results) == sorted(keys.record_key(r) for r in records)
@@ -522,7 +524,9 @@ def test_writes_are_idempotent(store: DynamoResultsStore, calls: CallLog) -> Non
         ExpressionAttributeValues={":pk": {"S": "RUN#r1"}},
     )["Items"]
     sorts = sorted(i["SK"]["S"] for i in raw)
-    assert sorts == ["CONFIG#gp3", *sorted(keys.result_sk("gp3", r) for r in records), "RUN"]
+    batches = [keys.batch_id([keys.record_key(r) for r in chosen]) for chosen in (records, records[:1])]
+    assert sorts == ["CONFIG#gp3", *sorted(keys.results_sk("gp3", b, 0) for b in batches), "RUN"]
+    assert len(store.get_run("r1")["results"]) == 3  # one document per record key
     assert len(store.list_runs("nightly")) == 1 and len(store.runs_in_progress()) == 1
     assert len(store.metric_history(OPTION, "randread-4k", "bs=4k,iodepth=32", "run", "read", day(0))) == 3
     finish(store, "r1", day(0))
@@ -553,14 +557,19 @@ def test_a_record_with_a_full_histogram_fits_an_item(store: DynamoResultsStore, 
     big = record(histogram=histogram, raw=[f"step-{i}/fio.json" for i in range(500)])
     start(store, "r1", day(0))
     assert store.put_results("r1", "gp3", [big], day(0), {"storage_option": OPTION}) == 1
-    (stored,) = store.get_run("r1")["results"]
+    (without,) = store.get_run("r1")["results"]
+    assert "histogram" not in without["record"]
+    (stored,) = store.get_run("r1", histograms=True)["results"]
     kept = stored["record"]["histogram"]
     assert len(kept) <= 512 and sum(b["count"] for b in kept) == sum(b.count for b in histogram)
     assert kept[-1]["le_us"] == histogram[-1].le_us
-    raw = store.db.get_item(
-        TableName=store.table, Key={"PK": {"S": "RUN#r1"}, "SK": {"S": keys.result_sk("gp3", big)}}
-    )["Item"]
-    assert item_size(store._plain(raw)) < MAX_ITEM_BYTES < 400 * 1024
+    for pk in ("RUN#r1", "POINTS#r1", "HISTOGRAMS#r1"):
+        items = store.db.query(
+            TableName=store.table,
+            KeyConditionExpression="PK = :pk",
+            ExpressionAttributeValues={":pk": {"S": pk}},
+        )["Items"]
+        assert items and all(item_size(store._plain(i)) < MAX_ITEM_BYTES < 400 * 1024 for i in items)
     assert stored["bounded"]
 
 
@@ -764,3 +773,56 @@ def test_a_run_started_in_the_same_second_counts_once_and_this_run_never(store: 
     verdicts = store.get_regressions("now")
     assert {v["history_n"] for v in verdicts} == {4}
     assert {(r.workload, r.metric) for r in summary.regressions} >= {("randread-4k", "iops")}
+
+
+def many_series_records(run: int, workloads: int, iops_factor: float = 1.0) -> list[ResultRecord]:
+    return [
+        record(workload=f"w{w:02d}", repetition=rep, iops=Steady.iops(run, rep) * iops_factor)
+        for w in range(workloads)
+        for rep in (1, 2)
+    ]
+
+
+def test_the_regression_check_reads_history_in_a_bounded_number_of_queries(
+    store: DynamoResultsStore, calls: CallLog
+) -> None:
+    """Whatever the number of series: this run, the suite's runs, their digest (one Query each)."""
+    for n in range(8):
+        measured_run(store, f"n{n}", day(n), many_series_records(n, 30))
+    measured_run(store, "now", day(9), many_series_records(9, 30, iops_factor=0.7), finished=False)
+
+    mark = calls.mark()
+    report = compute_regressions(store, "now", "nightly", day(9))
+    assert calls.since(mark) == ["Query", "Query", "Query"]  # get_run, list_runs_page, series_digests
+    assert report.series == report.series_compared == 30
+    iops = {v.workload: v for v in report.verdicts if v.metric == "iops"}
+    assert len(iops) == 30 and all(v.history_n == 8 and v.verdict == "regression" for v in iops.values())
+
+
+def test_the_regression_check_reads_runs_of_the_previous_layout_too(
+    client: Any, table: str, store: DynamoResultsStore, calls: CallLog
+) -> None:
+    """Earlier runs stored before the digest existed are read per series (GSI2), the rest from the
+    digest; both give the verdicts an all-previous history gives."""
+    previous = PreviousLayoutStore(client, table, clock=FixedClock())
+    for n in range(6):
+        measured_run(previous, f"old{n}", day(n), many_series_records(n, 3))  # type: ignore[arg-type]
+    for n in range(6, 10):
+        measured_run(store, f"new{n}", day(n), many_series_records(n, 3))
+    measured_run(store, "now", day(11), many_series_records(11, 3, iops_factor=0.7), finished=False)
+
+    mark = calls.mark()
+    report = compute_regressions(store, "now", "nightly", day(11))
+    assert calls.since(mark).count("Query") == 3 + 3  # + one per series partition, for the old runs
+    assert {v.history_n for v in report.verdicts} == {10}
+    assert {v.verdict for v in report.verdicts if v.metric == "iops"} == {"regression"}
+
+    for n in range(6, 10):  # the same history, all in the previous layout: the same verdicts
+        measured_run(previous, f"again{n}", day(n, hours=1), many_series_records(n, 3), suite="other")  # type: ignore[arg-type]
+    for n in range(6):
+        measured_run(previous, f"again{n}", day(n, hours=1), many_series_records(n, 3), suite="other")  # type: ignore[arg-type]
+    measured_run(store, "now2", day(11, hours=1), many_series_records(11, 3, iops_factor=0.7), suite="other")
+    same = compute_regressions(store, "now2", "other", day(11, hours=1))
+    assert [v.model_dump(exclude={"config_ids"}) for v in same.verdicts] == [
+        v.model_dump(exclude={"config_ids"}) for v in report.verdicts
+    ]

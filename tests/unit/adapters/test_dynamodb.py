@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
@@ -12,9 +13,11 @@ import pytest
 from storagebench.adapters.aws.dynamo.codec import (
     MAX_HISTOGRAM_BUCKETS,
     MAX_ITEM_BYTES,
+    MAX_PACKED_BYTES,
     coarsen_histogram,
     item_size,
 )
+from storagebench.adapters.aws.dynamo.previous import PreviousLayoutStore
 from storagebench.adapters.aws.dynamodb import DynamoResultsStore
 from storagebench.core.errors import InvalidRequestError, ProvisioningError, ThrottledError
 from storagebench.core.state import (
@@ -28,6 +31,7 @@ from storagebench.core.state import (
 )
 from storagebench.results.records import HistogramBucket, LatencyStats, ResultRecord
 from storagebench.store import keys
+from storagebench.store.models import decode_run
 
 REGION = "us-east-1"
 STARTED = "2030-01-02T03:04:05Z"
@@ -220,6 +224,16 @@ def test_put_config_keeps_the_first_time_of_each_status(store: DynamoResultsStor
 # ------------------------------------------------------------------------ results
 
 
+def _partition(store: DynamoResultsStore, pk: str) -> list[dict[str, Any]]:
+    return list(
+        store.db.query(
+            TableName=store.table,
+            KeyConditionExpression="PK = :pk",
+            ExpressionAttributeValues={":pk": {"S": pk}},
+        )["Items"]
+    )
+
+
 def test_put_results_round_trips_records_with_decimals(store: DynamoResultsStore) -> None:
     store.start_run("r1", "weekly", {}, STARTED, STARTED, ["gp3"])
     records = [record(repetition=1), record(repetition=2, iops=2999.5, histogram=None, latency=None)]
@@ -228,30 +242,72 @@ def test_put_results_round_trips_records_with_decimals(store: DynamoResultsStore
     assert store.put_results("r1", "gp3", records, STARTED, labels) == 2
     assert store.put_results("r1", "gp3", records, STARTED, labels) == 2  # idempotent: same keys
 
-    raw = _raw(store, "RUN#r1", keys.result_sk("gp3", records[0]))
-    assert raw["record"]["M"]["iops"] == {"N": "3012.25"}
-    assert raw["GSI2PK"] == {"S": "SERIES#m6i.large/ebs:gp3:100GiB:xfs#randread-4k#bs=4k,iodepth=32#run#read"}
-    assert raw["GSI2SK"] == {"S": f"{STARTED}#r1#r1"}
+    packed = [i for i in _partition(store, "RUN#r1") if i["SK"]["S"].startswith("RESULTS#")]
+    assert len(packed) == 1 and "B" in packed[0]["records"] and packed[0]["count"] == {"N": "2"}
+    point = _raw(store, "POINTS#r1", keys.detail_sk("gp3", keys.record_key(records[0])))
+    assert point["GSI2PK"] == {
+        "S": "SERIES#m6i.large/ebs:gp3:100GiB:xfs#randread-4k#bs=4k,iodepth=32#run#read"
+    }
+    assert point["GSI2SK"] == {"S": f"{STARTED}#r1#r1"}
+    assert "record" not in point and "B" in point["doc"]
     results = store.get_run("r1")["results"]
     assert len(results) == 2
-    back = sorted((ResultRecord.model_validate(r["record"]) for r in results), key=lambda r: r.repetition)
-    assert back == records  # every float, int and nested model survives the Decimal round trip
+    assert all("histogram" not in r["record"] for r in results)  # read only when asked for
+    whole = store.get_run("r1", histograms=True)["results"]
+    back = sorted((ResultRecord.model_validate(r["record"]) for r in whole), key=lambda r: r.repetition)
+    assert back == records  # every float, int, nested model and the histogram survive the round trip
     assert all(not isinstance(v, Decimal) for r in results for v in r["record"].values())
     assert results[0]["labels"] == labels
+    assert results[0]["record_key"] == keys.record_key(records[0])
 
     series = store.db.query(
         TableName=store.table,
         IndexName="GSI2",
         KeyConditionExpression="GSI2PK = :s",
-        ExpressionAttributeValues={":s": raw["GSI2PK"]},
+        ExpressionAttributeValues={":s": point["GSI2PK"]},
     )["Items"]
     assert len(series) == 2
+    assert len(_partition(store, "HISTOGRAMS#r1")) == 1  # the record without a histogram has none
 
 
 def test_results_without_a_storage_option_stay_out_of_the_series_index(store: DynamoResultsStore) -> None:
     store.put_results("r1", "gp3", [record()], STARTED, {"suite": "weekly"})
-    raw = _raw(store, "RUN#r1", keys.result_sk("gp3", record()))
-    assert "GSI2PK" not in raw
+    assert _partition(store, "POINTS#r1") == []
+    assert _partition(store, "DIGEST#weekly") == []  # no series to compare either
+    assert len(_partition(store, "HISTOGRAMS#r1")) == 1
+
+
+def test_put_results_writes_the_suites_digest(store: DynamoResultsStore) -> None:
+    labels = {"storage_option": "x", "suite": "weekly"}
+    store.put_results("r1", "gp3", [record(repetition=1), record(repetition=2, iops=10.0)], STARTED, labels)
+    store.put_results("r1", "gp3", [record(repetition=1), record(repetition=2, iops=10.0)], STARTED, labels)
+
+    digests = store.series_digests("weekly", STARTED, keys.started_sk(STARTED, "r1~"))
+    assert len(digests) == 1  # a retried write rewrites the same item
+    assert digests[0]["run_id"] == "r1" and digests[0]["storage_option"] == "x"
+    entries = sorted(digests[0]["series"], key=lambda e: e[5])
+    assert [e[:6] for e in entries] == [
+        ["randread-4k", "bs=4k,iodepth=32", "run", "read", None, 1],
+        ["randread-4k", "bs=4k,iodepth=32", "run", "read", None, 2],
+    ]
+    assert entries[1][6]["iops"] == 10.0 and entries[0][6]["lat_mean_us"] == 1061.8
+    assert store.series_digests("weekly", "2031", "2032") == []
+    with pytest.raises(ValueError, match="before until"):
+        store.series_digests("weekly", "2031", "2030")
+
+
+def test_a_rewrite_with_other_records_wins_per_record_key(store: DynamoResultsStore) -> None:
+    store.start_run("r1", "weekly", {}, STARTED, STARTED, ["gp3"])
+    store.put_results("r1", "gp3", [record(repetition=1), record(repetition=2)], STARTED, {})
+    store.clock.moment = store.clock.moment.replace(hour=5)  # type: ignore[attr-defined]
+    store.put_results("r1", "gp3", [record(repetition=2, iops=1.0), record(repetition=3)], STARTED, {})
+
+    results = store.get_run("r1")["results"]
+    assert [(r["record"]["repetition"], r["record"]["iops"]) for r in results] == [
+        (1, 3012.25),
+        (2, 1.0),
+        (3, 3012.25),
+    ]
 
 
 def test_put_results_batches_by_25_and_dedupes_keys(store: DynamoResultsStore, call_log: Any) -> None:
@@ -259,7 +315,7 @@ def test_put_results_batches_by_25_and_dedupes_keys(store: DynamoResultsStore, c
     records = [record(workload=f"w{i:02d}") for i in range(60)] + [record(workload="w00")]
     assert store.put_results("r1", "gp3", records, STARTED, {"storage_option": "x"}) == 60
     sizes = [len(p["RequestItems"][store.table]) for name, p in log.calls if name == "BatchWriteItem"]
-    assert sizes == [25, 25, 10]
+    assert sizes == [25, 25, 25, 25, 21]  # 1 packed item, 60 points, 60 histograms
 
 
 def test_large_records_are_bounded_well_under_the_item_limit(store: DynamoResultsStore) -> None:
@@ -267,20 +323,85 @@ def test_large_records_are_bounded_well_under_the_item_limit(store: DynamoResult
         histogram=[HistogramBucket(le_us=float(i + 1), count=1) for i in range(20_000)],
         raw=[f"step-{i}/fio-{'x' * 40}.json" for i in range(5_000)],
     )
-    item = store.result_item("r1", "gp3", huge, STARTED, {"storage_option": "x"})
+    store.start_run("r1", "weekly", {}, STARTED, STARTED, ["gp3"])
+    store.put_results("r1", "gp3", [huge], STARTED, {"storage_option": "x"})
 
-    assert item_size(item) < MAX_ITEM_BYTES < 400_000
-    histogram = item["record"]["histogram"]
+    stored = store.get_run("r1", histograms=True)["results"][0]
+    histogram = stored["record"]["histogram"]
     assert len(histogram) <= MAX_HISTOGRAM_BUCKETS
     assert sum(b["count"] for b in histogram) == 20_000  # coarser, nothing lost
     assert histogram[-1]["le_us"] == 20_000.0
-    assert len(item["record"]["raw"]) == 200
-    assert any("histogram coarsened" in note for note in item["bounded"])
+    assert len(stored["record"]["raw"]) == 200
+    assert any("histogram coarsened" in note for note in stored["bounded"])
+    for pk in ("RUN#r1", "POINTS#r1", "HISTOGRAMS#r1"):
+        sizes = [item_size(store._plain(item)) for item in _partition(store, pk)]
+        assert sizes and max(sizes) < MAX_ITEM_BYTES < 400_000
 
-    store.put_results("r1", "gp3", [huge], STARTED, {"storage_option": "x"})
+
+def test_a_run_of_many_records_packs_in_parts_under_the_budget(store: DynamoResultsStore) -> None:
+    noise = random.Random(7)
+    many = [
+        record(workload=f"w{i:04d}", raw=[f"{noise.getrandbits(256):064x}" for _ in range(150)])
+        for i in range(300)
+    ]
     store.start_run("r1", "weekly", {}, STARTED, STARTED, ["gp3"])
-    stored = store.get_run("r1")["results"][0]
-    assert len(stored["record"]["histogram"]) == len(histogram)
+    store.put_results("r1", "gp3", many, STARTED, {})
+    parts = [i for i in _partition(store, "RUN#r1") if i["SK"]["S"].startswith("RESULTS#")]
+    assert len(parts) > 1 and all(len(p["records"]["B"]) <= MAX_PACKED_BYTES for p in parts)
+    assert len(store.get_run("r1")["results"]) == 300
+
+
+def test_a_damaged_packed_item_is_named_not_fatal(store: DynamoResultsStore) -> None:
+    store.start_run("r1", "weekly", {}, STARTED, STARTED, ["gp3"])
+    store.put_results("r1", "gp3", [record()], STARTED, {})
+    store.db.put_item(
+        TableName=store.table,
+        Item={
+            "PK": {"S": "RUN#r1"},
+            "SK": {"S": "RESULTS#gp3#bad#000"},
+            "config_id": {"S": "gp3"},
+            "records": {"B": b"not zlib"},
+        },
+    )
+    document = decode_run(store.get_run("r1"))
+    assert len(document.results) == 1
+    assert "RESULTS#gp3#bad#000" in document.notes[0]
+
+
+def test_runs_of_the_previous_layout_still_read(table: str) -> None:
+    client = boto3.client("dynamodb", region_name=REGION)
+    previous = PreviousLayoutStore(client, table, clock=FixedClock())
+    store = DynamoResultsStore(client, table, clock=FixedClock())
+    labels = {"storage_option": "x", "suite": "weekly"}
+    previous.start_run("old", "weekly", {}, STARTED, STARTED, ["gp3"])
+    previous.put_results("old", "gp3", [record(repetition=1), record(repetition=2)], STARTED, labels)
+    assert "layout" not in _raw(store, "RUN#old", "RUN")
+    assert _raw(store, "RUN#old", keys.result_sk("gp3", record()))["record"]["M"]["histogram"]
+
+    run = store.get_run("old")
+    assert run["run"].get("layout") is None and len(run["results"]) == 2
+    assert ResultRecord.model_validate(run["results"][0]["record"]) == record(repetition=1)
+    assert store.get_run("old", histograms=True)["results"] == run["results"]
+    points = store.metric_history("x", "randread-4k", "bs=4k,iodepth=32", "run", "read", "2030")
+    projected = store.metric_history(
+        "x", "randread-4k", "bs=4k,iodepth=32", "run", "read", "2030", fields=["iops"]
+    )
+    assert [p["repetition"] for p in points] == [2, 1]
+    assert set(projected[0]["record"]) == {"iops", "repetition", "group"}  # no histogram read
+    page, _ = store.get_run_page("old")
+    assert len(page["results"]) == 2
+
+    store.start_run("new", "weekly", {}, "2030-01-03T00:00:00Z", STARTED, ["gp3"])
+    store.put_results("new", "gp3", [record(repetition=1)], "2030-01-03T00:00:00Z", labels)
+    assert _raw(store, "RUN#new", "RUN")["layout"] == {"N": "2"}
+    both = store.metric_history(
+        "x", "randread-4k", "bs=4k,iodepth=32", "run", "read", "2030", fields=["iops"]
+    )
+    assert [(p["run_id"], set(p["record"])) for p in both] == [
+        ("new", {"iops", "repetition", "group"}),
+        ("old", {"iops", "repetition", "group"}),
+        ("old", {"iops", "repetition", "group"}),
+    ]
 
 
 def test_coarsening_keeps_bounds_and_counts() -> None:
@@ -347,7 +468,7 @@ def test_get_run_reads_everything_in_one_paginated_query(table: str, call_log: A
     assert run["run"]["run_id"] == "r1"
     assert sorted(c["config_id"] for c in run["configs"]) == ["gp3", "io2"]
     assert len(run["results"]) == 10
-    assert log.names == ["Query"] * 4  # 13 items in pages of 4, all one query on the run's key
+    assert log.names == ["Query"] * 2  # 5 items (run, 2 configs, 2 packed) in pages of 4, one query
     assert all(params["KeyConditionExpression"] == "PK = :pk" for _, params in log.calls)
     assert "PK" not in run["run"] and "GSI1PK" not in run["run"]
 

@@ -136,3 +136,30 @@ def test_the_record_key_is_read_back_where_it_is_written() -> None:
     assert keys.spelled_variant(keys.record_key(other), *parts) is None  # another repetition's key
     long = record(variant={"name": "x" * 1000})  # cut and hashed: not a spelling to trust
     assert keys.spelled_variant(keys.record_key(long), *parts[:4], None, long.repetition) is None
+
+
+def test_the_current_layouts_keys_keep_what_is_read_often_apart() -> None:
+    """A run's partition holds configs and packed results only; points, histograms and the suite's
+    digest live in partitions of their own, so reading a run never reads them."""
+    assert keys.results_sk("gp3", "abc", 2) == "RESULTS#gp3#abc#002"
+    assert keys.points_pk("r-1") == "POINTS#r-1"
+    assert keys.histograms_pk("r-1") == "HISTOGRAMS#r-1"
+    assert keys.detail_sk("gp3", "data#w#-#run#read#-#r1") == "gp3#data#w#-#run#read#-#r1"
+    assert keys.digest_pk("nightly") == "DIGEST#nightly"
+    assert (
+        keys.digest_sk("2030-01-02T03:04:05Z", "r-1", "gp3", "abc#000")
+        == "2030-01-02T03:04:05Z#r-1#gp3#abc#000"
+    )
+    # a digest item sorts within [<started>#<run>, <started>#<run>~]: the range the check reads
+    assert keys.started_sk("2030-01-02T03:04:05Z", "r-1") < keys.digest_sk(
+        "2030-01-02T03:04:05Z", "r-1", "a", "b"
+    )
+    assert keys.results_sk("gp3", "abc", 0).startswith(keys.RESULTS_PREFIX)
+    assert not keys.results_sk("gp3", "abc", 0).startswith(keys.RESULT_PREFIX + "gp3")
+    assert keys.LAYOUT == 2
+
+
+def test_a_batch_id_depends_on_the_set_of_record_keys_only() -> None:
+    assert keys.batch_id(["b", "a"]) == keys.batch_id(["a", "b"])
+    assert keys.batch_id(["a"]) != keys.batch_id(["a", "b"])
+    assert len(keys.batch_id(["a"])) == 12

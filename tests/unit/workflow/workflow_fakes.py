@@ -351,8 +351,9 @@ class FakeStore:
         self.finished.append(summary)
         self.runs.setdefault(summary.run_id, {})["status"] = summary.status
 
-    def get_run(self, run_id: str) -> dict[str, Any]:
-        """The same shape as the DynamoDB store: the run, its configs, its results."""
+    def get_run(self, run_id: str, *, histograms: bool = False) -> dict[str, Any]:
+        """The same shape as the DynamoDB store: the run, its configs, its results (histograms
+        always: in memory they cost nothing)."""
         if run_id not in self.runs:
             raise KeyError(run_id)
         results = [
@@ -488,6 +489,34 @@ class FakeStore:
             newest_first=newest_first,
         )
         return points
+
+    def series_digests(self, suite: str, since: str, until: str) -> list[dict[str, Any]]:
+        """As the DynamoDB store's digest: one document per put of the suite's runs in the range
+        (runs recorded here carry no ``layout``, so the regression check reads per series)."""
+        return [
+            {
+                "run_id": put.run_id,
+                "config_id": put.config_id,
+                "started_at": put.started_at,
+                "storage_option": put.labels["storage_option"],
+                "series": [
+                    [
+                        r.workload,
+                        ",".join(f"{k}={v}" for k, v in sorted(r.variant.items())) or "-",
+                        r.phase,
+                        r.direction,
+                        r.group,
+                        r.repetition,
+                        {"iops": r.iops, "bw_mibps": r.bw_mibps},
+                    ]
+                    for r in put.records
+                ],
+            }
+            for put in self.results
+            if put.labels.get("suite") == suite
+            and put.labels.get("storage_option")
+            and since <= f"{put.started_at}#{put.run_id}" <= until
+        ]
 
     def record_regressions(self, run_id: str, regressions: Any) -> int:
         self.regressions[run_id] = [

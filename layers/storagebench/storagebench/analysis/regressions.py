@@ -17,9 +17,12 @@ results store satisfies):
 1. this run's results (``get_run``), limited to the configs that measured something;
 2. the last ``runs`` runs of the same suite that started before this one (GSI1, newest first,
    ``list_runs_page``);
-3. per series, one GSI2 Query between the oldest of those runs and this run's start
-   (``metric_history``, filtered to the suite, projected to the metrics: no histogram),
-   keeping only points of those runs.
+3. every series value of those runs from the suite's digest (``series_digests``: one Query
+   between the oldest of those runs and this run's start, whatever the number of series);
+4. only for earlier runs stored in the previous layout (no ``layout`` on the run item, so no
+   digest), per series one GSI2 Query over the same range (``metric_history``, filtered to the
+   suite, projected to the metrics), keeping only points of those runs. Once the suite's last
+   ``runs`` runs are all in the current layout, this step issues nothing.
 
 Every step is bounded: a time budget stops querying (the series left are reported, not
 guessed), so the Finalize Lambda cannot time out on a suite with thousands of series.
@@ -44,6 +47,7 @@ from storagebench.store.models import (
     HistoryPoint,
     StoredResult,
     decode_run,
+    finite,
     measured_metrics,
     record_metrics,
 )
@@ -62,6 +66,7 @@ __all__ = [
     "canonical_variant",
     "compute_regressions",
     "detect",
+    "digest_points",
     "metric_value",
     "per_run_means",
     "series_key",
@@ -300,6 +305,8 @@ class HistoryStore(MetricHistory, Protocol):
 
     def get_run(self, run_id: str) -> dict[str, Any]: ...
 
+    def series_digests(self, suite: str, since: str, until: str) -> list[dict[str, Any]]: ...
+
     def list_runs_page(
         self, suite: str, limit: int = 10, cursor: str | None = None
     ) -> tuple[list[dict[str, Any]], str | None]: ...
@@ -396,40 +403,124 @@ def compute_regressions(
     history: dict[SeriesKey, list[dict[str, float]]] = {}
     if baseline:
         since = min(str(r.get("started_at", "")) for r in baseline)
-        # GSI2 sort keys are <started>#<run>#r<rep>: ending the range at <started>#<run> keeps an
-        # earlier run that started in the same second as this one, and leaves this run out
+        # sort keys are <started>#<run>...: ending the range at <started>#<run> keeps an earlier
+        # run that started in the same second as this one, and leaves this run out
         until = keys.started_sk(started_at, run_id)
         allowed = set(report.baseline_runs)
-        # fio job groups share a GSI2 partition: one Query per partition, split by group here
-        partitions: dict[tuple[str, str, str, str, str], list[SeriesKey]] = {}
-        for key in current:
-            partitions.setdefault(key[:5], []).append(key)
-        for done, ((option, workload, variant, phase, direction), members) in enumerate(partitions.items()):
-            if clock() > deadline:
-                left = len(partitions) - done
-                report.notes.append(
-                    f"regressions: the {budget_s:g} s budget ran out; {left} of {len(partitions)} "
-                    "series partitions were not compared (their verdicts are missing)"
-                )
-                current = {key: value for key, value in current.items() if key in history}
-                break
-            points = store.metric_history(
-                option,
-                workload,
-                variant,
-                phase,
-                direction,
+        digested = {str(r.get("run_id")) for r in baseline if _in_current_layout(r)}
+        points: dict[tuple[str, str, str, str, str], list[HistoryPoint]] = {}
+        if digested:
+            digests = store.series_digests(suite, since, until)
+            report.queries += 1
+            for partition, found in digest_points(digests, digested).items():
+                points.setdefault(partition, []).extend(found)
+        previous = allowed - digested
+        if previous:
+            current = _previous_layout_points(
+                store,
+                report,
+                current,
+                points,
+                suite,
                 since,
                 until,
+                previous,
+                deadline,
+                budget_s,
+                clock,
                 history_limit,
-                suite=suite,
-                fields=HISTORY_FIELDS,
             )
-            report.queries += 1
-            decoded = [p for p in map(HistoryPoint.decode, points) if p is not None]
-            for key in members:
-                history[key] = per_run_means(decoded, key.group, allowed)
+        for key in current:
+            history[key] = per_run_means(points.get(key[:5], []), key.group, allowed)
     report.verdicts = detect(current, history, min_history=min_history, k=k, min_effect=min_effect)
     report.series_compared = len(current)
     report.notes.insert(0, report.summary_line())
     return report
+
+
+def _in_current_layout(run: Mapping[str, Any]) -> bool:
+    """Whether a run item says its results are in the current layout (so in the suite's digest)."""
+    layout = run.get("layout")
+    return isinstance(layout, int) and not isinstance(layout, bool) and layout >= keys.LAYOUT
+
+
+def digest_points(
+    digests: Iterable[Mapping[str, Any]], runs: Collection[str]
+) -> dict[tuple[str, str, str, str, str], list[HistoryPoint]]:
+    """The suite's digest items (``series_digests``) as history points per series partition
+    (storage option, workload, variant, phase, direction), only of ``runs``. A repetition written
+    twice (a retried or re-launched collection) counts once: the latest write wins."""
+    latest: dict[tuple[Any, ...], tuple[tuple[str, str, str, str, str], HistoryPoint]] = {}
+    for digest in sorted(digests, key=lambda d: str(d.get("written_at") or "")):
+        run_id = str(digest.get("run_id"))
+        option = digest.get("storage_option")
+        if run_id not in runs or not isinstance(option, str):
+            continue
+        for entry in digest.get("series") or []:
+            if not isinstance(entry, list) or len(entry) != 7 or not isinstance(entry[6], Mapping):
+                continue
+            workload, variant, phase, direction, group, repetition, metrics = entry
+            if group is not None and not isinstance(group, int):
+                continue
+            partition = (option, str(workload), str(variant), str(phase), str(direction))
+            point = HistoryPoint(
+                started_at=str(digest.get("started_at", "")),
+                run_id=run_id,
+                config_id=str(digest.get("config_id")) if digest.get("config_id") else None,
+                repetition=repetition if isinstance(repetition, int) else None,
+                group=group,
+                metrics={k: v for k in METRICS if (v := finite(metrics.get(k))) is not None},
+            )
+            latest[(run_id, point.config_id, *partition, group, point.repetition)] = (partition, point)
+    grouped: dict[tuple[str, str, str, str, str], list[HistoryPoint]] = {}
+    for partition, point in latest.values():
+        grouped.setdefault(partition, []).append(point)
+    return grouped
+
+
+def _previous_layout_points(
+    store: HistoryStore,
+    report: RegressionReport,
+    current: dict[SeriesKey, SeriesAggregate],
+    points: dict[tuple[str, str, str, str, str], list[HistoryPoint]],
+    suite: str,
+    since: str,
+    until: str,
+    runs: Collection[str],
+    deadline: float,
+    budget_s: float,
+    clock: Callable[[], float],
+    history_limit: int,
+) -> dict[SeriesKey, SeriesAggregate]:
+    """Points of earlier runs in the previous layout: one GSI2 Query per series partition (fio job
+    groups share one), within the time budget. Returns the series that could be compared: those
+    whose partition was read (the rest are reported in a note, not guessed)."""
+    partitions: dict[tuple[str, str, str, str, str], list[SeriesKey]] = {}
+    for key in current:
+        partitions.setdefault(key[:5], []).append(key)
+    read: set[tuple[str, str, str, str, str]] = set()
+    for done, (option, workload, variant, phase, direction) in enumerate(partitions):
+        if clock() > deadline:
+            left = len(partitions) - done
+            report.notes.append(
+                f"regressions: the {budget_s:g} s budget ran out; {left} of {len(partitions)} "
+                "series partitions were not compared (their verdicts are missing)"
+            )
+            return {key: value for key, value in current.items() if key[:5] in read}
+        found = store.metric_history(
+            option,
+            workload,
+            variant,
+            phase,
+            direction,
+            since,
+            until,
+            history_limit,
+            suite=suite,
+            fields=HISTORY_FIELDS,
+        )
+        report.queries += 1
+        decoded = [p for p in map(HistoryPoint.decode, found) if p is not None and p.run_id in runs]
+        points.setdefault((option, workload, variant, phase, direction), []).extend(decoded)
+        read.add((option, workload, variant, phase, direction))
+    return current

@@ -78,7 +78,7 @@ def _rebuild_locally(run_id: str, chosen: list[str], out_dir: Path | None, root:
 
     with local_store(root) as store:
         try:
-            stored = store.get_run(run_id)
+            stored = store.get_run(run_id, histograms=True)  # the latency charts
         except KeyError:
             raise fail(f"no run {run_id!r} in the local results under {root}") from None
         built = build_report(**report_inputs(stored, LocalArtifacts(root / "artifacts"), store))

@@ -1,23 +1,38 @@
 """Single-table key design for runs, configs and results, one Query per access pattern.
 
-===================  ======================  ===========================================
-item                 PK / SK                 indexes
-===================  ======================  ===========================================
-run                  RUN#<run> / RUN         GSI1 SUITE#<suite> / <started>#<run>  (history)
-                                             GSI3 ACTIVE / <started>#<run>        (while RUNNING or STOPPING)
-config               RUN#<run> / CONFIG#<c>
-result (a record)    RUN#<run> / RESULT#<c>#<key>
-                                             GSI2 SERIES#<option>#<workload>#<variant>#<phase>#<dir>
-                                                  / <started>#<run>#<rep>          (one metric's history)
-occurrence claim     OCCURRENCE#<arn>@<time> / CLAIM   (none: read by key only)
-===================  ======================  ===========================================
+What is read often is kept small: a run's partition holds its results packed (a few items per
+config, without histograms), each result's history point lives in a partition of its own (on
+GSI2, without histogram), histograms are fetched only when asked for, and every config's series
+values go to one compact digest item per suite for the regression check.
 
-1. one run with its configs and results: Query PK = RUN#<run>;
+===================  =========================================  =====================================
+item                 PK / SK                                    indexes
+===================  =========================================  =====================================
+run                  RUN#<run> / RUN                            GSI1 SUITE#<suite> / <started>#<run>
+                                                                GSI3 ACTIVE / <started>#<run> (running)
+config               RUN#<run> / CONFIG#<c>
+packed results       RUN#<run> / RESULTS#<c>#<batch>#<part>     (records of one write, no histogram)
+history point        POINTS#<run> / <c>#<record key>            GSI2 SERIES#<option>#<workload>#
+                                                                <variant>#<phase>#<dir> /
+                                                                <started>#<run>#r<rep>
+histogram            HISTOGRAMS#<run> / <c>#<record key>        (read only on request)
+suite digest         DIGEST#<suite> / <started>#<run>#<c>#<batch>  (series values, regression check)
+occurrence claim     OCCURRENCE#<arn>@<time> / CLAIM            (read by key only)
+result (previous)    RUN#<run> / RESULT#<c>#<key>               GSI2 as a history point
+===================  =========================================  =====================================
+
+1. one run with its configs and results: Query PK = RUN#<run> (a few items per config);
 2. the latest N runs of a suite: Query GSI1 PK = SUITE#<suite>, newest first, Limit N;
 3. one metric of one storage option and workload over a date range: Query GSI2 with SK between
-   two ISO dates;
+   two ISO dates (history points; results of the previous layout are on GSI2 too);
 4. runs in progress: Query GSI3 PK = ACTIVE (a sparse index: the attributes are removed when the
-   run ends).
+   run ends);
+5. a run's latency histograms, on request: Query PK = HISTOGRAMS#<run>;
+6. the regression check's history, every series of the last N runs of a suite: Query
+   PK = DIGEST#<suite> with SK between the oldest of those runs and this one.
+
+Runs written before this layout (``layout`` absent on the run item) keep their ``RESULT#`` items,
+with the record and its histogram nested: they read through the same patterns.
 """
 
 from __future__ import annotations
@@ -31,6 +46,11 @@ from storagebench.results.records import ResultRecord
 RUN = "RUN"
 ACTIVE = "ACTIVE"
 CLAIM = "CLAIM"
+LAYOUT = 2
+"""The item layout runs are written in (``layout`` on the run item; absent: the previous one)."""
+CONFIG_PREFIX = "CONFIG#"
+RESULT_PREFIX = "RESULT#"  # the previous layout: one item per record, histogram nested
+RESULTS_PREFIX = "RESULTS#"
 
 
 def run_pk(run_id: str) -> str:
@@ -118,3 +138,34 @@ def series_pk(storage_option: str, record: ResultRecord) -> str:
 
 def series_sk(started_at: str, run_id: str, repetition: int) -> str:
     return f"{started_at}#{run_id}#r{repetition}"
+
+
+def results_sk(config_id: str, batch: str, part: int) -> str:
+    """One packed part of one ``put_results`` call (``batch``: a digest of its record keys)."""
+    return f"{RESULTS_PREFIX}{config_id}#{batch}#{part:03d}"
+
+
+def points_pk(run_id: str) -> str:
+    return f"POINTS#{run_id}"
+
+
+def histograms_pk(run_id: str) -> str:
+    return f"HISTOGRAMS#{run_id}"
+
+
+def detail_sk(config_id: str, key: str) -> str:
+    """A history point's or a histogram's sort key: the config and the record key."""
+    return f"{config_id}#{key}"
+
+
+def digest_pk(suite: str) -> str:
+    return f"DIGEST#{suite}"
+
+
+def digest_sk(started_at: str, run_id: str, config_id: str, batch: str) -> str:
+    return f"{started_at}#{run_id}#{config_id}#{batch}"
+
+
+def batch_id(record_keys: list[str]) -> str:
+    """The same records give the same id (a retried write rewrites its items); others another."""
+    return hashlib.sha256("\n".join(sorted(record_keys)).encode()).hexdigest()[:12]

@@ -50,7 +50,10 @@ def record_run_economics(
     try:
         request = parse_request(services.artifacts.get_json(request_key(run_id)))
         stored = services.store.get_run(run_id)
-        economics = run_economics(request, stored, services.prices(request.region), ended_at=ended_at)
+        spot_prices = services.spot_prices(request.region) if services.spot_prices is not None else None
+        economics = run_economics(
+            request, stored, services.prices(request.region), ended_at=ended_at, spot_prices=spot_prices
+        )
         key = economics_key(run_id)
         services.artifacts.put_json(key, economics.model_dump(mode="json"))
         summary = economics_summary(economics, services.artifacts.uri(key))
@@ -155,7 +158,7 @@ def record_run_report(summary: RunSummary, services: Services) -> tuple[dict[str
     from storagebench.report import build_report, render_csv, render_html, render_markdown
 
     try:
-        stored = services.store.get_run(summary.run_id)
+        stored = services.store.get_run(summary.run_id, histograms=True)  # the latency charts
         report = build_report(**report_inputs(stored, services.artifacts, services.store, summary))
         uris = {
             "html": services.artifacts.put_text(

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import math
+import zlib
 from decimal import Decimal
 from typing import Any
+
+from boto3.dynamodb.types import Binary  # type: ignore[import-untyped, unused-ignore]
 
 KEY_ATTRIBUTES = ("PK", "SK", "GSI1PK", "GSI1SK", "GSI2PK", "GSI2SK", "GSI3PK", "GSI3SK")
 BATCH = 25  # BatchWriteItem's limit
@@ -14,6 +18,7 @@ MAX_LIST_ENTRIES = 200  # raw artifact paths and labels of one record
 BATCH_ATTEMPTS = 6
 MAX_PAGE = 1000  # the most items one *_page call returns
 REGRESSIONS = "REGRESSIONS#"  # SK prefix of the run's regression verdicts (chunks of MAX_ITEM_BYTES)
+MAX_PACKED_BYTES = 200_000  # one packed attribute (compressed): room for the item's other attributes
 
 
 # ------------------------------------------------------------------------ conversions
@@ -35,7 +40,9 @@ def to_dynamo(value: Any) -> Any:
 
 
 def from_dynamo(value: Any) -> Any:
-    """Decimals back to int (integral) or float; sets to sorted lists."""
+    """Decimals back to int (integral) or float; sets to sorted lists; binary values to bytes."""
+    if isinstance(value, Binary):
+        return bytes(value)
     if isinstance(value, Decimal):
         return int(value) if value == value.to_integral_value() else float(value)
     if isinstance(value, dict):
@@ -45,6 +52,32 @@ def from_dynamo(value: Any) -> Any:
     if isinstance(value, set | frozenset):
         return sorted(from_dynamo(v) for v in value)
     return value
+
+
+def finite_json(value: Any) -> Any:
+    """JSON-like data with non-finite floats as None (what DynamoDB's numbers would keep)."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {str(k): finite_json(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [finite_json(v) for v in value]
+    return value
+
+
+def pack(value: Any) -> bytes:
+    """JSON, compressed: a binary attribute DynamoDB returns as one value (one parse, not one per
+    nested attribute) and bills by its compressed size."""
+    text = json.dumps(finite_json(value), separators=(",", ":"), allow_nan=False)
+    return zlib.compress(text.encode(), 6)
+
+
+def unpack(value: Any) -> Any:
+    """What :func:`pack` packed (``bytes``, or boto3's ``Binary``); ValueError when it is not."""
+    try:
+        return json.loads(zlib.decompress(bytes(value)))
+    except (zlib.error, TypeError, ValueError) as exc:
+        raise ValueError(f"not a packed attribute: {type(exc).__name__}: {exc}") from exc
 
 
 def item_size(item: dict[str, Any]) -> int:

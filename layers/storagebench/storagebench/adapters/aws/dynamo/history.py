@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from storagebench.adapters.aws.dynamo.codec import MAX_PAGE
+from storagebench.adapters.aws.dynamo.codec import MAX_PAGE, unpack
 from storagebench.adapters.aws.dynamo.table import TableAccess
+from storagebench.core.errors import WorkflowError
 from storagebench.store import keys
 
 
@@ -45,8 +46,9 @@ class SeriesHistory(TableAccess):
         sort key is ``<started>#<run>#r<rep>``, so ``BETWEEN since AND until`` is exactly that
         half-open range. Each point: started_at, run_id, config_id, repetition, labels, record.
         ``suite`` keeps only results labelled with it (a filter: still one Query). ``fields`` reads
-        only those fields of each record (plus repetition and group): a projection, so less to
-        transfer and parse (DynamoDB bills the whole item either way).
+        only those fields of each record (plus repetition and group). History points are small
+        (no histogram, the record packed); on results of the previous layout ``fields`` is a
+        projection, so less to transfer and parse (DynamoDB bills the whole item either way).
         """
         if not since:
             raise ValueError("since must be an ISO date or time, e.g. 2030-01-01 or 2030-01-01T00:00:00Z")
@@ -72,7 +74,7 @@ class SeriesHistory(TableAccess):
             values[":suite"] = suite
         if fields is not None:
             wanted = list(dict.fromkeys(["repetition", "group", *fields]))
-            names.update({"#labels": "labels", "#record": "record", "#started": "started_at"})
+            names.update({"#labels": "labels", "#record": "record", "#started": "started_at", "#doc": "doc"})
             names.update({f"#f{n}": name for n, name in enumerate(wanted)})
             arguments["ProjectionExpression"] = ", ".join(
                 [
@@ -80,6 +82,7 @@ class SeriesHistory(TableAccess):
                     "run_id",
                     "config_id",
                     "#labels",
+                    "#doc",
                     *(f"#record.#f{n}" for n in range(len(wanted))),
                 ]
             )
@@ -89,11 +92,24 @@ class SeriesHistory(TableAccess):
         items, after = self._query_page(
             f"read the history of {partition}", arguments, "GSI2", ("GSI2PK", partition), limit, cursor
         )
-        return [self._point(item) for item in items], after
+        wanted_fields = None if fields is None else {"repetition", "group", *fields}
+        return [self._point(item, wanted_fields) for item in items], after
 
     @staticmethod
-    def _point(item: dict[str, Any]) -> dict[str, Any]:
-        record = item.get("record") or {}
+    def _point(item: dict[str, Any], fields: set[str] | None) -> dict[str, Any]:
+        """A history point from a point item (record packed in ``doc``) or a result item of the
+        previous layout (record nested, projected by DynamoDB when ``fields`` are asked for)."""
+        record: Any = item.get("record") or {}
+        if "doc" in item:
+            try:
+                record = unpack(item["doc"])
+            except ValueError as exc:
+                raise WorkflowError(
+                    f"history point of run {item.get('run_id')}, config {item.get('config_id')} "
+                    f"cannot be read: {exc}"
+                ) from exc
+            if fields is not None and isinstance(record, dict):
+                record = {k: v for k, v in record.items() if k in fields}
         return {
             "started_at": item.get("started_at"),
             "run_id": item.get("run_id"),

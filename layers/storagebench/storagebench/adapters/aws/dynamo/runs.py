@@ -13,7 +13,8 @@ from storagebench.adapters.aws.dynamo.codec import (
     to_dynamo,
     value_size,
 )
-from storagebench.adapters.aws.dynamo.table import TableAccess
+from storagebench.adapters.aws.dynamo.histograms import HistogramItems, attach_histograms
+from storagebench.adapters.aws.dynamo.packed import RunResults, result_documents
 from storagebench.adapters.aws.errors import ClientError, aws_call, error_code, workflow_error
 from storagebench.core.errors import (
     InvalidRequestError,
@@ -24,9 +25,12 @@ from storagebench.core.state import RunSummary
 from storagebench.store import keys
 
 
-class RunItems(TableAccess):
+class RunItems(HistogramItems):
     """Run items: started, finished, failed by the janitor; read whole (pattern 1), by suite (pattern 2),
     in progress (pattern 4)."""
+
+    layout: int | None = keys.LAYOUT
+    """Written on the run item: which layout its results are in (``store.keys``)."""
 
     # -------------------------------------------------------------- runs
 
@@ -48,6 +52,7 @@ class RunItems(TableAccess):
             "GSI3PK": keys.ACTIVE,
             "GSI3SK": sort,
             "type": "run",
+            "layout": self.layout,
             "run_id": run_id,
             "suite": suite,
             "status": "RUNNING",
@@ -188,11 +193,16 @@ class RunItems(TableAccess):
         the keys)."""
         return self._query_index("GSI3", keys.ACTIVE, limit)
 
-    def get_run(self, run_id: str) -> dict[str, Any]:
-        """The run, its configs and its results from one (paginated) Query; KeyError if unknown."""
+    def get_run(self, run_id: str, *, histograms: bool = False) -> dict[str, Any]:
+        """The run, its configs and its results from one (paginated) Query; KeyError if unknown.
+
+        Results come without their latency histograms (kept apart: most readers never look at
+        them) unless ``histograms`` asks for them: one more Query (``get_histograms``). Results
+        of the previous layout carry theirs either way.
+        """
         run: dict[str, Any] | None = None
         configs: list[dict[str, Any]] = []
-        results: list[dict[str, Any]] = []
+        results = RunResults()
         query: dict[str, Any] = {
             "TableName": self.table,
             "KeyConditionExpression": "PK = :pk",
@@ -207,13 +217,16 @@ class RunItems(TableAccess):
                     plain = {k: v for k, v in item.items() if k not in KEY_ATTRIBUTES}
                     if sort == keys.RUN:
                         run = plain
-                    elif sort.startswith("CONFIG#"):
+                    elif sort.startswith(keys.CONFIG_PREFIX):
                         configs.append(plain)
-                    elif sort.startswith("RESULT#"):
-                        results.append(plain)
+                    elif sort.startswith((keys.RESULT_PREFIX, keys.RESULTS_PREFIX)):
+                        results.add(sort, plain)
         if run is None:
             raise KeyError(run_id)
-        return {"run": run, "configs": configs, "results": results}
+        documents = results.documents()
+        if histograms:
+            attach_histograms(documents, self.get_histograms(run_id))
+        return {"run": run, "configs": configs, "results": documents}
 
     # -------------------------------------------------------------- pattern 2 and 4, paged
 
@@ -255,7 +268,8 @@ class RunItems(TableAccess):
 
         The partition is read in descending key order, so the run item (SK ``RUN``) opens the
         first page (KeyError there if the run is unknown); later pages have ``run`` None. Results
-        come in descending key order, then the regression verdicts, then the configs.
+        come in descending key order (a packed item holds several records: a page may hold more
+        results than ``limit``), without histograms, then the regression verdicts, then the configs.
         """
         partition = keys.run_pk(run_id)
         arguments: dict[str, Any] = {
@@ -273,10 +287,10 @@ class RunItems(TableAccess):
             plain = self._unkeyed(item)
             if sort == keys.RUN:
                 page["run"] = plain
-            elif sort.startswith("CONFIG#"):
+            elif sort.startswith(keys.CONFIG_PREFIX):
                 page["configs"].append(plain)
-            elif sort.startswith("RESULT#"):
-                page["results"].append(plain)
+            elif sort.startswith((keys.RESULT_PREFIX, keys.RESULTS_PREFIX)):
+                page["results"].extend(result_documents(sort, plain))
             elif sort.startswith(REGRESSIONS):
                 page["regressions"].extend(plain.get("entries") or [])
         if cursor is None and page["run"] is None:
