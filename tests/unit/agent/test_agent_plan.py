@@ -91,6 +91,14 @@ def test_prewarm_and_steps_may_be_empty() -> None:
     assert check_plan(plan) is plan
 
 
+def test_a_plan_with_a_cold_read_check() -> None:
+    plan = good_plan()
+    plan["prewarm"].update(sampled=["vol"], sample_bytes=1 << 30, sample_extents=32)
+    assert check_plan(plan) is plan
+    plan["prewarm"]["sample_extents"] = 0
+    assert problems_of(plan) == ["prewarm.sample_extents: 0 must be an integer >= 1"]
+
+
 def test_not_an_object() -> None:
     assert problems_of([1, 2]) == ["plan: expected a JSON object, got list"]
 
@@ -177,6 +185,13 @@ BAD = {
     "directory without path": (_set(["targets", 4, "path"], ""), "targets[4].path", "required"),
     "bad prewarm method": (_set(["prewarm", "method"], "cat"), "prewarm.method", "'cat' is not one of"),
     "prewarm unknown target": (_set(["prewarm", "targets"], ["nope"]), "prewarm.targets[0]", "names no"),
+    "sampled not a list": (_set(["prewarm", "sampled"], "vol"), "prewarm.sampled", "expected a list"),
+    "sampled target not read": (
+        _set(["prewarm", "sampled"], ["real"]),
+        "prewarm.sampled[0]",
+        "'real' is not one of prewarm.targets",
+    ),
+    "sample of 1000 bytes": (_set(["prewarm", "sample_bytes"], 1000), "prewarm.sample_bytes", ">= 1048576"),
     "steps not a list": (_set(["steps"], {}), "steps", "expected a list"),
     "duplicate step id": (_duplicate_step, "steps[2].id", "'s1' is used twice"),
     "unknown target in a step": (_set(["steps", 0, "target"], "ghost"), "steps[0].target", "names no target"),

@@ -30,7 +30,7 @@ GP3_100: dict[str, Any] = {"id": "data", "kind": "ebs", "type": "gp3", "size_gib
 def one_config(
     workloads: list[dict[str, Any]],
     targets: list[dict[str, Any]] | None = None,
-    prewarm: str = "none",
+    prewarm: str | dict[str, Any] = "none",
     repetitions: int = 1,
     **extra: Any,
 ) -> Any:
@@ -38,7 +38,7 @@ def one_config(
         "name": "duration",
         "configs": [{"id": "c", "instance_type": "c5.4xlarge", "targets": targets or [GP3_100], **extra}],
         "workloads": workloads,
-        "prewarm": {"method": prewarm},
+        "prewarm": prewarm if isinstance(prewarm, dict) else {"method": prewarm},
         "repetitions": repetitions,
     }
     request = parse_request(document)
@@ -94,23 +94,83 @@ def test_small_random_io_is_bound_by_iops() -> None:
     assert run.workloads_s == pytest.approx(1_048_576 / 3000 + 4096 / 125 + STEP_OVERHEAD_S)
 
 
-def test_prewarm_reads_the_whole_volume_at_its_rate() -> None:
-    run = one_config([{"profile": "std-latency-4k-qd1", "scale": 0.1}], [{**GP3_100, "size_gib": 1024}], "dd")
+ALL_DD = {"method": "dd", "volumes": "all"}
+RESTORED = {**GP3_100, "throughput_mibps": 500, "snapshot_id": "snap-0123456789abcdef0"}
+# The cold-read check of a volume of 32 GiB or more: 4 GiB read twice (cold, warm) plus a dd start
+# per extent and pass (32 extents).
+CHECK_STARTS_S = 2 * 32 * 0.01
+
+
+def test_volumes_all_reads_the_whole_volume_at_its_rate() -> None:
+    run = one_config(
+        [{"profile": "std-latency-4k-qd1", "scale": 0.1}], [{**GP3_100, "size_gib": 1024}], ALL_DD
+    )
     assert run.prewarm_s == pytest.approx(1024 * 1024 / 125)  # 8,388.6 s
     assert run.prewarm_s / 3600 == pytest.approx(2.33, abs=0.01)
     # A stripe of three is read at once: three times the bytes at three times the rate.
     striped = one_config(
-        [{"profile": "std-latency-4k-qd1"}], [{**GP3_100, "size_gib": 1024, "count": 3}], "fio"
+        [{"profile": "std-latency-4k-qd1"}],
+        [{**GP3_100, "size_gib": 1024, "count": 3}],
+        {"method": "fio", "volumes": "all"},
     )
     assert striped.prewarm_s == pytest.approx(run.prewarm_s)
     # A snapshot volume with a provisioned initialization rate below the volume's is read at that rate.
-    restored = {**GP3_100, "throughput_mibps": 500, "snapshot_id": "snap-0123456789abcdef0"}
     slow = one_config(
-        [{"profile": "std-latency-4k-qd1"}], [{**restored, "initialization_rate_mibps": 100}], "dd"
+        [{"profile": "std-latency-4k-qd1"}], [{**RESTORED, "initialization_rate_mibps": 100}], ALL_DD
     )
     assert slow.prewarm_s == pytest.approx(100 * 1024 / 100)
-    lazy = one_config([{"profile": "std-latency-4k-qd1"}], [restored], "dd")
+
+
+def test_a_restored_volume_is_read_end_to_end_by_default() -> None:
+    lazy = one_config([{"profile": "std-latency-4k-qd1"}], [RESTORED], "dd")
     assert lazy.prewarm_s == pytest.approx(100 * 1024 / 500) and any("lazily" in n for n in lazy.notes)
+
+
+def test_a_new_volume_gets_the_cold_read_check_not_the_full_read() -> None:
+    big = one_config([{"profile": "std-latency-4k-qd1"}], [{**GP3_100, "size_gib": 1024}], "dd")
+    assert big.prewarm_s == pytest.approx(2 * 4096 / 125 + CHECK_STARTS_S)  # 66.2 s, not 2.33 h
+    # At most an eighth of a small volume: 16 GiB -> 2 GiB per pass.
+    small = one_config([{"profile": "std-latency-4k-qd1"}], [{**GP3_100, "size_gib": 16}], "dd")
+    assert small.prewarm_s == pytest.approx(2 * 2048 / 125 + CHECK_STARTS_S)
+    # A stripe's members are sampled at once: their bytes at the stripe's rate.
+    striped = one_config(
+        [{"profile": "std-latency-4k-qd1"}], [{**GP3_100, "size_gib": 1024, "count": 3}], "dd"
+    )
+    assert striped.prewarm_s == pytest.approx(big.prewarm_s)
+    # AWS initialises a volume at its provisioned rate (the workflow waits): only the check is read.
+    initialised = one_config(
+        [{"profile": "std-latency-4k-qd1"}], [{**RESTORED, "initialization_rate_mibps": 100}], "dd"
+    )
+    assert initialised.prewarm_s == pytest.approx(2 * 4096 / 500 + CHECK_STARTS_S)
+
+
+def test_the_check_follows_its_sample_and_can_be_left_out() -> None:
+    workloads = [{"profile": "std-latency-4k-qd1"}]
+    sample = one_config(workloads, [GP3_100], {"method": "dd", "sample_gib": 1, "sample_extents": 8})
+    assert sample.prewarm_s == pytest.approx(2 * 1024 / 125 + 2 * 8 * 0.01)
+    assert one_config(workloads, [GP3_100], {"method": "dd", "sample_gib": 0}).prewarm_s == 0
+    # volumes none: a restored volume is not read end to end, its check measures the lazy load.
+    lazy = one_config(workloads, [RESTORED], {"method": "dd", "volumes": "none"})
+    assert lazy.prewarm_s == pytest.approx(2 * 4096 / 500 + CHECK_STARTS_S)
+
+
+def test_the_nightly_suite_no_longer_reads_its_new_volumes_end_to_end() -> None:
+    nightly = load_request(EVENTS / "nightly.json")
+    checked = estimate_duration(nightly, len(nightly.configs))
+    seconds = {c.config_id: c.prewarm_s for c in checked.configs}
+    assert seconds["gp3"] == pytest.approx(2 * 4096 / 125 + CHECK_STARTS_S)  # 66.2 s
+    assert seconds["gp2"] == pytest.approx(2 * 4096 / 128 + CHECK_STARTS_S)  # gp2 at 200 GiB: 128 MiB/s
+    assert 50 < seconds["io2"] < 60  # the instance's EBS baseline, not io2's own, is the ceiling
+    full = estimate_duration(
+        nightly.model_copy(update={"prewarm": nightly.prewarm.model_copy(update={"volumes": "all"})}),
+        len(nightly.configs),
+    )
+    assert {c.config_id: round(c.prewarm_s / 60, 1) for c in full.configs} == {
+        "gp2": 26.7,
+        "gp3": 27.3,
+        "io2": 22.9,
+    }
+    assert checked.wall_hours < full.wall_hours - 0.4
 
 
 def test_file_systems_are_created_while_the_instance_boots() -> None:

@@ -243,7 +243,7 @@ def test_build_plan_prewarms_only_ebs_targets() -> None:
     req = request(
         [dict(GP3, id="data"), dict(LOCAL, id="scratch"), dict(GP3, id="logs", filesystem="raw")],
         [{"profile": "std-randread-4k", "scale": 0.01}],
-        prewarm={"method": "fio", "block_size": "128k", "iodepth": 16},
+        prewarm={"method": "fio", "volumes": "all", "block_size": "128k", "iodepth": 16},
     )
     plan = build_plan(req, "cfg", "run-1", local_targets(req.configs[0], NO_STRIPE))
     assert plan["prewarm"] == {
@@ -257,6 +257,57 @@ def test_build_plan_prewarms_only_ebs_targets() -> None:
     assert [t["id"] for t in plan["targets"]] == ["data", "scratch", "logs"]
     assert len(plan["steps"]) == 9
     check_plan(plan)
+
+
+SNAPSHOT = "snap-0123456789abcdef0"
+
+
+def test_build_plan_reads_restored_volumes_and_checks_the_cold_read_of_the_others() -> None:
+    req = request(
+        [
+            dict(GP3, id="new"),
+            dict(LOCAL, id="scratch"),
+            dict(GP3, id="restored", snapshot_id=SNAPSHOT),
+            dict(GP3, id="initialised", snapshot_id=SNAPSHOT, initialization_rate_mibps=200),
+        ],
+        [{"profile": "std-randread-4k", "scale": 0.01}],
+        prewarm={"method": "dd", "sample_gib": 2, "sample_extents": 16},
+    )
+    plan = build_plan(req, "cfg", "run-1", local_targets(req.configs[0], NO_STRIPE))
+    assert plan["prewarm"] == {
+        "method": "dd",
+        "targets": ["new", "restored", "initialised"],
+        "iodepth": 32,
+        "sampled": ["new", "initialised"],
+        "sample_bytes": 2 * GIB,
+        "sample_extents": 16,
+    }
+    check_plan(plan)
+
+
+@pytest.mark.parametrize(
+    ("prewarm", "targets", "sampled"),
+    [
+        ({"method": "dd", "volumes": "none"}, ["new", "restored"], ["new", "restored"]),
+        ({"method": "dd", "volumes": "all"}, ["new", "restored"], None),
+        ({"method": "dd", "sample_gib": 0}, ["restored"], None),
+        ({"method": "fio", "volumes": "restored"}, ["new", "restored"], ["new"]),
+        ({"method": "none"}, [], None),
+    ],
+    ids=["none-samples-all", "all-reads-all", "no-check", "fio-restored", "method-none"],
+)
+def test_build_plan_follows_prewarm_volumes(
+    prewarm: dict[str, Any], targets: list[str], sampled: list[str] | None
+) -> None:
+    req = request(
+        [dict(GP3, id="new"), dict(GP3, id="restored", snapshot_id=SNAPSHOT)],
+        [{"profile": "std-randread-4k", "scale": 0.01}],
+        prewarm=prewarm,
+    )
+    plan = build_plan(req, "cfg", "run-1", local_targets(req.configs[0], NO_STRIPE))
+    assert plan["prewarm"]["targets"] == targets
+    assert plan["prewarm"].get("sampled") == sampled
+    assert plan["prewarm"]["method"] == (prewarm["method"] if targets else "none")
 
 
 def test_build_plan_without_ebs_targets_prewarms_nothing() -> None:

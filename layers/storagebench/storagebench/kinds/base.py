@@ -25,6 +25,10 @@ if TYPE_CHECKING:
     from storagebench.request.model import EbsTarget, EfsTarget, FsxLustreTarget
 
 T = TypeVar("T")
+Initialisation = Literal["none", "read", "provisioned-rate"]
+"""What a target needs before it is measured (``request.prewarm``): nothing (a new, empty volume
+delivers its performance at once), a read end to end (restored lazily from a snapshot), or nothing
+from the agent because AWS initialises it at a provisioned rate (the workflow waits for 100 %)."""
 MIB = 1 << 20
 GIB_PER_TIB = 1024
 # Launch to "ready": the instance is running within about a minute, EC2 runs its status checks
@@ -141,7 +145,7 @@ class StorageKind(ABC, Generic[T]):
     appliances: ClassVar[int] = 0
     # The file system service Provision creates through the filesystems port, if any.
     file_system: ClassVar[Literal["efs", "fsx_lustre"] | None] = None
-    # Read end to end before the workloads when the request asks for pre-warming.
+    # Pre-warmed before the workloads (read end to end, or its cold read checked: planning.initialisation).
     prewarmed: ClassVar[bool] = False
 
     @abstractmethod
@@ -182,6 +186,16 @@ class StorageKind(ABC, Generic[T]):
 
     def prewarm_seconds(self, target: T, instance_type: str, block_bytes: int, notes: list[str]) -> float:
         """How long reading it end to end takes (kinds that are not pre-warmed take none)."""
+        return 0.0
+
+    def initialisation(self, target: T) -> Initialisation:
+        """What the target needs before measuring (kinds that are not pre-warmed need nothing)."""
+        return "none"
+
+    def cold_read_seconds(
+        self, target: T, instance_type: str, sample_bytes: int, extents: int, block_bytes: int
+    ) -> float:
+        """How long the sampled cold-read check (both passes) takes (kinds not pre-warmed: none)."""
         return 0.0
 
     def duration_notes(self, target: T) -> tuple[str, ...]:

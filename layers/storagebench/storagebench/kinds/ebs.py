@@ -6,14 +6,17 @@ from collections.abc import Callable, Iterator
 from typing import Literal
 
 from storagebench.agent.plan import TargetSpec
+from storagebench.agent.sample_layout import PASSES, sample_layout
 from storagebench.catalog.envelope import TargetEnvelope, volume_envelope
 from storagebench.catalog.loader import ebs_volume_type
 from storagebench.core.errors import NotYetConsistentError
 from storagebench.core.numbers import num
 from storagebench.core.state import LaunchVolume, Resources
-from storagebench.kinds.base import GIB_PER_TIB, Bill, EbsVolumeBill, Rates, StorageKind
+from storagebench.kinds.base import GIB_PER_TIB, MIB, Bill, EbsVolumeBill, Initialisation, Rates, StorageKind
 from storagebench.request.model import EbsTarget
 from storagebench.workloads.profile import TargetContext
+
+DD_START_S = 0.01  # fork + exec of one dd of the cold-read check, its summary written
 
 
 def disk_spec(target: EbsTarget) -> TargetSpec:
@@ -116,6 +119,25 @@ class Ebs(StorageKind[EbsTarget]):
     def bursts(self, target: EbsTarget) -> bool:
         envelope = volume_envelope(target.type, target.size_gib, target.iops, target.throughput_mibps)
         return envelope.burst_iops is not None
+
+    def initialisation(self, target: EbsTarget) -> Initialisation:
+        """AWS: empty volumes need no initialisation; volumes created from a snapshot (or copies:
+        not something a request creates) fetch their blocks lazily, unless AWS initialises them at
+        their Provisioned Rate for Volume Initialization."""
+        if target.snapshot_id is None:
+            return "none"
+        return "provisioned-rate" if target.initialization_rate_mibps is not None else "read"
+
+    def cold_read_seconds(
+        self, target: EbsTarget, instance_type: str, sample_bytes: int, extents: int, block_bytes: int
+    ) -> float:
+        """Both passes of the check over every member (read at once) at the target's read rate, plus
+        one dd start per extent and pass."""
+        layout = sample_layout(target.size_gib * GIB_PER_TIB * MIB, sample_bytes, extents, block_bytes)
+        per_volume = sum(count for _, count in layout) * block_bytes
+        rate = self.rates(target, instance_type).mibps("read", block_bytes)
+        read_s = len(PASSES) * per_volume * target.count / MIB / rate
+        return read_s + len(PASSES) * len(layout) * DD_START_S
 
     def prewarm_seconds(
         self, target: EbsTarget, instance_type: str, block_bytes: int, notes: list[str]

@@ -7,14 +7,18 @@ A config's resources live from launch to cleanup, in this order (``statemachines
    ``timing.ready_poll_s`` of the CheckReady loop;
 2. **setup**: the agent is installed (fio from dnf, the zipapp from S3), targets are formatted
    and mounted; a config's own ``setup``/``teardown`` hooks are scripts of unknown length;
-3. **prewarm**: every EBS target read end to end (``agent/prewarm.py``: a target's volumes at once,
-   targets one after another) at the target's sustained envelope, or the volume's Provisioned
-   Rate for Volume Initialization when it is lower;
+3. **prewarm**: what ``planning.initialisation`` gives each EBS target (``agent/prewarm.py``: a
+   target's volumes at once, targets one after another): a read end to end (restored volumes, or
+   all with ``volumes: all``) at the target's sustained envelope, or the volume's Provisioned
+   Rate for Volume Initialization when it is lower; or the sampled cold-read check (its extents
+   read twice, cold and warm, ``agent.cold_read``) at the same envelope;
 4. **workloads**: the agent plan's steps (``planning.steps.plan_steps``: every sweep point, every
-   repetition, after ``scale`` and the request's overrides): time-based fio phases last
-   ``ramp_time + runtime``; size-bound phases (dd, fio without ``time_based``) move their bytes at
-   the target's rate for their block size; fio lays its files out (writes them) before reading on
-   a file system, and every step removes what it wrote, so each read step lays out again;
+   repetition, after ``scale`` and the request's overrides; an adaptive series plans its
+   ``max`` repetitions, and ``min_hours`` counts only its ``min``: the range of the run's
+   cost): time-based fio phases last ``ramp_time + runtime``; size-bound phases (dd, fio without
+   ``time_based``) move their bytes at the target's rate for their block size; fio lays its
+   files out (writes them) before reading on a file system, and every step removes what it
+   wrote, so each read step lays out again;
 5. **collect and cleanup**: results parsed and stored, instance and volumes deleted.
 
 Rates come from the catalog: EBS from ``catalog.envelope.target_envelope`` (the *sustained*
@@ -38,9 +42,11 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from storagebench.agent.plan import Phase, Step
+from storagebench.agent.sample_layout import SAMPLE_BLOCK
 from storagebench.agent.sla import expected_probes
 from storagebench.kinds import Rates, kind_of
 from storagebench.kinds.base import INSTANCE_READY_S, MIB
+from storagebench.planning.initialisation import prewarm_reads, sample_bytes
 from storagebench.planning.steps import plan_steps
 from storagebench.request.model import BenchmarkRequest, Config, Target, target_mode
 from storagebench.workloads.params import parse_duration, parse_size
@@ -68,11 +74,19 @@ class ConfigDuration(_Frozen):
     """How long one config keeps its resources, by stage (seconds) and in all (hours)."""
 
     config_id: str
-    hours: float = Field(description="launch to cleanup: the hours its resources are paid for")
+    hours: float = Field(
+        description="launch to cleanup: the hours its resources are paid for (adaptive repetitions: all max)"
+    )
+    min_hours: float = Field(
+        description="the same with every adaptive series stopping at its min (= hours without adaptive ones)"
+    )
     ready_s: float = Field(description="boot, status checks, SSM online; file systems created")
     setup_s: float = Field(description="agent installed, targets formatted and mounted")
-    prewarm_s: float = Field(description="every EBS target read end to end")
+    prewarm_s: float = Field(
+        description="EBS targets that need it read end to end, the others' cold-read check"
+    )
     workloads_s: float = Field(description="every step of the agent plan")
+    min_workloads_s: float = Field(description="the steps that always run (adaptive series: up to min)")
     collect_cleanup_s: float
     steps: int
     complete: bool = Field(description="false: some part could not be estimated (see notes)")
@@ -85,6 +99,7 @@ class RunDuration(_Frozen):
     configs: list[ConfigDuration]
     concurrency: int
     wall_hours: float = Field(description="the Map's schedule: configs start in order as slots free up")
+    min_wall_hours: float = Field(description="the same with every adaptive series stopping at its min")
     complete: bool
     notes: list[str] = Field(default_factory=list)
 
@@ -205,13 +220,22 @@ def _ready_seconds(request: BenchmarkRequest, config: Config) -> float:
 
 
 def _prewarm_seconds(request: BenchmarkRequest, config: Config, notes: list[str]) -> float:
-    method = request.prewarm.method
-    if method == "none":
+    prewarm = request.prewarm
+    reads = prewarm_reads(prewarm, config)
+    if not reads:
         return 0.0
-    block = parse_size(request.prewarm.block_size or {"dd": "1M", "fio": "128k"}[method])
+    block = parse_size(prewarm.block_size or {"dd": "1M", "fio": "128k"}[prewarm.method])
+    sample_block = block if prewarm.method == "dd" else parse_size(SAMPLE_BLOCK)
     total = 0.0
     for target in config.targets:
-        total += kind_of(target).prewarm_seconds(target, config.instance_type, block, notes)
+        kind = kind_of(target)
+        read = reads.get(str(target.id))
+        if read == "full":
+            total += kind.prewarm_seconds(target, config.instance_type, block, notes)
+        elif read == "sampled":
+            total += kind.cold_read_seconds(
+                target, config.instance_type, sample_bytes(prewarm), prewarm.sample_extents, sample_block
+            )
     return total
 
 
@@ -225,11 +249,16 @@ def config_duration(
     rates = {t.id: target_rates(config, t) for t in config.targets}
     steps = plan_steps(request, config) if steps is None else steps
     tally = _Tally()
+    fewest = 0.0  # the steps that always run: adaptive series stopping at their min
     for step in steps:
         target = targets[step["target"]]
         tally.where = f"{step['workload']} on {target.id} ({target.kind})"
-        tally.seconds += STEP_OVERHEAD_S
-        tally.seconds += sum(_phase_seconds(p, target, rates[target.id], tally) for p in step["phases"])
+        seconds = STEP_OVERHEAD_S + sum(
+            _phase_seconds(p, target, rates[target.id], tally) for p in step["phases"]
+        )
+        tally.seconds += seconds
+        if "adaptive" not in step or step["repetition"] <= step["adaptive"]["min"]:
+            fewest += seconds
     workloads = tally.seconds
     for where, why in tally.gaps.items():
         complete = False
@@ -246,6 +275,8 @@ def config_duration(
     return ConfigDuration(
         config_id=config.id,
         hours=total / 3600,
+        min_hours=(ready + AGENT_SETUP_S + prewarm + fewest + COLLECT_CLEANUP_S) / 3600,
+        min_workloads_s=fewest,
         ready_s=ready,
         setup_s=AGENT_SETUP_S,
         prewarm_s=prewarm,
@@ -280,6 +311,7 @@ def estimate_duration(
         configs=configs,
         concurrency=concurrency,
         wall_hours=wall_hours([c.hours for c in configs], concurrency),
+        min_wall_hours=wall_hours([c.min_hours for c in configs], concurrency),
         complete=all(c.complete for c in configs),
         notes=notes,
     )

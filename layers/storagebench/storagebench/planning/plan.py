@@ -7,8 +7,8 @@ rest of the plan (steps, pre-warm, hooks) is the same on both.
 
 from __future__ import annotations
 
-from storagebench.agent.plan import PLAN_VERSION, Plan, TargetSpec, check_plan
-from storagebench.kinds import kind_of
+from storagebench.agent.plan import PLAN_VERSION, Plan, Prewarm, TargetSpec, check_plan
+from storagebench.planning.initialisation import prewarm_reads, sample_bytes
 from storagebench.planning.steps import plan_steps
 from storagebench.request.model import BenchmarkRequest
 
@@ -21,18 +21,24 @@ def build_plan(request: BenchmarkRequest, config_id: str, run_id: str, targets: 
         raise ValueError(
             f"config {config_id}: targets {', '.join(map(str, missing))} are not bound to a device"
         )
-    prewarm_targets = [t.id for t in config.targets if kind_of(t).prewarmed and t.id is not None]
+    reads = prewarm_reads(request.prewarm, config)
+    sampled = [target_id for target_id, read in reads.items() if read == "sampled"]
+    prewarm: Prewarm = {
+        "method": request.prewarm.method if reads else "none",
+        "targets": list(reads),
+        **({"block_size": request.prewarm.block_size} if request.prewarm.block_size else {}),
+        "iodepth": request.prewarm.iodepth,
+    }
+    if sampled:
+        prewarm["sampled"] = sampled
+        prewarm["sample_bytes"] = sample_bytes(request.prewarm)
+        prewarm["sample_extents"] = request.prewarm.sample_extents
     plan: Plan = {
         "plan_version": PLAN_VERSION,
         "run_id": run_id,
         "config_id": config_id,
         "targets": targets,
-        "prewarm": {
-            "method": request.prewarm.method if prewarm_targets else "none",
-            "targets": prewarm_targets,
-            **({"block_size": request.prewarm.block_size} if request.prewarm.block_size else {}),
-            "iodepth": request.prewarm.iodepth,
-        },
+        "prewarm": prewarm,
         "steps": plan_steps(request, config),
         "setup": config.setup,
         "teardown": config.teardown,

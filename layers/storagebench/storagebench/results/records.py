@@ -1,8 +1,9 @@
 """Normalized measurement records: one per config, workload, repetition, phase and direction.
 
-Every engine (fio, dd, a timed command, the pre-warm read) produces the same record shape so
-results across EBS, instance store, EFS, FSx and NFS compare on one scale. Units are fixed
-and spelled in the field names: MiB/s (2^20 bytes), microseconds, seconds, bytes.
+Every engine (fio, dd, a timed command, the pre-warm read or its cold-read check) produces the
+same record shape so results across EBS, instance store, EFS, FSx and NFS compare on one scale.
+Units are fixed and spelled in the field names: MiB/s (2^20 bytes), microseconds (milliseconds
+in the cold-read check, as a volume's first-access penalty is usually told), seconds, bytes.
 """
 
 from __future__ import annotations
@@ -90,6 +91,38 @@ class SlaSearch(BaseModel):
     probes: list[SlaProbe] = Field(min_length=1)
 
 
+class SampledPass(BaseModel):
+    """One pass of the cold-read check over its extents (``agent.cold_read``: dd, queue depth 1)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    mibps: float = Field(ge=0, description="bytes read over the pass's time (a stripe's members at once)")
+    seconds: float = Field(
+        ge=0, description="the pass on the agent's clock: every extent's dd, start-up and gaps included"
+    )
+    read_ms_mean: float = Field(ge=0, description="mean time of one read of block_bytes")
+    read_ms_p50: float = Field(ge=0, description="median over the extents of their mean read time")
+    read_ms_max: float = Field(ge=0, description="the slowest extent's mean read time")
+
+
+class ColdReadCheck(BaseModel):
+    """The first-access penalty of a volume, measured: the sampled extents read cold, then warm."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    volumes: int = Field(ge=1, description="member devices read")
+    extents: int = Field(ge=1, description="extents per device, evenly spaced")
+    block_bytes: int = Field(ge=1, description="the size of one read")
+    bytes: int = Field(ge=0, description="read per pass, every member together")
+    volume_pct: float = Field(ge=0, le=100, description="share of the volumes the sample covers")
+    cold: SampledPass
+    warm: SampledPass
+    penalty_pct: float = Field(
+        description="how much longer a cold read takes than a warm one: (cold / warm mean read time - 1) "
+        "x 100; about 0 for a volume that needs no initialisation"
+    )
+
+
 class ResultRecord(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -133,6 +166,10 @@ class ResultRecord(BaseModel):
     labels: list[str] = Field(default_factory=list, description="e.g. emulated:gp2, unthrottled-directory")
     sla: SlaSearch | None = Field(
         default=None, description="a latency-SLA search: its target, every probe and the answer"
+    )
+    cold_read: ColdReadCheck | None = Field(
+        default=None,
+        description="a pre-warm record of the sampled cold-read check: the cold and warm passes compared",
     )
     volume: VolumeSide | None = Field(
         default=None,
