@@ -17,6 +17,7 @@ import math
 from pathlib import Path
 from typing import Any
 
+from storagebench.agent.adaptive import decide, half_width_pct
 from storagebench.agent.sla import Measured, judge, search
 from storagebench.costs.compare import compare
 from storagebench.costs.monthly import price_request
@@ -601,7 +602,7 @@ def everything_inputs() -> dict[str, Any]:
     document = sweep_request()
     req = parse_request(document)
     recs = [*records(), *sweep_records(), *sla_records()]
-    stored_run = stored(recs)
+    stored_run = with_repetition_stops(stored(recs))
     stored_run["run"]["request"] = document
     inputs = full_report_inputs()
     return {
@@ -613,3 +614,72 @@ def everything_inputs() -> dict[str, Any]:
         ),
         "history": history(),
     }
+
+
+def adaptive_series(
+    series: str,
+    values: list[float],
+    *,
+    metric: str = "iops",
+    bounds: tuple[int, int] = (2, 3),
+    ci_pct: float = 2.0,
+) -> dict[str, Any]:
+    """One series as the agent's manifest records it (``agent.adaptive.SeriesTracker.record``), the
+    stopping rule applied to ``values`` by the agent's own ``decide``."""
+    workload, target = series.split(".")[:2]
+    stopped, reason = decide(values, len(values), bounds[0], bounds[1], ci_pct)
+    precision = half_width_pct(values)
+    return {
+        "series": series,
+        "workload": workload,
+        "target": target,
+        "variant": {},
+        "metric": metric,
+        "phase": "run",
+        "min": bounds[0],
+        "max": bounds[1],
+        "ci_pct": ci_pct,
+        "spent": len(values),
+        "values": values,
+        "mean": sum(values) / len(values),
+        "half_width_pct": round(precision, 4) if precision is not None else None,
+        "stopped": stopped,
+        "reason": reason,
+        "notes": [],
+    }
+
+
+def steady_verdict(step: str, attained: bool, runtime_s: float) -> dict[str, Any]:
+    """fio's steady-state verdict of one job, as Collect stores it (``core.series.SteadyStateOutcome``)."""
+    return {
+        "step": step,
+        "phase": "run",
+        "job": "std-seqread-1m",
+        "criterion": "iops_slope:0.3%",
+        "attained": attained,
+        "duration_s": 60.0,
+        "ramp_s": 10.0,
+        "runtime_s": runtime_s,
+    }
+
+
+REPETITION_STOPS: dict[str, dict[str, list[dict[str, Any]]]] = {
+    "gp3": {  # precise after 3 repetitions (the run's 3 of each workload)
+        "series": [adaptive_series("std-randread-4k.ebs0", [3010.0, 2995.0, 3004.0])],
+        "steady_state": [steady_verdict("std-seqread-1m-r1", True, 95.0)],
+    },
+    "gp2": {  # burst credits make it noisy: max spent short of the precision asked
+        "series": [adaptive_series("std-randread-4k.ebs0", [1650.0, 1480.0, 910.0])],
+        "steady_state": [steady_verdict("std-seqread-1m-r1", False, 300.0)],
+    },
+}
+"""Config id -> the adaptive series and steady-state verdicts its collect summary records."""
+
+
+def with_repetition_stops(stored_run: dict[str, Any]) -> dict[str, Any]:
+    """The stored run with ``REPETITION_STOPS`` in its configs' collect summaries."""
+    for config in stored_run["configs"]:
+        stops = REPETITION_STOPS.get(config["config_id"])
+        if stops is not None and config["state"]["collected"] is not None:
+            config["state"]["collected"].update(stops)
+    return stored_run

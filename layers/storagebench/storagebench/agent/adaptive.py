@@ -1,0 +1,261 @@
+"""Adaptive repetitions: when a series of repetitions has measured its headline metric precisely enough.
+
+The plan carries every repetition up to ``max`` of an adaptive series, each step naming its series
+and the policy (``agent.plan.Adaptive``: ``min``, ``max``, ``ci_pct``, the metric and the phase
+judged). After each repetition the runner hands the step's result to the series' ``SeriesTracker``,
+which reads the metric from the phase's raw output and applies the stopping rule:
+
+* fewer than ``min`` repetitions spent: go on;
+* the 95 % confidence half-width of the mean (Student t with n - 1 degrees of freedom,
+  ``agent.student_t``) under ``ci_pct`` % of the mean: stop, "precision reached (±1.4 % < 2 % after 4)";
+* ``max`` spent: stop, "max reached (±3.1 % after 10)".
+
+A failed repetition is spent but gives no value; the rule judges the values measured. The metric
+is the one the report heads the workload with (the planner picks it by the profile's intent:
+``costs.measures.INTENT_METRICS``), computed as ``storagebench.results`` computes it: fio's I/Os
+and bytes summed over jobs and directions over each direction's runtime, p95 from the merged
+json+ histogram (the worst direction), dd's bytes over the phase's wall time, a command's wall time.
+Standard library only: this runs on the instance.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import statistics
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, TypedDict
+
+from storagebench.agent.fio_summary import FioSummaryError, summarize_fio
+from storagebench.agent.plan import ADAPTIVE_METRICS
+from storagebench.agent.student_t import t_quantile
+
+METRICS = ADAPTIVE_METRICS
+"""What a series can be judged on (the names of ``results.records`` fields)."""
+STOP_PRECISION = "precision"
+STOP_MAX = "max"
+MIB = 1 << 20
+
+
+class AdaptiveError(ValueError):
+    """A phase's output from which the series' metric cannot be read."""
+
+
+class SeriesRecord(TypedDict, total=False):
+    """One adaptive series in ``manifest.json`` (``adaptive``), rewritten after each repetition."""
+
+    series: str
+    workload: str
+    target: str
+    variant: Dict[str, Any]
+    metric: str
+    phase: str
+    min: int
+    max: int
+    ci_pct: float
+    spent: int  # repetitions run (failed ones too)
+    values: List[float]  # the metric of each repetition that measured it, in run order
+    mean: Optional[float]
+    half_width_pct: Optional[float]  # the 95 % half-width in % of the mean; None under 2 values
+    stopped: Optional[str]  # precision | max; None while the series may still run
+    reason: str
+    notes: List[str]  # repetitions that gave no value, and why
+
+
+def half_width(values: Sequence[float]) -> Optional[float]:
+    """The 95 % Student-t confidence half-width of the mean; None under 2 values."""
+    n = len(values)
+    if n < 2:
+        return None
+    return t_quantile(0.975, n - 1) * statistics.stdev(values) / math.sqrt(n)
+
+
+def half_width_pct(values: Sequence[float]) -> Optional[float]:
+    """``half_width`` in % of the mean; None under 2 values or with a mean of 0."""
+    width = half_width(values)
+    mean = math.fsum(values) / len(values) if values else 0.0
+    if width is None or mean == 0:
+        return None
+    return 100.0 * width / abs(mean)
+
+
+def _spent_text(spent: int, measured: int) -> str:
+    failed = spent - measured
+    return f"after {spent}" + (f", {failed} without a value" if failed else "")
+
+
+def decide(
+    values: Sequence[float], spent: int, minimum: int, maximum: int, ci_pct: float
+) -> Tuple[Optional[str], str]:
+    """(why the series stops, or None to go on; the sentence the record keeps) after ``spent``
+    repetitions of which ``values`` measured the metric."""
+    if not 2 <= minimum <= maximum:
+        raise ValueError(f"min {minimum} and max {maximum}: 2 <= min <= max is required")
+    if not 0 < ci_pct <= 100:
+        raise ValueError(f"ci_pct {ci_pct!r}: a percentage in (0, 100] is required")
+    precision = half_width_pct(values)
+    after = _spent_text(spent, len(values))
+    width = f"±{precision:.1f} %" if precision is not None else "no interval"
+    if spent >= minimum and precision is not None and precision < ci_pct:
+        return STOP_PRECISION, f"precision reached ({width} < {ci_pct:g} % {after})"
+    if spent >= maximum:
+        if precision is None:
+            width = f"no interval from {len(values)} value(s)"
+        return STOP_MAX, f"max reached ({width} {after})"
+    return None, f"running ({width} {after}; target < {ci_pct:g} %, {minimum}..{maximum} repetitions)"
+
+
+# ------------------------------------------------------------------------------- the metric
+
+
+def _fio_metric(directory: str, metric: str) -> float:
+    path = os.path.join(directory, "fio.json")
+    try:
+        with open(path, encoding="utf-8") as handle:
+            document = json.load(handle)
+    except (OSError, ValueError) as exc:
+        raise AdaptiveError(f"{path}: {exc}") from None
+    try:
+        directions = summarize_fio(document)
+        if not directions:
+            raise AdaptiveError(f"{path}: fio did no I/O")
+        if metric == "iops":
+            return sum(d.iops for d in directions.values())
+        if metric == "lat_p95_us":
+            return max(d.percentile_us(95.0) for d in directions.values())
+        if metric == "bw_mibps":
+            return (
+                sum(
+                    _fio_bytes(document, name) / d.runtime_s
+                    for name, d in directions.items()
+                    if d.runtime_s > 0
+                )
+                / MIB
+            )
+        if metric == "real_s":
+            return max(d.runtime_s for d in directions.values())
+    except (FioSummaryError, TypeError, ValueError, KeyError) as exc:
+        raise AdaptiveError(f"{path}: {exc}") from None
+    raise AdaptiveError(f"metric {metric!r} is not one of {', '.join(METRICS)}")
+
+
+def _fio_bytes(document: Mapping[str, Any], direction: str) -> int:
+    return sum(
+        int(job[direction].get("io_bytes") or 0)
+        for job in document["jobs"]
+        if isinstance(job, dict) and isinstance(job.get(direction), dict)
+    )
+
+
+def phase_metric(phase: Mapping[str, Any], spec: Mapping[str, Any], metric: str, output_dir: str) -> float:
+    """The series' metric of one phase result (``spec``: the plan's phase, for dd's byte count)."""
+    if phase.get("status") != "ok":
+        raise AdaptiveError(f"phase {phase.get('name')!r} {phase.get('status')}: {phase.get('error')}")
+    search = phase.get("search")
+    if isinstance(search, dict):  # a latency-SLA search: the IOPS sustained under the target
+        answer = search.get("answer")
+        if metric != "iops" or not isinstance(answer, dict):
+            raise AdaptiveError("the search met the SLA at no rate: no sustained IOPS to judge")
+        return float(answer["iops"])
+    engine = phase.get("engine")
+    if engine == "fio":
+        return _fio_metric(os.path.join(output_dir, str(phase.get("dir"))), metric)
+    real_s = float((phase.get("timing") or {}).get("real_s") or 0.0)
+    if metric == "real_s":
+        return real_s
+    if metric == "bw_mibps" and real_s > 0:
+        if engine == "dd":
+            dd = spec.get("dd") or {}
+            moved = _size(str(dd.get("bs"))) * int(dd.get("count", 0)) * int(dd.get("parallel", 1))
+            return moved / MIB / real_s
+        moved = int(((spec.get("command") or {}).get("accounting") or {}).get("bytes") or 0)
+        if moved:
+            return moved / MIB / real_s
+    raise AdaptiveError(f"a {engine} phase does not measure {metric}")
+
+
+_DD_SIZE = re.compile(r"^(\d+)([KMGT]?)$", re.IGNORECASE)
+_DD_UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
+
+
+def _size(text: str) -> int:
+    """dd's block size as the planner writes it (``1M``, ``128K``, ``4096``: GNU dd's binary units)."""
+    found = _DD_SIZE.match(text.strip())
+    if found is None:
+        raise AdaptiveError(f"dd block size {text!r} is not a size such as 1M")
+    return int(found.group(1)) * _DD_UNITS[found.group(2).lower()]
+
+
+# ------------------------------------------------------------------------------- the series
+
+
+class SeriesTracker:
+    """The repetitions of one adaptive series seen so far, and whether it has stopped."""
+
+    def __init__(self, step: Mapping[str, Any]) -> None:
+        policy = step["adaptive"]
+        self.policy = policy
+        self.spent = 0
+        self.values: List[float] = []
+        self.notes: List[str] = []
+        self.stopped: Optional[str] = None
+        self.reason = "not started"
+        self.series = str(policy["series"])
+        self.workload = str(step.get("workload", ""))
+        self.target = str(step.get("target", ""))
+        self.variant: Dict[str, Any] = dict(step.get("variant") or {})
+
+    def add(self, step: Mapping[str, Any], result: Mapping[str, Any], output_dir: str) -> None:
+        """Count one repetition of the series; read its metric; decide."""
+        self.spent += 1
+        phase_name = self.policy["phase"]
+        phase = next((p for p in result.get("phases") or [] if p.get("name") == phase_name), None)
+        spec: Mapping[str, Any] = next(
+            (p for p in step.get("phases") or [] if p.get("name") == phase_name), {}
+        )
+        try:
+            if phase is None:
+                raise AdaptiveError(f"phase {phase_name!r} did not run ({result.get('error') or 'no error'})")
+            self.values.append(phase_metric(phase, spec, self.policy["metric"], output_dir))
+        except AdaptiveError as exc:
+            self.notes.append(f"repetition {step.get('repetition')}: no {self.policy['metric']}: {exc}")
+        self.stopped, self.reason = decide(
+            self.values,
+            self.spent,
+            int(self.policy["min"]),
+            int(self.policy["max"]),
+            float(self.policy["ci_pct"]),
+        )
+
+    def record(self) -> SeriesRecord:
+        values = [round(v, 6) for v in self.values]
+        precision = half_width_pct(self.values)
+        return {
+            "series": self.series,
+            "workload": self.workload,
+            "target": self.target,
+            "variant": dict(self.variant),
+            "metric": str(self.policy["metric"]),
+            "phase": str(self.policy["phase"]),
+            "min": int(self.policy["min"]),
+            "max": int(self.policy["max"]),
+            "ci_pct": float(self.policy["ci_pct"]),
+            "spent": self.spent,
+            "values": values,
+            "mean": round(math.fsum(self.values) / len(self.values), 6) if self.values else None,
+            "half_width_pct": round(precision, 4) if precision is not None else None,
+            "stopped": self.stopped,
+            "reason": self.reason,
+            "notes": list(self.notes),
+        }
+
+
+def trackers_for(steps: Sequence[Mapping[str, Any]]) -> Dict[str, SeriesTracker]:
+    """A tracker per adaptive series of the plan, in the order the series first appear."""
+    trackers: Dict[str, SeriesTracker] = {}
+    for step in steps:
+        policy = step.get("adaptive")
+        if policy and policy["series"] not in trackers:
+            trackers[policy["series"]] = SeriesTracker(step)
+    return trackers
