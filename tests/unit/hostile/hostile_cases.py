@@ -88,6 +88,21 @@ BASE: dict[str, Any] = {
     "workloads": [
         {"profile": "std-randread-4k", "id": "rr", "targets": ["data"], "scale": 0.01},
         {"suite": "standard", "scale": 0.01},
+        {
+            "profile": "std-randread-4k",
+            "id": "rr-adaptive",
+            "targets": ["data"],
+            "scale": 0.01,
+            "repetitions": {"min": 2, "max": 4, "ci_pct": 5},
+        },
+        {
+            "profile": "std-randread-4k",
+            "id": "rr-steady",
+            "targets": ["data"],
+            "scale": 0.01,
+            "repetitions": 1,
+            "steady_state": {"metric": "iops", "criterion": "slope", "threshold_pct": 1},
+        },
     ],
     "prewarm": {"method": "dd", "block_size": "1M"},
     "repetitions": 1,
@@ -286,8 +301,12 @@ def wrong_type_cases() -> Iterator[Case]:
         wrong = [value for kind in sorted(types - {"null"}) for value in WRONG.get(kind, [])]
         if "null" not in types:
             wrong.append(None)
+        seen: set[str] = set()  # a count-or-object union (repetitions) would try "3" twice
         for value in wrong:
             label = type(value).__name__ if value is not None else "null"
+            if label in seen:
+                continue
+            seen.add(label)
             yield _case(f"wrong-{label}:{path_text(at)}", _with(at, value), "refused", path_text(at))
 
 
@@ -395,13 +414,14 @@ def privileged_cases() -> Iterator[Case]:
             "params": {"job_file": "[job]\nrw=randread\nbs=4k\nsize=1g\n"},
         },
     }
+    last = len(BASE["workloads"])  # each case appends one workload
     for name, workload in shell_workloads.items():
-        document = _with(("workloads", 2), workload, _with(("workloads",), [*BASE["workloads"], {}]))
-        yield _case(f"workload-{name}", document, "privileged", "workloads[2].profile")
+        document = _with(("workloads", last), workload, _with(("workloads",), [*BASE["workloads"], {}]))
+        yield _case(f"workload-{name}", document, "privileged", f"workloads[{last}].profile")
     for name, job in FIO_ESCAPES.items():
         workload = {"profile": "fio-custom", "params": {"job_file": job}}
-        document = _with(("workloads", 2), workload, _with(("workloads",), [*BASE["workloads"], {}]))
-        yield _case(f"fio-{name}", document, "refused", "workloads[2].params.job_file")
+        document = _with(("workloads", last), workload, _with(("workloads",), [*BASE["workloads"], {}]))
+        yield _case(f"fio-{name}", document, "refused", f"workloads[{last}].params.job_file")
     for name, params in (
         ("param-injection", {"bs": "4k; rm -rf /"}),
         ("param-subshell", {"runtime": "$(reboot)"}),

@@ -1078,6 +1078,39 @@ CASES = [
         id="prewarm-block-size-1G",
     ),
     pytest.param(
+        top(prewarm={"volumes": "new"}),
+        "prewarm.volumes",
+        "new",
+        ["restored", "all", "none"],
+        id="prewarm-volumes-unknown",
+    ),
+    pytest.param(
+        top(prewarm={"method": "none", "volumes": "all"}),
+        "prewarm.volumes",
+        "all",
+        ["method none reads nothing", "set method dd or fio, or leave volumes out"],
+        id="prewarm-method-none-with-volumes",
+    ),
+    pytest.param(
+        top(prewarm={"method": "none", "sample_gib": 2}),
+        "prewarm.sample_gib",
+        2,
+        ["method none reads nothing", "leave sample_gib out"],
+        id="prewarm-method-none-with-sample",
+    ),
+    pytest.param(
+        top(prewarm={"sample_gib": 65}), "prewarm.sample_gib", 65, ["<= 64"], id="prewarm-sample-65-gib"
+    ),
+    pytest.param(
+        top(prewarm={"sample_gib": -1}), "prewarm.sample_gib", -1, [">= 0"], id="prewarm-sample-negative"
+    ),
+    pytest.param(
+        top(prewarm={"sample_gib": "4"}), "prewarm.sample_gib", "4", ["number"], id="prewarm-sample-as-string"
+    ),
+    pytest.param(
+        top(prewarm={"sample_extents": 0}), "prewarm.sample_extents", 0, [">= 1"], id="prewarm-extents-0"
+    ),
+    pytest.param(
         top(timing={"command_poll_s": 700}), "timing.command_poll_s", 700, ["<= 600"], id="command-poll-700"
     ),
     pytest.param(
@@ -1088,7 +1121,13 @@ CASES = [
         id="command-timeout-49h",
     ),
     # strict types: JSON's own types only, nothing converted
-    pytest.param(top(repetitions="3"), "repetitions", "3", ["valid integer"], id="repetitions-as-string"),
+    pytest.param(
+        top(repetitions="3"),
+        "repetitions",
+        "3",
+        ["a count (1..100)", "min, max and ci_pct"],
+        id="repetitions-as-string",
+    ),
     pytest.param(
         tgt(kind="ebs", type="gp3", size_gib=True),
         "configs[0].targets[0].size_gib",

@@ -133,6 +133,19 @@ def test_prewarm_defaults(minimal: dict[str, Any]) -> None:
     prewarm = parse_request(minimal).prewarm
     # block_size None: the agent reads 1M blocks with dd and 128k with fio (AWS's command)
     assert (prewarm.method, prewarm.block_size, prewarm.iodepth) == ("dd", None, 32)
+    # restored volumes are read end to end; the others get a 4 GiB cold-read check in 32 extents
+    assert (prewarm.volumes, prewarm.sample_gib, prewarm.sample_extents) == ("restored", 4.0, 32)
+    assert prewarm.checks_cold_reads
+
+
+def test_prewarm_volumes_and_sample(minimal: dict[str, Any]) -> None:
+    minimal["prewarm"] = {"method": "fio", "volumes": "all", "sample_gib": 0.5, "sample_extents": 8}
+    prewarm = parse_request(minimal).prewarm
+    assert (prewarm.volumes, prewarm.sample_gib, prewarm.sample_extents) == ("all", 0.5, 8)
+    minimal["prewarm"] = {"method": "dd", "sample_gib": 0}
+    assert not parse_request(minimal).prewarm.checks_cold_reads
+    minimal["prewarm"] = {"method": "none"}  # nothing read: neither initialisation nor check
+    assert not parse_request(minimal).prewarm.checks_cold_reads
 
 
 def test_timing_defaults(minimal: dict[str, Any]) -> None:

@@ -6,6 +6,7 @@ from typing import Any
 
 from storagebench.kinds import kind_of
 from storagebench.planning.steps import plan_steps
+from storagebench.request.matrix import summarize_matrices
 from storagebench.request.model import BenchmarkRequest
 
 
@@ -29,5 +30,6 @@ def summarize_request(request: BenchmarkRequest) -> dict[str, Any]:
         "baseline": request.baseline_id,
         "configs": configs,
         "workloads": [w.model_dump() for w in request.resolved_workloads()],
+        "matrices": [m.model_dump(mode="json") for m in summarize_matrices(request)],
         "warnings": warnings,
     }

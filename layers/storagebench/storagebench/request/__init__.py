@@ -1,6 +1,6 @@
 """The benchmark request model (one source of truth) and its error reporting."""
 
-from storagebench.request.errors import FieldError, RequestError, load_request, parse_request
+from storagebench.request.errors import FieldError, RequestError
 from storagebench.request.model import (
     BenchmarkRequest,
     Config,
@@ -15,6 +15,7 @@ from storagebench.request.model import (
     Target,
     WorkloadRef,
 )
+from storagebench.request.parse import load_request, parse_request
 
 __all__ = [
     "BenchmarkRequest",

@@ -9,17 +9,14 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
 from storagebench.request import model as request_model
-from storagebench.request.json_document import JsonDocumentError, decode_json
 from storagebench.request.problems import MISSING_RULE, RULE, Loc
-from storagebench.request.recovery import kind_of, models_in, recovered_problems
-from storagebench.request.references import reference_problems
-from storagebench.request.tags import tag_problems
+from storagebench.request.recovery import kind_of, models_in
+from storagebench.request.repetitions import UNION_TAGS as REPETITIONS_TAGS
 
 _MISSING = object()
 
@@ -82,12 +79,14 @@ def _path(parts: list[str | int]) -> str:
     return out or "(request)"
 
 
-def _walk(loc: tuple[str | int, ...], document: Any) -> tuple[list[str | int], Any, type[BaseModel] | None]:
+def _walk(
+    loc: tuple[str | int, ...], document: Any, root: type[BaseModel] = request_model.BenchmarkRequest
+) -> tuple[list[str | int], Any, type[BaseModel] | None]:
     """Follow a pydantic location through the input: drop union tags, find the value and its model."""
     parts: list[str | int] = []
     node: Any = document
     model: type[BaseModel] | None
-    candidates: list[type[BaseModel]] = [request_model.BenchmarkRequest]
+    candidates: list[type[BaseModel]] = [root]
     for segment in loc:
         if (
             isinstance(node, dict)
@@ -96,6 +95,8 @@ def _walk(loc: tuple[str | int, ...], document: Any) -> tuple[list[str | int], A
             and node.get("kind") == segment
         ):
             continue  # a discriminator tag pydantic put in the location
+        if isinstance(segment, str) and segment in REPETITIONS_TAGS:
+            continue  # repetitions: a count or {min, max, ci_pct}, told apart by a callable tag
         parts.append(segment)
         if isinstance(segment, int):
             node = node[segment] if isinstance(node, list) and -len(node) <= segment < len(node) else _MISSING
@@ -164,15 +165,26 @@ def field_errors(exc: ValidationError, document: Any) -> list[FieldError]:
     return [error for error, _ in _located_errors(exc, document)]
 
 
-def _located_errors(exc: ValidationError, document: Any) -> list[tuple[FieldError, Loc]]:
+def located_field_errors(
+    exc: ValidationError, document: Any, root: type[BaseModel]
+) -> list[tuple[FieldError, Loc, str]]:
+    """The errors of validating ``document`` as ``root`` (a config: a matrix point), each with its
+    location and pydantic's error type."""
+    errors = _located_errors(exc, document, root)
+    return [(error, loc, str(raw["type"])) for (error, loc), raw in zip(errors, exc.errors(), strict=True)]
+
+
+def _located_errors(
+    exc: ValidationError, document: Any, root: type[BaseModel] = request_model.BenchmarkRequest
+) -> list[tuple[FieldError, Loc]]:
     """Each error with its location in the document (union tags dropped)."""
     result: list[tuple[FieldError, Loc]] = []
     for error in exc.errors():
         loc = tuple(error["loc"])
         if error["type"] in ("union_tag_invalid", "union_tag_not_found"):
             loc = (*loc, "kind")
-        parts, value, _ = _walk(loc, document)
-        _, _, parent_model = _walk(loc[:-1], document) if loc else ([], None, None)
+        parts, value, _ = _walk(loc, document, root)
+        _, _, parent_model = _walk(loc[:-1], document, root) if loc else ([], None, None)
         missing = error["type"] in ("missing", "union_tag_not_found", MISSING_RULE)
         if missing:
             value = None
@@ -202,47 +214,3 @@ def _document_order(document: Any, loc: Loc) -> list[int]:
             key.append(0)
             node = None
     return key
-
-
-def parse_request(document: Any) -> request_model.BenchmarkRequest:
-    """Validate a request document; RequestError lists every problem with its path."""
-    if not isinstance(document, dict):
-        raise RequestError([FieldError("(request)", document, "must be a JSON object")])
-    try:
-        return request_model.BenchmarkRequest.model_validate(document)
-    except ValidationError as exc:
-        located = _located_errors(exc, document)
-    # Pydantic skips a model's rules when one of its fields failed; run them on the parts that
-    # parsed, and the request's cross-reference and tag checks on the raw document, so that one
-    # pass reports everything (each problem once), in the order of the document.
-    recovered = recovered_problems(request_model.BenchmarkRequest, document, [loc for _, loc in located])
-    found = [
-        (FieldError(_path(list(p.loc)), None if p.missing else p.value, p.message, p.missing), p.loc)
-        for p in recovered
-    ]
-    for loc, value, message in [*reference_problems(document), *tag_problems(document.get("tags"))]:
-        found.append((FieldError(_path(list(loc)), value, message), loc))
-    known = {(e.path, e.message) for e, _ in located}
-    for error, loc in found:
-        if (error.path, error.message) not in known:
-            located.append((error, loc))
-            known.add((error.path, error.message))
-    located.sort(key=lambda pair: _document_order(document, pair[1]))
-    errors = [error for error, _ in located]
-    raise RequestError(errors)
-
-
-def load_request(path: str | Path) -> request_model.BenchmarkRequest:
-    """Read and validate a request file (JSON); syntax errors name the line and column."""
-    file = Path(path)
-    try:
-        data = file.read_bytes()
-    except OSError as exc:
-        raise RequestError(
-            [FieldError(str(file), None, f"cannot read the file: {exc.strerror}", missing=True)]
-        ) from None
-    try:
-        document = decode_json(data)
-    except JsonDocumentError as exc:
-        raise RequestError([FieldError(str(file), None, str(exc), True)]) from None
-    return parse_request(document)

@@ -19,6 +19,7 @@ from storagebench.catalog import load_catalog
 from storagebench.catalog.models import Catalog
 from storagebench.request import model as request_model
 from storagebench.request.errors import PATTERN_HELP
+from storagebench.request.prewarm import INITIALIZE_DOCS
 from storagebench.request.tags import MAX_USER_TAGS
 
 BEGIN = "<!-- field-reference:begin -->"
@@ -45,6 +46,12 @@ PARTS: list[tuple[str, str | None, str]] = [
     ),
     ("Target `local`", "LocalTarget", "`configs[].targets[]` with `kind: local` (local runs)"),
     ("A workload", "WorkloadRef", "`workloads[]`"),
+    (
+        "Adaptive repetitions",
+        "AdaptiveRepetitions",
+        "`repetitions` and `workloads[].repetitions` given as an object instead of a count",
+    ),
+    ("Steady state", "SteadyState", "`workloads[].steady_state` (fio's own steady-state detection)"),
     ("Prewarm", "Prewarm", "`prewarm`"),
     ("Timing", "Timing", "`timing`"),
 ]
@@ -170,6 +177,11 @@ RULES: dict[tuple[str, str], Rule] = {
     ("GatewayVolume", "size_gib"): lambda c: _ebs_rule(c, "size_gib"),
     ("GatewayVolume", "iops"): lambda c: _ebs_rule(c, "iops"),
     ("GatewayVolume", "throughput_mibps"): lambda c: _ebs_rule(c, "throughput_mibps"),
+    ("Prewarm", "volumes"): lambda c: (
+        f"only volumes from snapshots (or copies) need initialisation ([Initialize Amazon EBS volumes]"
+        f"({INITIALIZE_DOCS})); not with `method: none`"
+    ),
+    ("Prewarm", "sample_gib"): lambda c: "at most an eighth of each volume is read; not with `method: none`",
     ("Timing", "command_timeout_h"): lambda c: "at most `max_run_hours`; SSM allows 48 h",
     ("BenchmarkRequest", "baseline"): lambda c: "a config's `id`",
     ("BenchmarkRequest", "tags"): lambda c: (
