@@ -1,4 +1,5 @@
-"""Plan: validate the request, apply guardrails, record the run, expand one work item per config."""
+"""Plan: validate the request, apply guardrails, record the run, expand one work item per config (in the
+state up to 40 configs, in S3 for the Distributed Map past that)."""
 
 from typing import Any
 
@@ -17,6 +18,9 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     planned = parse_event(PlanEvent, event)
     plan = steps.plan_run(planned.request, planned.run_id, planned.started_at, wiring.services())
     metrics.add_metric(name="RunsStarted", unit=MetricUnit.Count, value=1)
-    metrics.add_metric(name="ConfigsPlanned", unit=MetricUnit.Count, value=len(plan.items))
-    logger.info("run planned", extra={"run_id": plan.run_id, "configs": len(plan.items)})
+    metrics.add_metric(name="ConfigsPlanned", unit=MetricUnit.Count, value=len(plan.config_ids))
+    # inline: the items travel in the state; distributed: past 40 configs, from work_items_key in S3
+    logger.info(
+        "run planned", extra={"run_id": plan.run_id, "configs": len(plan.config_ids), "map": plan.map_mode}
+    )
     return plan.model_dump(mode="json")

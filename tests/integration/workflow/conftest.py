@@ -12,7 +12,11 @@ it (``previousEventId``); inside a Map iteration that chain leads back to the it
 ``MapIterationStarted`` event, whose ``index`` names the iteration, while run-level events (Plan,
 the Map state itself, Finalize) lead back to ``ExecutionStarted`` or to a Map state event first.
 Each ``*StateEntered`` event is one transition; the config of an iteration is the ``item.config_id``
-of the input of its first state. Moto records a Retry as another ``TaskScheduled`` under the same
+of the input of its first state. Past 40 configs each config runs as a child execution of the
+Distributed Map, with a history of its own (``Execution.child_histories``): all of a child's
+transitions are its config's, counted under the inline branch's state names (the Distributed Map's
+copy renames each state, ``scripts/asl_branches.py``), so both paths compare state for state.
+Moto records a Retry as another ``TaskScheduled`` under the same
 ``TaskStateEntered``; AWS bills each retry as a transition, so ``billed`` adds them. The per-config
 counts plus the run-level ones must add up to every ``*StateEntered`` event of the history.
 
@@ -54,7 +58,8 @@ CAPACITY_BYTES = 512 * MIB
 KNEE_SECONDS = 30.0
 LEAK_SETTLE_S = 15.0
 RUN_TIMEOUT_S = 300.0  # the longest run takes ~40 s: a hang ends here, stopped, not hours later
-RUN_LEVEL_STATES = ("Plan", "Configs", "Finalize")
+RUN_LEVEL_STATES = ("Plan", "RouteConfigs", "Configs", "Finalize")
+DISTRIBUTED_RUN_LEVEL_STATES = ("Plan", "RouteConfigs", "DistributedConfigs", "Finalize")
 # The path of a config that is ready at its first poll and succeeds: one transition per state.
 HAPPY_PATH = ["Provision", "WaitUntilReady", "CheckReady", "IsReady", "RunAgent", "Collect", "Cleanup"]
 MAX_TRANSITIONS_PER_CONFIG = 60
@@ -168,8 +173,40 @@ class Transitions:
         return self.entered + self.retries
 
 
-def transitions(history: list[dict[str, Any]]) -> tuple[dict[str, Transitions], Transitions]:
-    """State transitions of each config (by Map iteration) and of the run itself."""
+def branch_names() -> dict[str, str]:
+    """A state of the Distributed Map's branch -> the same state of the inline Map's (the copy keeps
+    the order of the states it renames)."""
+    states = json.loads(ASL.read_text(encoding="utf-8"))["States"]
+    inline = states["Configs"]["ItemProcessor"]["States"]
+    distributed = states["DistributedConfigs"]["ItemProcessor"]["States"]
+    assert len(inline) == len(distributed), "the branches differ: make asl-branches"
+    return dict(zip(distributed, inline, strict=True))
+
+
+def child_transitions(history: list[dict[str, Any]]) -> tuple[str, Transitions]:
+    """One child execution of the Distributed Map: its config and every transition it made."""
+    names = branch_names()
+    counts = Transitions()
+    config_id: str | None = None
+    for event in sorted(history, key=lambda e: e["id"]):
+        kind = event["type"]
+        if kind.endswith("StateEntered"):
+            details = event["stateEnteredEventDetails"]
+            counts.states.append(names[details["name"]])
+            counts.tasks_entered += kind == "TaskStateEntered"
+            if config_id is None:
+                config_id = str(json.loads(details["input"])["item"]["config_id"])
+        elif kind == "TaskScheduled":
+            counts.tasks_scheduled += 1
+    assert config_id is not None, "a child execution entered no state"
+    return config_id, counts
+
+
+def transitions(
+    history: list[dict[str, Any]], child_histories: Iterable[list[dict[str, Any]]] = ()
+) -> tuple[dict[str, Transitions], Transitions]:
+    """State transitions of each config (by Map iteration, or by child execution of the Distributed
+    Map) and of the run itself."""
     by_id = {event["id"]: event for event in history}
     owner: dict[int, int | None] = {}
 
@@ -213,6 +250,10 @@ def transitions(history: list[dict[str, Any]]) -> tuple[dict[str, Transitions], 
     per_config = {config_of[index]: counts for index, counts in per_index.items()}
     attributed = run_level.entered + sum(t.entered for t in per_config.values())
     assert attributed == entered_total, f"attributed {attributed} of {entered_total} transitions"
+    for child in child_histories:
+        config_id, counts = child_transitions(child)
+        assert config_id not in per_config, f"{config_id} ran twice"
+        per_config[config_id] = counts
     return per_config, run_level
 
 
@@ -277,12 +318,14 @@ class Bench:
         SUMMARY["runs"] += 1
         return run_id, arn
 
-    def run(self, document: dict[str, Any], faults: Iterable[Fault] = ()) -> RunResult:
+    def run(
+        self, document: dict[str, Any], faults: Iterable[Fault] = (), timeout_s: float = RUN_TIMEOUT_S
+    ) -> RunResult:
         faults = list(faults)
         self.set_faults(faults)
         try:
             run_id, arn = self.start(document)
-            execution = self.session.wait(run_id, arn, timeout_s=RUN_TIMEOUT_S)
+            execution = self.session.wait(run_id, arn, timeout_s=timeout_s)
             fired = list(self.session.faults.fired)
         finally:
             self.set_faults(())
@@ -290,7 +333,7 @@ class Bench:
         SUMMARY["faults_fired"] += len(fired)
         leaks = self.settled_leaks(run_id)
         self.count_leaks(run_id, leaks)
-        per_config, run_level = transitions(execution.history)
+        per_config, run_level = transitions(execution.history, execution.child_histories)
         return RunResult(execution, document, fired, leaks, per_config, run_level)
 
     def settled_leaks(self, run_id: str, timeout_s: float = LEAK_SETTLE_S) -> list[str]:

@@ -374,8 +374,13 @@ def test_real_functions_name_every_missing_stack_value(real: Template) -> None:
     assert {"ResultsTable", "ArtifactsBucket", "SubnetId", "InstanceProfile.Arn"} <= set(raised.value.names)
 
 
+# The artifacts bucket is a stack resource: local mode names it (the Distributed Map reads work items there)
+BUCKET = {"ArtifactsBucket": "storagebench-artifacts"}
+
+
 def test_real_state_machine_substitutions(real: Template) -> None:
-    substitutions = real.state_machine_substitutions()
+    substitutions = real.state_machine_substitutions(mapping=BUCKET)
+    assert substitutions["ArtifactsBucket"] == "storagebench-artifacts"
     for logical_id in real.function_ids():
         if f"{logical_id}Arn" in substitutions:
             assert substitutions[f"{logical_id}Arn"] == real.function_arn(logical_id)
@@ -383,7 +388,7 @@ def test_real_state_machine_substitutions(real: Template) -> None:
 
 @pytest.mark.skipif(not REAL_ASL.is_file(), reason="statemachines/benchmark.asl.json does not exist yet")
 def test_real_state_machine_definition(real: Template) -> None:
-    text = real.state_machine()
+    text = real.state_machine(mapping=BUCKET)
     assert "${" not in text
     definition = json.loads(text)
     assert definition["StartAt"] in definition["States"]

@@ -1,6 +1,7 @@
 """Where a run's documents live among the artifacts (S3 on AWS, a directory locally).
 
 runs/<run>/request.json                 the validated request (Plan)
+runs/<run>/work-items.json              the work items, past 40 configs (Plan; the Distributed Map reads them)
 runs/<run>/<config>/plan.json           the agent's plan (StartAgent)
 runs/<run>/<config>/series.json         IOPS and bandwidth series for the report (Collect)
 runs/<run>/<config>/instances/<principal>/
@@ -35,6 +36,12 @@ EXPORT_LOCATION_TEMPLATE = EXPORTS_PREFIX + "suite=${suite}/date=${date}/"
 
 def request_key(run_id: str) -> str:
     return f"runs/{run_id}/request.json"
+
+
+def work_items_key(run_id: str) -> str:
+    """The work items of a run past the inline Map's configs (template.yaml lets the state machine read
+    exactly this pattern)."""
+    return f"runs/{run_id}/work-items.json"
 
 
 def config_prefix(run_id: str, config_id: str) -> str:
@@ -94,4 +101,5 @@ def export_key(item: WorkItem) -> str:
     date = parse_iso(item.started_at).astimezone(UTC).strftime("%Y-%m-%d")
     run = _partition_value("run", item.run_id)
     config = _partition_value("config", item.config_id)
-    return f"{export_prefix(item.suite, date)}run={run}/{config}.jsonl"
+    attempt = "" if item.attempt == 1 else f".attempt{item.attempt}"  # a relaunch keeps the first's rows
+    return f"{export_prefix(item.suite, date)}run={run}/{config}{attempt}.jsonl"
