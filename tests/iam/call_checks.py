@@ -195,6 +195,9 @@ def _run_instances(call: AwsCall, stack: Stack) -> list[Check]:
     checks.append(Check("ec2:RunInstances", _ec2(stack, "network-interface", "*"), {"ec2:Subnet": subnet}))
     if p.get("KeyName"):
         checks.append(Check("ec2:RunInstances", _ec2(stack, "key-pair", str(p["KeyName"]))))
+    if (p.get("InstanceMarketOptions") or {}).get("MarketType") == "spot":  # a one-time Spot request
+        spot_request = request_tags(tagged.get("spot-instances-request", {}))
+        checks.append(Check("ec2:RunInstances", _ec2(stack, "spot-instances-request", "*"), spot_request))
     for kind, tags in tagged.items():
         context = {**request_tags(tags), "ec2:CreateAction": "RunInstances"}
         checks.append(Check("ec2:CreateTags", _ec2(stack, kind, "*"), context))
@@ -392,6 +395,7 @@ TABLE: dict[tuple[str, str], Mapper] = {
             "DescribeSecurityGroups",
             "DescribeVpcs",
             "DescribeTags",
+            "DescribeSpotPriceHistory",
         )
     },
     ("ec2", "RunInstances"): _run_instances,

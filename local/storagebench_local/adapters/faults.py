@@ -27,7 +27,17 @@ AGENT_BEHAVIOURS = (
     "command_timed_out",  # the agent runs forever, heartbeating: the command's timeout ends it
     "instance_died",  # the machine disappears mid-run: no more heartbeats, nothing cleaned on it
     "output_missing",  # the agent finishes but its output never reaches the artifacts
+    # Spot (adapters.spot_faults): the instance's metadata service gives the two-minute notice once
+    # the agent reaches setup, pre-warm, its second step, its first step, or teardown
+    "spot_notice_setup",
+    "spot_notice_prewarm",
+    "spot_notice_between",
+    "spot_notice_inside",
+    "spot_notice_teardown",
+    "spot_reclaimed",  # EC2 reclaims the instance mid-run without a notice the agent saw
 )
+SPOT_READY_POINT = "instance.ready"
+"""``spot_reclaimed`` here: EC2 reclaims the instance while the workflow waits for it to be ready."""
 
 
 @dataclass

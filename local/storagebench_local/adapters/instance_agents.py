@@ -22,6 +22,7 @@ that never ends, a machine that dies.
 from __future__ import annotations
 
 import threading
+from pathlib import Path
 from typing import Any
 
 from storagebench.adapters.aws.s3 import S3Artifacts
@@ -31,10 +32,17 @@ from storagebench.agent.plan import Plan
 from storagebench.agent.sweep import sweep
 from storagebench.core.errors import AgentError
 from storagebench.core.state import AgentRun, ConfigState, Resources
+from storagebench.core.tags import TAG_CONFIG
 from storagebench.planning.local import LocalOptions
-from storagebench_local.adapters.faults import Fault, FaultPlan
+from storagebench_local.adapters.faults import SPOT_READY_POINT, Fault, FaultPlan
 from storagebench_local.adapters.instance_faults import CallbackRefusal, broken_packages
 from storagebench_local.adapters.local_plan import check_machine, rebind
+from storagebench_local.adapters.spot_faults import (
+    NOTICE_STAGES,
+    SpotNoticeArming,
+    reclaim,
+    scratch_directories,
+)
 from storagebench_local.ssm.agent import LocalSsmAgent
 from storagebench_local.ssm.instance import SYSTEM_PATH
 
@@ -76,6 +84,10 @@ class LocalSsmAgents(SsmAgents):
         check_machine(("fio", "losetup", "unshare"))
         if resources.instance_id is None:
             return False
+        armed = any(f.point == SPOT_READY_POINT for f in self.faults.faults)
+        if armed and self.faults.take(SPOT_READY_POINT, self._config_of(resources.instance_id)):
+            self._reclaim(resources.instance_id)  # CheckReady's next poll finds it reclaimed for Spot
+            return False
         try:
             self.host.boot(resources.instance_id)
         except Exception as exc:
@@ -109,11 +121,21 @@ class LocalSsmAgents(SsmAgents):
             with self._lock:
                 self._configs[run.command_id] = (item.run_id, item.config_id)
             self.host.deliver(run.command_id, state.resources.instance_id)
-        if fault is not None and fault.kind == "instance_died" and state.resources.instance_id is not None:
+        if (
+            fault is not None
+            and fault.kind in ("instance_died", "spot_reclaimed")
+            and state.resources.instance_id
+        ):
             delay = max(1.0, heartbeat_s * 0.75)
-            timer = threading.Timer(delay, self._die, args=(state.resources.instance_id,))
+            if fault.kind == "instance_died":
+                timer = threading.Timer(delay, self._die, args=(state.resources.instance_id,))
+            else:
+                scratch = scratch_directories(local_plan)
+                timer = threading.Timer(delay, self._reclaim, args=(state.resources.instance_id, scratch))
             timer.daemon = True
             timer.start()
+        if fault is not None and fault.kind in NOTICE_STAGES and state.resources.instance_id is not None:
+            SpotNoticeArming(self.host.boot(state.resources.instance_id), fault.kind).start()
         return run
 
     def _world(self, fault: Fault | None) -> dict[str, str]:
@@ -181,6 +203,17 @@ class LocalSsmAgents(SsmAgents):
     def _cancel(self, command_id: str) -> None:
         """CancelCommand, which moto lacks: the local SSM agent ends the command's shell."""
         self.host.cancel_command(command_id)
+
+    def _config_of(self, instance_id: str) -> str:
+        """The config an instance was launched for (its tag), so a fault can name the config."""
+        described = self.host.ec2.describe_instances(InstanceIds=[instance_id])["Reservations"]
+        tags = {t["Key"]: t["Value"] for r in described for i in r["Instances"] for t in i.get("Tags", [])}
+        return str(tags.get(TAG_CONFIG, ""))
+
+    def _reclaim(self, instance_id: str, scratch: list[Path] | None = None) -> None:
+        """EC2 takes the Spot instance back: it dies, terminated with Server.SpotInstanceTermination."""
+        instance = self.host.instances.get(instance_id)
+        reclaim(self.host.ec2, instance, instance_id, self.settings.region, scratch or [])
 
     def _die(self, instance_id: str) -> None:
         self.host.terminate(instance_id)

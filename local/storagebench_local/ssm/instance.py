@@ -39,6 +39,9 @@ INSTANCE_PATHS = ("/opt/storagebench", "/var/lib/storagebench")
 SYSTEM_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 STOP_GRACE_S = 30.0
 IMDS_START_S = 10.0
+NO_SPOT_NOTICE = "2999-12-31T23:59:59Z"
+"""ec2-metadata-mock serves a Spot notice from its start unless told when: not before this."""
+SPOT_NOTICE_LEAD = timedelta(minutes=2)  # EC2 acts two minutes after the notice
 
 
 class InstanceError(RuntimeError):
@@ -76,6 +79,8 @@ class MetadataService:
     role: str
     port: int = 0
     process: subprocess.Popen[bytes] | None = None
+    spot_notice_at: datetime | None = None  # None: no Spot interruption notice (an on-demand instance)
+    spot_action: str = "terminate"
 
     @property
     def endpoint(self) -> str:
@@ -84,7 +89,18 @@ class MetadataService:
     def config(self) -> dict[str, object]:
         expires = (datetime.now(UTC) + timedelta(hours=12)).strftime("%Y-%m-%dT%H:%M:%SZ")
         now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        notice: dict[str, object] = {
+            "mock-trigger-time": NO_SPOT_NOTICE,
+            "spot": {"action": self.spot_action},
+        }
+        if self.spot_notice_at is not None:
+            action_at = self.spot_notice_at + SPOT_NOTICE_LEAD
+            notice = {
+                "mock-trigger-time": self.spot_notice_at.strftime("%Y-%m-%dT%H:%M:%SZ"),
+                "spot": {"action": self.spot_action, "time": action_at.strftime("%Y-%m-%dT%H:%M:%SZ")},
+            }
         return {
+            **notice,
             "imdsv2": True,
             "server": {"hostname": "127.0.0.1", "port": str(self.port)},
             "metadata": {
@@ -112,7 +128,7 @@ class MetadataService:
         }
 
     def start(self) -> None:
-        self.port = free_port()
+        self.port = self.port or free_port()  # a restart keeps the address the instance knows
         self.directory.mkdir(parents=True, exist_ok=True)
         config = self.directory / "imds.json"
         config.write_text(json.dumps(self.config(), indent=2))
@@ -139,6 +155,16 @@ class MetadataService:
             f"the metadata service of {self.instance_id} did not answer on {self.endpoint} "
             f"(log: {self.directory / 'imds.log'})"
         )
+
+    def arm_spot_notice(self, at: datetime | None = None, action: str = "terminate") -> None:
+        """From ``at`` (default now) the service answers ``spot/instance-action`` with a notice, as
+        EC2 does two minutes before it reclaims a Spot instance. ec2-metadata-mock reads its trigger
+        time at start: the service restarts on the same port (the agent's credentials are cached,
+        and a poll that finds it restarting asks again)."""
+        self.spot_notice_at = at or datetime.now(UTC)
+        self.spot_action = action
+        self.stop()
+        self.start()
 
     def answers(self) -> bool:
         request = urllib.request.Request(

@@ -42,6 +42,7 @@ from storagebench.adapters.aws.stepfunctions import StepFunctionsLauncher
 from storagebench.api.models import RunCreated
 from storagebench.api.service import ApiService
 from storagebench.core.clock import iso
+from storagebench.core.interruption import interruption_line
 from storagebench.core.tags import TAG_RUN
 from storagebench.workflow.artifact_keys import request_key
 from storagebench.workflow.events import SweepRunEvent
@@ -422,7 +423,7 @@ def test_run_outcome_and_healthy_sibling(bench: Bench, matrix: Matrix, name: str
     result = matrix.result(name)
     assert result.execution.status == "SUCCEEDED", (result.execution.error, result.execution.cause)
     assert result.status == group.expected_status()
-    assert result.run_level.states == ["Plan", "Configs", "Finalize"]
+    assert result.run_level.states == ["Plan", "RouteConfigs", "Configs", "Finalize"]
     stored = bench.store(result.run_id)
     assert stored["run"]["status"] == group.expected_status()
 
@@ -631,7 +632,7 @@ def test_a_finalize_bug_fails_the_execution_but_leaks_nothing(bench: Bench) -> N
     result = bench.run(document, [Fault(FIN, "RuntimeError", times=3)])
     assert result.execution.status == "FAILED"
     assert result.execution.error == "RuntimeError"
-    assert result.run_level.states == ["Plan", "Configs", "Finalize", "FinalizeFailed"]
+    assert result.run_level.states == ["Plan", "RouteConfigs", "Configs", "Finalize", "FinalizeFailed"]
     assert len(result.fired) == 1
     assert result.leaks == []  # every config was cleaned up before Finalize
     stored = bench.store(result.run_id)
@@ -974,3 +975,142 @@ def test_a_stop_during_provision_leaves_no_late_launch(bench: Bench, provision_s
     assert instance_states(run_id) == ["terminated"]
     name = "stop-in-provision" if provision_sees_the_stop else "stop-in-provision-b"
     trust_row(name, 1, 1, len(fired), run_id, "FAILED (stopped)", time.monotonic() - begun)
+
+
+# ------------------------------------------------------------------------------ Spot interruptions
+#
+# One run: a healthy sibling and six configs interrupted at each stage, the way EC2 does it. A
+# notice comes from the instance's own metadata service (ec2-metadata-mock), armed once the agent
+# reaches the stage; a reclaimed instance is terminated with Server.SpotInstanceTermination. Every
+# config must end with every planned repetition measured (those done before the interruption kept,
+# the rest by the relaunch), nothing leaked, and the interruption in its record.
+
+SPOT_REPETITIONS = 3
+SPOT_STEP_S = 7  # longer than the agent's 5 s notice poll: a notice armed in a step is seen in it
+SPOT_HEARTBEAT_S = 10  # seven agents at once on a shared 2-core machine: 3 s heartbeats can slip
+SPOT_HOLD = f'case "$SB_CONFIG_ID" in spot-setup|spot-teardown) sleep {SPOT_STEP_S};; esac'
+
+
+@dataclass(frozen=True)
+class SpotCase:
+    config_id: str
+    point: str
+    kind: str
+    stage: str  # the stage the interruption record names
+    detected_by: str
+    relaunched: bool
+    kept_at_least: int = 0  # repetitions the interrupted attempt completed and kept
+
+
+SPOT_CASES = [
+    SpotCase("spot-ready", "instance.ready", "spot_reclaimed", "ready", "instance-state", True),
+    SpotCase("spot-setup", "agent.run", "spot_notice_setup", "setup", "notice", True),
+    SpotCase(
+        "spot-between", "agent.run", "spot_notice_between", "workloads", "notice", True, kept_at_least=1
+    ),
+    SpotCase("spot-inside", "agent.run", "spot_notice_inside", "workloads", "notice", True),
+    SpotCase(
+        "spot-teardown", "agent.run", "spot_notice_teardown", "teardown", "notice", False, SPOT_REPETITIONS
+    ),
+    # No notice seen: EC2 reclaims the instance mid-run, its heartbeats stop, the workflow finds why
+    SpotCase("spot-reclaimed", "agent.run", "spot_reclaimed", "agent", "instance-state", True),
+]
+SPOT_SIBLING = "healthy-spot"
+
+
+@pytest.fixture(scope="module")
+def spot_run(bench: Bench) -> RunResult:
+    configs = [bench.local(SPOT_SIBLING), *(bench.local(c.config_id) for c in SPOT_CASES)]
+    for config in configs:
+        config["setup"] = SPOT_HOLD
+        config["teardown"] = SPOT_HOLD
+    document = request(
+        "wf-faults-spot",
+        configs,
+        workloads=[command("nap", f"sleep {SPOT_STEP_S}")],
+        repetitions=SPOT_REPETITIONS,
+        prewarm="dd",  # directory targets: nothing to read, the pre-warm stage passes at once
+        max_concurrency=len(configs),
+        command_poll_s=SPOT_HEARTBEAT_S,
+    )
+    document["purchase"] = "spot-then-on-demand"  # the first launch on Spot, a relaunch on-demand
+    faults = [Fault(c.point, c.kind, config_id=c.config_id, times=1) for c in SPOT_CASES]
+    started = time.monotonic()
+    result = bench.run(document, faults)
+    record_row("spot", len(configs), len(faults), result, time.monotonic() - started)
+    for config_id, config in result.configs.items():  # what the run's record says, printed at the end
+        for interruption in config.get("interruptions", []):
+            SUMMARY["measured"][f"spot: {config_id}"] = interruption_line(interruption)
+    return result
+
+
+def _repetitions(bench: Bench, run_id: str, config_id: str) -> list[tuple[str, int]]:
+    return sorted(
+        (str(r["record"]["workload"]), int(r["record"]["repetition"]))
+        for r in bench.results_of(run_id, config_id)
+    )
+
+
+def test_spot_run_ends_with_every_repetition_and_no_leak(bench: Bench, spot_run: RunResult) -> None:
+    result = spot_run
+    assert result.execution.status == "SUCCEEDED", (result.execution.error, result.execution.cause)
+    assert result.status == "SUCCEEDED", {k: (c["status"], c["errors"]) for k, c in result.configs.items()}
+    assert result.leaks == []
+    sibling = result.configs[SPOT_SIBLING]
+    assert (sibling["status"], sibling["errors"], sibling["interruptions"]) == ("succeeded", [], [])
+    assert result.per_config[SPOT_SIBLING].states.count("Provision") == 1
+    planned = _repetitions(bench, result.run_id, SPOT_SIBLING)
+    assert [r for _, r in planned] == list(range(1, SPOT_REPETITIONS + 1)), planned
+    for case in SPOT_CASES:
+        assert result.fired_count(case.point, case.config_id) == 1, case
+
+
+@pytest.mark.parametrize("case", SPOT_CASES, ids=lambda c: c.config_id)
+def test_spot_interruption_keeps_and_relaunches(bench: Bench, spot_run: RunResult, case: SpotCase) -> None:
+    result = spot_run
+    config = result.configs[case.config_id]
+    stored_state = {c["config_id"]: c for c in bench.store(result.run_id)["configs"]}[case.config_id]["state"]
+    assert (config["status"], config["errors"], config["leftovers"]) == ("succeeded", [], []), (
+        config,
+        {k: stored_state.get(k) for k in ("item", "outcome", "collected", "interruptions", "errors")},
+        result.per_config[case.config_id].states,
+    )
+    # Nothing lost: the same repetitions as the uninterrupted sibling, each stored once
+    assert _repetitions(bench, result.run_id, case.config_id) == _repetitions(
+        bench, result.run_id, SPOT_SIBLING
+    )
+    assert config["records"] == len(bench.results_of(result.run_id, case.config_id))
+    [interruption] = config["interruptions"]
+    assert (interruption["attempt"], interruption["market"]) == (1, "spot"), interruption
+    assert (interruption["stage"], interruption["detected_by"]) == (case.stage, case.detected_by), (
+        interruption
+    )
+    assert interruption["relaunched"] is case.relaunched, interruption
+    assert len(interruption["steps_kept"]) >= case.kept_at_least, interruption
+    if case.detected_by == "notice":
+        assert interruption["action"] == "terminate" and interruption["action_time"], interruption
+    if case.relaunched:  # spot-then-on-demand: the relaunch that measured the rest was on-demand
+        assert (stored_state["item"]["attempt"], stored_state["resources"]["market"]) == (2, "on-demand")
+        rerun = interruption["steps_rerun"]
+        assert rerun is None or (rerun and not set(rerun) & set(interruption["steps_kept"])), interruption
+    else:
+        assert interruption["steps_rerun"] == [], interruption
+    states = result.per_config[case.config_id].states
+    assert states.count("Provision") == (2 if case.relaunched else 1), states
+    assert states[-1] == "Cleanup", states
+    # The run's record says what was interrupted
+    stored = {c["config_id"]: c for c in bench.store(result.run_id)["run"]["config_results"]}
+    assert stored[case.config_id]["interruptions"] == config["interruptions"]
+
+
+def test_spot_healthy_path_stays_at_seven_transitions(spot_run: RunResult) -> None:
+    """The relaunch is a Catch path: a config never interrupted goes through the same states as before."""
+    states = spot_run.per_config[SPOT_SIBLING].states
+    assert [s for s in states if s not in ("WaitUntilReady", "CheckReady", "IsReady")] == [
+        "Provision",
+        "RunAgent",
+        "Collect",
+        "Cleanup",
+    ], states
+    polls = states.count("CheckReady")
+    assert len(states) == 4 + 3 * polls, states

@@ -29,6 +29,7 @@ class FakeAws:
         self.gets: list[str] = []  # "bucket/key" of every signed GetObject answered
         self.files: dict[str, bytes] = {}  # path -> body served on GET (the presigned plan)
         self.unsigned: list[str] = []
+        self.spot_notice: dict[str, str] | None = None  # served at spot/instance-action once set
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         threading.Thread(target=self._server.serve_forever, daemon=True).start()
 
@@ -95,6 +96,8 @@ class FakeAws:
                     base = "/latest/meta-data/iam/security-credentials/"
                     if self.path == base:
                         self._reply(200, ROLE.encode(), "text/plain")
+                    elif self.path == "/latest/meta-data/spot/instance-action" and fake.spot_notice:
+                        self._reply(200, json.dumps(fake.spot_notice).encode())
                     elif self.path == base + ROLE:
                         fake.credential_fetches += 1
                         document = {

@@ -17,9 +17,15 @@ uploads the output every ``--heartbeat-s`` seconds (the CLI's live progress, and
 instance leaves behind); the final upload comes before the callback, so the output is in S3
 before the workflow collects it. Whatever was measured is uploaded on every path that can.
 
+A Spot interruption notice (``agent.interruption``) stops the plan like a cancel; the output is
+uploaded with the notice in ``manifest.json`` (``interruption``) and the task fails with
+``SpotInterruptionError`` (cause: the notice and the number of completed steps, as JSON), which
+the workflow tells apart from a failure: it keeps what was measured and relaunches the rest.
+
 Exit status: 0 reported success; 1 a step failed (reported); 2 the command line is invalid;
 5 Step Functions could not be told (the workflow learns from the heartbeat timeout, and the
-SSM command's output names the step); 6 the workflow stopped waiting (the plan was stopped).
+SSM command's output names the step); 6 the workflow stopped waiting (the plan was stopped);
+130 a Spot interruption notice stopped the plan (reported).
 """
 
 from __future__ import annotations
@@ -41,6 +47,8 @@ from storagebench.agent.aws.client import AwsError, Client
 from storagebench.agent.aws.s3 import S3, DirectorySync, parse_s3_uri
 from storagebench.agent.aws.states import StepFunctions, TaskGoneError
 from storagebench.agent.caveats import plan_caveats
+from storagebench.agent.interruption import ERROR_NAME as INTERRUPTION_ERROR
+from storagebench.agent.interruption import InterruptionWatcher, notice_cause, record_notice
 from storagebench.agent.log import Progress
 from storagebench.agent.packages import PackageError, ensure_packages, needs
 from storagebench.agent.plan import Plan, PlanError, check_plan
@@ -206,15 +214,34 @@ class Task:
         self.step = "run"
         heartbeat = Heartbeat(self.states, self.sync, args.heartbeat_s)
         heartbeat.start()
+        progress = Progress(args.out, quiet=True)
+        watcher = InterruptionWatcher(progress, _say)
+        watcher.start()
         try:
-            progress = Progress(args.out, quiet=True)
             code = Runner(plan, args.out, args.mount_root, args.volumes_dir, progress, installed).execute()
         finally:
+            watcher.plan_finished()
             heartbeat.stop()
         if heartbeat.gone:
+            watcher.stop()
             raise TaskGoneError(heartbeat.gone)
         self.step = "upload output"
+        notice = watcher.seen()
+        if notice is not None:  # the notice goes up with the output, in the one upload
+            try:  # the workflow waits a heartbeat longer: the upload comes first
+                self.states.heartbeat()
+            except AwsError as exc:  # one lost heartbeat is survivable, as in the Heartbeat thread
+                _say(f"heartbeat failed ({exc})")
+            completed = self._do(lambda: record_notice(args.out, notice))
         self._do(self.sync.run)
+        late = watcher.stop()  # a notice during the upload is reported too: the output is complete
+        if notice is None and late is not None:
+            notice = late
+            completed = self._do(lambda: record_notice(args.out, late))
+            self._do(self.sync.run)
+        if notice is not None:
+            self.step = "report"
+            return self._report_interruption(notice_cause(notice, completed))
         if code == EXIT_INTERRUPTED:
             raise StepFailedError(
                 "run",
@@ -228,6 +255,17 @@ class Task:
             _say(f"step 'report' failed: {exc}; the output is uploaded, the workflow will time out on it")
             return EXIT_UNREPORTED
         return EXIT_OK if code == EXIT_OK else EXIT_FAILED
+
+    def _report_interruption(self, cause: str) -> int:
+        """The workflow keeps what was measured and relaunches the rest: not a generic failure."""
+        try:
+            self.states.failure(INTERRUPTION_ERROR, cause)
+        except TaskGoneError:
+            return EXIT_GONE
+        except AwsError as exc:
+            _say(f"step 'report' failed: {exc}; the output is uploaded, the workflow will time out on it")
+            return EXIT_UNREPORTED
+        return EXIT_INTERRUPTED
 
     def _do(self, action: Any) -> Any:
         try:

@@ -77,3 +77,16 @@ class DuplicateStartError(WorkflowError):
 
 class RunStoppedError(WorkflowError):
     """The run is being stopped: the step released what it had just made instead of handing it on."""
+
+
+# ----------------------------------------------------------------- Spot interruptions
+
+
+class SpotInterruptionError(WorkflowError):
+    """EC2 reclaims the config's Spot instance: the agent reported the two-minute notice (the cause is
+    the notice as JSON), or the instance is terminated with ``Server.SpotInstanceTermination``."""
+
+
+class ConfigInterruptedError(WorkflowError):
+    """Raised by Cleanup once an interrupted attempt is collected and released: the state machine
+    catches it and provisions the config again for the repetitions not yet measured."""

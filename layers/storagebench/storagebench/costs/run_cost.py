@@ -55,6 +55,7 @@ from storagebench.kinds.base import EbsVolumeBill, InstanceBill
 from storagebench.prices.book import PriceBook
 from storagebench.prices.models import HOURS_PER_MONTH, Price, PriceSource
 from storagebench.prices.products import PriceKey
+from storagebench.prices.spot import SpotCharge
 from storagebench.request.model import Config, EfsTarget, FsxLustreTarget
 
 __all__ = [
@@ -75,6 +76,7 @@ __all__ = [
     "count_transitions",
     "run_cost",
     "seconds_between",
+    "spot_price",
     "transitions_from_state",
     "transitions_from_states",
     "usage_for_config",
@@ -160,6 +162,7 @@ class ConfigUsage:
     gateways: Sequence[GatewayUsage] = ()
     operating_system: str = "Linux"
     ebs_optimized: bool = False  # launched EBS-optimized where that is optional (a fee)
+    spot: SpotCharge | None = None  # a Spot instance: what it paid (None: priced on-demand)
 
 
 @dataclass(frozen=True)
@@ -492,17 +495,35 @@ def _gateway_line(cid: str, gateway: GatewayUsage, book: PriceBook, ask: PriceLo
     )
 
 
-def _instance_lines(usage: ConfigUsage, book: PriceBook, ask: PriceLookup) -> list[RunComponent]:
-    """The instance for the time it existed, with its licence and EBS optimisation fee."""
-    cid = usage.config_id
-    hourly = ask(
-        f"EC2 {usage.instance_type} on-demand",
-        asking(book, PriceKey("ec2_instance_hour", (usage.instance_type,))),
+def spot_price(charge: SpotCharge, region: str) -> Price:
+    """The time-weighted Spot price an instance paid, as the price of its instance line."""
+    return Price(
+        usd=charge.average_usd_per_hour,
+        unit="Hrs",
+        region=region,
+        source="spot-price-history",
+        as_of=charge.as_of,
+        description=charge.describe(),
     )
+
+
+def _instance_lines(usage: ConfigUsage, book: PriceBook, ask: PriceLookup) -> list[RunComponent]:
+    """The instance for the time it existed (on-demand, or the Spot price it paid), with its licence
+    and EBS optimisation fee."""
+    cid = usage.config_id
+    if usage.spot is not None:
+        hourly: Price | None = spot_price(usage.spot, book.region)
+        market = f"Spot in {usage.spot.zone}, time-weighted over {len(usage.spot.segments)} price(s)"
+    else:
+        hourly = ask(
+            f"EC2 {usage.instance_type} on-demand",
+            asking(book, PriceKey("ec2_instance_hour", (usage.instance_type,))),
+        )
+        market = "on-demand"
     if hourly is None:
         return []
     billed = max(float(EC2_MINIMUM_S), usage.instance_seconds) if usage.instance_seconds > 0 else 0.0
-    rule = f"(per second, {EC2_MINIMUM_S} s minimum)"
+    rule = f"({market}; per second, {EC2_MINIMUM_S} s minimum)"
     hours = f"{_duration(billed)} x {fmt_rate(hourly.usd)}/{hourly.unit}"
     lines = [
         _line(

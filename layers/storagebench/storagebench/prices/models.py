@@ -12,7 +12,9 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-PriceSource = Literal["price-list-api", "snapshot"]
+PriceSource = Literal["price-list-api", "snapshot", "spot-price-history", "spot-snapshot"]
+"""price-list-api and snapshot: on-demand prices; spot-price-history: the Spot price an instance paid
+(DescribeSpotPriceHistory, its zone, its lifetime); spot-snapshot: the bundled dated Spot estimate."""
 HOURS_PER_MONTH = 730  # as AWS's pricing calculator converts hourly to monthly
 
 

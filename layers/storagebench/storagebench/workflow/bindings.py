@@ -11,7 +11,7 @@ from __future__ import annotations
 from storagebench.agent.plan import TargetSpec
 from storagebench.catalog import architecture
 from storagebench.catalog.images import image_ref
-from storagebench.core.launch import DATA_DEVICE_LETTERS, ROOT_DEVICE, client_token
+from storagebench.core.launch import DATA_DEVICE_LETTERS, ROOT_DEVICE, Market, client_token
 from storagebench.core.state import LaunchSpec, LaunchVolume, Resources
 from storagebench.kinds import kind_of, storage_option
 from storagebench.request.model import Config
@@ -19,7 +19,10 @@ from storagebench.request.model import Config
 __all__ = ["agent_targets", "launch_spec", "storage_option"]  # storage_option: kinds' own, re-exported
 
 
-def launch_spec(config: Config, run_id: str, tags: dict[str, str]) -> LaunchSpec:
+def launch_spec(
+    config: Config, run_id: str, tags: dict[str, str], *, market: Market = "on-demand"
+) -> LaunchSpec:
+    """The config's instance and volumes, bought on ``market`` (``request.purchase.market_for``)."""
     root = config.root_volume
     devices = (f"/dev/sd{letter}" for letter in DATA_DEVICE_LETTERS)
     volumes: list[LaunchVolume] = []
@@ -43,6 +46,7 @@ def launch_spec(config: Config, run_id: str, tags: dict[str, str]) -> LaunchSpec
         tags=tags,
         image=image_ref(config.image, architecture(config.instance_type)),
         ebs_optimized=config.launch_ebs_optimized,
+        market=market,
     )
 
 

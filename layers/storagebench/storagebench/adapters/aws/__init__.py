@@ -20,6 +20,7 @@ from storagebench.adapters.aws.filesystems import AwsFileSystems
 from storagebench.adapters.aws.s3 import S3Artifacts
 from storagebench.adapters.aws.settings import AwsSettings, SettingsError
 from storagebench.adapters.aws.sns import notifier_from_env
+from storagebench.adapters.aws.spot_prices import Ec2SpotPriceHistory
 from storagebench.adapters.aws.ssm import SsmAgents
 
 if TYPE_CHECKING:
@@ -65,6 +66,7 @@ def build_services(
         stack=settings.stack_name,
         region=settings.region,
         prices=partial(price_book, settings, price_source),
+        spot_prices=partial(Ec2SpotPriceHistory.from_settings, settings),
         notifier=notifier_from_env(settings, env),
         gateways=gateway_services(settings, env),
     )

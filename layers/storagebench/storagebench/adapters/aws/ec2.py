@@ -10,10 +10,24 @@ call creates, attaches and tags everything and a terminated instance takes its v
 with it. The launch is idempotent twice over: RunInstances carries the spec's client token
 (EC2 returns the first instance for a repeated token) and the instance is tagged with the
 token, which a retried launch looks up first.
+
+Spot (``LaunchSpec.market``): the same RunInstances with InstanceMarketOptions (a one-time
+request that terminates on interruption), its Spot request tagged like the instance. Not
+CreateFleet, on purpose: a config is one instance type in the stack's one subnet (its data
+volumes are created by the launch, its EFS mount target and FSx file system live there), so a
+fleet's capacity-optimized allocation would choose among exactly one pool and decide nothing,
+while costing a launch template per launch (one more resource to tag, clean up and allow) and
+the fleet's service-linked role; and moto 5.2.5's CreateFleet drops the template's block device
+mappings and instance profile from Spot instances, so local mode could not run what AWS runs.
+With several subnets per stack, CreateFleet (type instant, SpotOptions.AllocationStrategy
+capacity-optimized, one override per subnet) becomes the better path for configs without file
+systems. Which market EC2 used is read back from the instance (InstanceLifecycle), with its zone:
+the run is priced from that zone's Spot price history (``adapters.aws.spot_prices``).
 """
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
@@ -28,6 +42,7 @@ from storagebench.core.errors import (
     ProvisioningError,
     ResourceBusyError,
 )
+from storagebench.core.launch import Market
 from storagebench.core.state import (
     ComputeStatus,
     ImageRef,
@@ -39,6 +54,12 @@ from storagebench.core.state import (
 from storagebench.core.tags import TAG_CLIENT_TOKEN, TAG_CONFIG, TAG_RUN
 
 AMI_PARAMETER = "/aws/service/ami-amazon-linux-latest/al2023-ami-kernel-default-{arch}"
+# A one-time Spot request, no maximum price (the Spot price, never above on-demand), terminated
+# when EC2 reclaims the capacity: an interrupted config is relaunched, never resumed.
+SPOT_MARKET_OPTIONS: dict[str, Any] = {
+    "MarketType": "spot",
+    "SpotOptions": {"SpotInstanceType": "one-time", "InstanceInterruptionBehavior": "terminate"},
+}
 LIVE_STATES = ("pending", "running", "stopping", "stopped")
 GONE_STATES = ("shutting-down", "terminated")
 
@@ -177,6 +198,10 @@ class Ec2Compute:
         }
         if spec.ebs_optimized is not None:
             request["EbsOptimized"] = spec.ebs_optimized
+        if spec.market == "spot":
+            request["InstanceMarketOptions"] = copy.deepcopy(SPOT_MARKET_OPTIONS)
+            spot_request = {"ResourceType": "spot-instances-request", "Tags": _tags(tags)}
+            request["TagSpecifications"].append(spot_request)
         return request
 
     def launch(self, spec: LaunchSpec) -> Resources:
@@ -211,7 +236,13 @@ class Ec2Compute:
             )
         launched = instance.get("LaunchTime")
         launched_at = iso(launched) if isinstance(launched, datetime) else iso(self.clock.now())
-        return Resources(instance_id=str(instance["InstanceId"]), volumes=refs, launched_at=launched_at)
+        return Resources(
+            instance_id=str(instance["InstanceId"]),
+            volumes=refs,
+            launched_at=launched_at,
+            market=market_of(instance),
+            availability_zone=(instance.get("Placement") or {}).get("AvailabilityZone"),
+        )
 
     # -------------------------------------------------------------- status
 
@@ -253,6 +284,7 @@ class Ec2Compute:
             volumes=volumes,
             private_ip=instance.get("PrivateIpAddress"),
             reason="; ".join(reason_parts) or None,
+            reason_code=(instance.get("StateReason") or {}).get("Code"),
         )
 
     def _volume_states(
@@ -455,6 +487,12 @@ class Ec2Compute:
             if volume_ids and error_code(exc) == "InvalidVolume.NotFound":
                 return []
             raise workflow_error(exc, "describe volumes", ProvisioningError) from exc
+
+
+def market_of(instance: dict[str, Any]) -> Market:
+    """How EC2 says the instance was bought: DescribeInstances names Spot (and Scheduled) instances in
+    InstanceLifecycle and leaves it out for on-demand ones."""
+    return "spot" if instance.get("InstanceLifecycle") == "spot" else "on-demand"
 
 
 def _attachment_state(volume: dict[str, Any] | None, instance_id: str) -> str | None:
