@@ -13,7 +13,7 @@ SB := $(BIN)/storagebench
 PYTEST_ARGS ?=
 
 .PHONY: help setup demo test lint typecheck unit integration test-pythons test-agent-py39 \
-        bench-fidelity bench-demo bench-report bench-store agent-zipapp clean sam-validate sam-build \
+        bench-fidelity bench-demo bench-report bench-store bench-economy agent-zipapp clean sam-validate sam-build \
         security-scan
 
 help: ## list the verbs
@@ -29,7 +29,7 @@ $(STAMP): pyproject.toml $(LOCK)
 	$(UV) pip install -q --python $(BIN)/python --no-deps -e .
 	@touch $@
 
-.PHONY: lock layer-requirements field-reference
+.PHONY: lock layer-requirements field-reference asl-branches
 lock: $(STAMP) ## re-resolve requirements.lock from pyproject.toml (kept versions stay; --upgrade-package X moves one), then the layer's pins
 	$(UV) pip compile -q pyproject.toml --all-extras --universal --python-version 3.11 \
 	  --custom-compile-command "make lock" -o $(LOCK)
@@ -38,6 +38,9 @@ lock: $(STAMP) ## re-resolve requirements.lock from pyproject.toml (kept version
 
 layer-requirements: $(STAMP) ## layers/storagebench/requirements.txt from the lock (a unit test fails when it drifts)
 	$(BIN)/python scripts/layer_requirements.py
+
+asl-branches: $(STAMP) ## copy the inline Map's per-config branch into the Distributed Map (a unit test fails when they drift)
+	$(BIN)/python scripts/asl_branches.py
 
 field-reference: $(STAMP) ## the README's request field reference from the JSON Schema (a unit test fails when it drifts)
 	$(BIN)/python scripts/field_reference.py README.md
@@ -78,7 +81,8 @@ demo: setup ## the main job: the whole workflow on this machine, three emulated 
 lint: $(STAMP) ## ruff lint and format check, statelint on every state machine
 	$(BIN)/ruff check layers local tests functions bench scripts
 	$(BIN)/ruff format --check layers local tests functions bench scripts
-	$(BIN)/statelint statemachines/*.asl.json
+	$(BIN)/python scripts/statelint_asl.py statemachines/*.asl.json  # statelint, less its InputType gap
+	$(BIN)/python scripts/asl_branches.py --check
 
 SAM_VENV := .venv-sam
 $(SAM_VENV)/.installed:
@@ -143,8 +147,11 @@ bench-fidelity: setup ## emulated-volume fidelity and agent footprint -> bench-r
 bench-report: setup ## a 20-config x 10-workload report: build/render time, sizes -> bench-results/report.json
 	$(BIN)/python bench/report.py --out bench-results/report.json
 
-bench-store: setup ## the four store queries' p50 latency on DynamoDB Local, 100,000 results -> bench-results/store.json
+bench-store: setup ## the store's access patterns on DynamoDB Local, 100,000 results, current vs previous item layout -> bench-results/store.json
 	$(BIN)/python bench/store.py --out bench-results/store.json
+
+bench-economy: setup ## nightly and report-card cost/time on-demand vs Spot, fixed vs adaptive repetitions on recorded noise, transitions per config (40 and 60 configs; root) -> bench-results/economy.json
+	$(BIN)/python bench/economy.py --out bench-results/economy.json
 
 agent-zipapp: $(STAMP) ## the stdlib-only agent as one file: dist/storagebench-agent.pyz
 	$(BIN)/python scripts/build_agent_zipapp.py dist/storagebench-agent.pyz

@@ -30,6 +30,7 @@ from typing import Any
 
 from storagebench.core.guardrails import Guardrails
 from storagebench.planning.local import LocalOptions
+from storagebench.request.model import MAX_CONFIGS
 from storagebench.wiring import services as wiring
 from storagebench.workflow.ports import Services
 from storagebench.workflow.run_ids import new_run_id
@@ -46,6 +47,7 @@ REGION = "us-east-1"
 ACCOUNT = "123456789012"
 STACK = "storagebench-local"
 TABLE = "storagebench-results"
+ARTIFACTS_BUCKET = "storagebench-local-artifacts"
 LOCAL_ENV = {
     "AWS_ACCESS_KEY_ID": "local",
     "AWS_SECRET_ACCESS_KEY": "local",
@@ -69,6 +71,8 @@ class Execution:
     cause: str | None
     wall_s: float
     history: list[dict[str, Any]] = field(default_factory=list)
+    # One history per child execution of a Distributed Map (each config's, past 40 configs)
+    child_histories: list[list[dict[str, Any]]] = field(default_factory=list)
 
 
 @contextmanager
@@ -83,6 +87,32 @@ def _environment(values: dict[str, str]) -> Iterator[None]:
                 os.environ.pop(key, None)
             else:
                 os.environ[key] = value
+
+
+def _history(sfn: Any, arn: str) -> list[dict[str, Any]]:
+    """Every event of an execution (a child execution of a Distributed Map too), page by page."""
+    events: list[dict[str, Any]] = []
+    token: str | None = None
+    while True:
+        page = sfn.get_execution_history(
+            executionArn=arn, maxResults=1000, **({"nextToken": token} if token else {})
+        )
+        events.extend(page["events"])
+        token = page.get("nextToken")
+        if not token:
+            return events
+
+
+def _children(sfn: Any, map_run_arn: str) -> list[dict[str, Any]]:
+    """The child executions a Distributed Map run started (one per config)."""
+    children: list[dict[str, Any]] = []
+    token: str | None = None
+    while True:
+        page = sfn.list_executions(mapRunArn=map_run_arn, **({"nextToken": token} if token else {}))
+        children.extend(page["executions"])
+        token = page.get("nextToken")
+        if not token:
+            return children
 
 
 def fast_retries(node: Any) -> Any:
@@ -127,7 +157,8 @@ class LocalSession:
         self.root = root.resolve()
         self.options = options or LocalOptions()
         self.faults = faults or FaultPlan()
-        limits = guardrails or Guardrails(max_configs_per_run=40, max_concurrency=8)
+        # As many configs as a request may hold (past 40, the Distributed Map), 8 at once on this machine
+        limits = guardrails or Guardrails(max_configs_per_run=MAX_CONFIGS, max_concurrency=8)
         # No emulator covers Storage Gateway: local mode refuses file_gateway configs at Plan.
         no_gateway = {**limits.unprovisionable_kinds, "file_gateway": LOCAL_NO_GATEWAY}
         self.guardrails = limits.model_copy(update={"unprovisionable_kinds": no_gateway})
@@ -173,6 +204,7 @@ class LocalSession:
         from storagebench.adapters.aws.filesystems import AwsFileSystems
         from storagebench.adapters.aws.s3 import S3Artifacts
         from storagebench.adapters.aws.settings import AwsSettings
+        from storagebench.adapters.aws.spot_prices import Ec2SpotPriceHistory
         from storagebench_local.adapters.moto_ec2 import MotoEc2Compute
         from storagebench_local.template import Template
 
@@ -188,7 +220,7 @@ class LocalSession:
         network = self._network()
         settings = AwsSettings(
             results_table=TABLE,
-            artifacts_bucket="storagebench-local-artifacts",
+            artifacts_bucket=ARTIFACTS_BUCKET,
             stack_name=STACK,
             subnet_id=network["subnet"],
             security_group_id=network["group"],
@@ -220,6 +252,8 @@ class LocalSession:
             stack=STACK,
             region=REGION,
             notifier=FileNotifier(self.root / "notifications.jsonl"),  # what SNS would carry
+            # moto's DescribeSpotPriceHistory: one synthetic price per zone, read like EC2's
+            spot_prices=lambda region: Ec2SpotPriceHistory(boto3.client("ec2", region_name=region)),
         )
         wiring.configure(self.services)
         self._serve_functions(template)
@@ -289,13 +323,14 @@ class LocalSession:
         return agents
 
     def _results_client(self, template: Any) -> Any:
-        from storagebench_local.dynamodb_local import DynamoDBLocal, DynamoDBLocalUnavailable
+        from storagebench_local.dynamodb_local import DynamoDBLocalUnavailable
+        from storagebench_local.dynamodb_shared import shared_dynamodb_local
 
         if not self.use_dynamodb_local:
             self.notices.append("DynamoDB Local not used: results are kept in memory for this run only")
             return None
         try:
-            server = self._stack.enter_context(DynamoDBLocal(self.root))
+            server = self._stack.enter_context(shared_dynamodb_local(self.root))
         except DynamoDBLocalUnavailable as exc:
             self.notices.append(
                 f"DynamoDB Local unavailable ({exc}): results are kept in memory for this run "
@@ -373,7 +408,9 @@ class LocalSession:
     def _create_state_machine(self, template: Any) -> str:
         import boto3
 
-        definition = template.state_machine("BenchmarkStateMachine", region=REGION, account=ACCOUNT)
+        # The Distributed Map's ItemReader reads the work items from the artifacts bucket.
+        bucket = {"ArtifactsBucket": ARTIFACTS_BUCKET}
+        definition = template.state_machine("BenchmarkStateMachine", bucket, region=REGION, account=ACCOUNT)
         if self.fast_retries:
             definition = json.dumps(fast_retries(json.loads(definition)))
         sfn = boto3.client("stepfunctions", region_name=REGION)
@@ -479,16 +516,12 @@ class LocalSession:
             if on_poll is not None:
                 on_poll(run_id)
             time.sleep(poll_s)
-        history: list[dict[str, Any]] = []
-        token: str | None = None
-        while True:
-            page = sfn.get_execution_history(
-                executionArn=arn, maxResults=1000, **({"nextToken": token} if token else {})
-            )
-            history.extend(page["events"])
-            token = page.get("nextToken")
-            if not token:
-                break
+        history = _history(sfn, arn)
+        children = [
+            _history(sfn, child["executionArn"])
+            for run in sfn.list_map_runs(executionArn=arn)["mapRuns"]
+            for child in _children(sfn, run["mapRunArn"])
+        ]
         output = json.loads(described["output"]) if described.get("output") else None
         return Execution(
             run_id=run_id,
@@ -499,6 +532,7 @@ class LocalSession:
             cause=described.get("cause"),
             wall_s=time.monotonic() - started,
             history=history,
+            child_histories=children,
         )
 
     def run(

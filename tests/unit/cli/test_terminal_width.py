@@ -121,7 +121,7 @@ def stored(run_id: str) -> dict[str, Any]:
 class FakeStore:
     """The local results (DynamoDB Local in real use)."""
 
-    def get_run(self, run_id: str) -> dict[str, Any]:
+    def get_run(self, run_id: str, *, histograms: bool = False) -> dict[str, Any]:
         if run_id not in RUNS:
             raise KeyError(run_id)
         return stored(run_id)

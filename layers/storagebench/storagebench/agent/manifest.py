@@ -5,7 +5,8 @@ Layout (paths relative to the output directory)::
     manifest.json                       this document, rewritten atomically after every step
     plan.json                           the plan as received
     agent.log                           the progress lines also written to stderr
-    prewarm/<target>/                   dd.<device>.stderr or fio.<device>.json per member device
+    prewarm/<target>/                   dd.<device>.stderr or fio.<device>.json per member device;
+                                        the cold-read check: dd.<device>.{cold,warm}.stderr
     steps/<step id>/<phase>/            one directory per phase of a step
         job.fio                         fio: the job file as run
         fio.json                        fio: --output-format=json+ part (per-job, with latency bins)
@@ -106,17 +107,33 @@ class TargetResult(TypedDict, total=False):
     labels: List[str]
 
 
+class SampledExtent(TypedDict):
+    """One extent of a cold-read check (``agent.cold_read``): dd's seconds for each pass."""
+
+    offset: int
+    bytes: int
+    cold_s: float
+    warm_s: float
+
+
 class PrewarmDevice(TypedDict, total=False):
     path: str
-    bytes: int
-    seconds: float
+    bytes: int  # the device's size (a full read reads all of it)
+    seconds: float  # full: the read; sampled: the cold pass (dd's own seconds, summed)
     mibps: float
     files: List[str]
+    # mode sampled only
+    sampled_bytes: int
+    block_bytes: int
+    warm_mibps: float
+    extents: List[SampledExtent]
 
 
 class PrewarmResult(TypedDict, total=False):
     target: str
     method: str
+    mode: str  # full (read end to end; absent in older manifests) | sampled (the cold-read check)
+    pass_seconds: Dict[str, float]  # sampled: cold and warm pass on the agent's clock
     status: str
     error: Optional[str]
     dir: str
@@ -145,6 +162,7 @@ class Manifest(TypedDict, total=False):
     targets: List[TargetResult]
     prewarm: List[PrewarmResult]
     steps: List[StepResult]
+    adaptive: List[Dict[str, Any]]  # each adaptive series: repetitions spent, values, why it stopped
     emulation_events: List[Dict[str, Any]]
     emulation: Dict[str, Any]
     hooks: Dict[str, Any]

@@ -139,6 +139,18 @@ class Phase(TypedDict, total=False):
     timeout_s: int
 
 
+class Adaptive(TypedDict):
+    """The step is one repetition of an adaptive series (``agent.adaptive``): the runner stops the
+    series once its metric's 95 % half-width is under ``ci_pct`` % of the mean, or after ``max``."""
+
+    series: str  # the steps of one series share it (workload.target[.variant])
+    min: int  # always run this many
+    max: int  # the plan holds this many; the rest are not run once the series stops
+    ci_pct: float
+    metric: str  # iops | bw_mibps | lat_p95_us | real_s (agent.adaptive.METRICS)
+    phase: str  # the phase whose metric is judged
+
+
 class Step(TypedDict, total=False):
     id: str
     workload: str
@@ -149,13 +161,18 @@ class Step(TypedDict, total=False):
     phases: List[Phase]
     cleanup: bool  # remove what the step wrote under the target afterwards
     intent: str  # iops | throughput | latency | metadata | application
+    adaptive: Adaptive  # absent: a fixed repetition, always run
 
 
 class Prewarm(TypedDict, total=False):
     method: str
-    targets: List[str]
+    targets: List[str]  # read before the workloads, in order (every block target when absent)
     block_size: str
     iodepth: int
+    # Of targets: the cold-read check (agent.cold_read) instead of the read end to end.
+    sampled: List[str]
+    sample_bytes: int  # per device, at most an eighth of it
+    sample_extents: int
 
 
 class Plan(TypedDict, total=False):
@@ -306,11 +323,59 @@ def _check_search(problems: List[str], path: str, phase: Dict[str, Any]) -> None
         )
 
 
+def _check_sample(problems: List[str], prewarm: Dict[str, Any]) -> None:
+    if "sample_bytes" in prewarm:  # absent: the agent's default (agent.sample_layout)
+        _check_positive_int(problems, "prewarm.sample_bytes", prewarm["sample_bytes"], 1 << 20)
+    if "sample_extents" in prewarm:
+        _check_positive_int(problems, "prewarm.sample_extents", prewarm["sample_extents"])
+    sampled = prewarm.get("sampled")
+    if sampled is None:
+        return
+    if not isinstance(sampled, list):
+        problems.append(f"prewarm.sampled: expected a list of target ids, got {type(sampled).__name__}")
+        return
+    read = prewarm.get("targets") or []
+    for i, target_id in enumerate(sampled):
+        if target_id not in read:
+            problems.append(f"prewarm.sampled[{i}]: {target_id!r} is not one of prewarm.targets")
+
+
+ADAPTIVE_METRICS = ("iops", "bw_mibps", "lat_p95_us", "real_s")
+
+
+def _check_adaptive(problems: List[str], path: str, step: Dict[str, Any], policies: Dict[str, Any]) -> None:
+    """An adaptive step's policy is whole, sane, names one of its phases and agrees with its series'."""
+    policy = step["adaptive"]
+    if not isinstance(policy, dict):
+        problems.append(f"{path}: expected an object, got {type(policy).__name__}")
+        return
+    _check_id(problems, f"{path}.series", policy.get("series"))
+    _check_positive_int(problems, f"{path}.min", policy.get("min"), 2)
+    _check_positive_int(problems, f"{path}.max", policy.get("max"), 2)
+    low, high = policy.get("min"), policy.get("max")
+    if isinstance(low, int) and isinstance(high, int) and low > high:
+        problems.append(f"{path}.min: {low!r} must be at most max ({high!r})")
+    _check_number(problems, f"{path}.ci_pct", policy.get("ci_pct"), 0, 100.0001, "a percentage in (0, 100]")
+    _check_choice(problems, f"{path}.metric", policy.get("metric"), ADAPTIVE_METRICS)
+    phases = [p.get("name") for p in step.get("phases") or [] if isinstance(p, dict)]
+    if policy.get("phase") not in phases:
+        names = ", ".join(map(str, phases))
+        problems.append(f"{path}.phase: {policy.get('phase')!r} names no phase of the step ({names})")
+    repetition = step.get("repetition")
+    if isinstance(repetition, int) and isinstance(high, int) and repetition > high:
+        problems.append(f"{path}: repetition {repetition} is past the series' max ({high})")
+    first = policies.setdefault(str(policy.get("series")), policy)
+    if first is not policy and first != policy:
+        series = policy.get("series")
+        problems.append(f"{path}: differs from the policy of series {series!r} in an earlier step")
+
+
 def _check_steps(problems: List[str], steps: Any, target_ids: set, unprepared: set) -> None:  # type: ignore[type-arg]
     if not isinstance(steps, list):
         problems.append("steps: expected a list")
         return
     step_ids = set()
+    policies: Dict[str, Any] = {}
     for i, step in enumerate(steps):
         path = f"steps[{i}]"
         if not isinstance(step, dict):
@@ -327,6 +392,8 @@ def _check_steps(problems: List[str], steps: Any, target_ids: set, unprepared: s
                 f"{path}.target: {step.get('target')!r} has prepare false: no workload runs on it"
             )
         _check_positive_int(problems, f"{path}.repetition", step.get("repetition"))
+        if "adaptive" in step:
+            _check_adaptive(problems, f"{path}.adaptive", step, policies)
         phases = step.get("phases")
         if not isinstance(phases, list) or not phases:
             problems.append(f"{path}.phases: at least one phase is required")
@@ -368,6 +435,7 @@ def check_plan(plan: Any) -> Plan:
     for i, target_id in enumerate(prewarm.get("targets") or []):
         if target_id not in target_ids:
             problems.append(f"prewarm.targets[{i}]: {target_id!r} names no target")
+    _check_sample(problems, prewarm)
     _check_steps(problems, plan.get("steps"), target_ids, unprepared)
     if problems:
         raise PlanError(problems)

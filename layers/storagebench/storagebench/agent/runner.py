@@ -15,9 +15,11 @@ import traceback
 from typing import Any, Dict, List, Optional
 
 from storagebench import __version__
+from storagebench.agent.adaptive import trackers_for
 from storagebench.agent.ebs_stats import VolumeProbe
 from storagebench.agent.emulate import EmulatedFleet, EmulationError, cgroup_name
 from storagebench.agent.engines import PhaseContext, clear_workdir, run_phase
+from storagebench.agent.interruption import stop_reason
 from storagebench.agent.log import Progress, utc_now
 from storagebench.agent.manifest import (
     MANIFEST_VERSION,
@@ -29,7 +31,7 @@ from storagebench.agent.manifest import (
     write_json_atomic,
 )
 from storagebench.agent.plan import Plan, Step, TargetSpec, check_plan
-from storagebench.agent.prewarm import prewarm_target
+from storagebench.agent.prewarm import prewarm_announcement, prewarm_summary, prewarm_target
 from storagebench.agent.proc import Child, CommandError
 from storagebench.agent.sla import answer_text
 from storagebench.agent.sysinfo import system_facts
@@ -57,7 +59,7 @@ def device_environment(attached: Dict[str, Prepared]) -> Dict[str, str]:
 
 
 def _on_signal(signum: int, _frame: Any) -> None:
-    raise Interrupted(f"stopped by signal {signal.Signals(signum).name}")
+    raise Interrupted(stop_reason() or f"stopped by signal {signal.Signals(signum).name}")
 
 
 class Runner:
@@ -210,23 +212,27 @@ class Runner:
         for target_id in config.get("targets") or [t for t, p in prepared.items() if p.devices]:
             target = prepared[target_id]
             self.progress.update(stage="prewarm", current=target_id)
-            self.progress.say(
-                f"pre-warming {target_id} with {config['method']}: reading "
-                f"{sum(d.size_bytes for d in target.devices) / (1 << 30):.2f} GiB"
-            )
+            self.progress.say(prewarm_announcement(target, config))
             result = prewarm_target(target, config, self.output_dir, self.fleet.procs_file, self.is_root)
             self.manifest["prewarm"].append(result)
             self._save()
             if result["status"] == STATUS_FAILED:
                 raise CommandError(f"pre-warm of {target_id} failed: {result['error']}")
-            rates = ", ".join(f"{d['mibps']:.1f} MiB/s" for d in result["devices"])
-            self.progress.say(f"pre-warmed {target_id}: {rates}")
+            self.progress.say(prewarm_summary(result))
 
     def _steps(self, prepared: Dict[str, Prepared]) -> int:
         steps = self.plan.get("steps", [])
+        series = trackers_for(steps)  # adaptive series: their steps past the stop are not run
+        if series:
+            self.manifest["adaptive"] = [dict(t.record()) for t in series.values()]
         failed = 0
+        decided = 0  # steps of adaptive series that stopped before them
         stop = False
         for index, step in enumerate(steps, start=1):
+            tracker = series.get(step["adaptive"]["series"]) if "adaptive" in step else None
+            if tracker is not None and tracker.stopped:
+                decided += 1
+                continue  # the series is decided; the manifest's adaptive record says why and when
             if stop:
                 self.manifest["steps"].append(
                     self._skipped(step, "skipped: fail_fast after an earlier failure")
@@ -243,14 +249,20 @@ class Runner:
                     self._save()
                 raise
             self.manifest["steps"].append(result)
+            if tracker is not None:
+                tracker.add(step, result, self.output_dir)
+                self.manifest["adaptive"] = [dict(t.record()) for t in series.values()]
+                if tracker.stopped:
+                    self.progress.say(f"series {tracker.series}: {tracker.reason}")
             self._save()
             if result["status"] != STATUS_OK:
                 failed += 1
                 self.progress.say(f"step {step['id']} failed: {result['error']}")
                 stop = bool(self.plan.get("fail_fast"))
         if failed:
-            self.manifest["status"] = "partial" if failed < len(steps) else STATUS_FAILED
-            self.manifest["error"] = f"{failed} of {len(steps)} steps failed"
+            planned = len(steps) - decided
+            self.manifest["status"] = "partial" if failed < planned else STATUS_FAILED
+            self.manifest["error"] = f"{failed} of {planned} steps failed"
             return EXIT_PARTIAL
         return EXIT_OK
 

@@ -19,6 +19,7 @@ from rich.text import Text
 from storagebench.cli import listing
 from storagebench.cli.console import err, fail, out, print_json
 from storagebench.cli.listing import FORMAT_HELP, Field, Listing, output_format
+from storagebench.cli.matrix_lines import print_matrices
 
 if TYPE_CHECKING:
     from storagebench.costs.monthly import ConfigCost
@@ -50,18 +51,34 @@ def _usd(value: float) -> str:
 def expected_section(request: BenchmarkRequest, costs: dict[str, ConfigCost]) -> dict[str, Any]:
     """Each config priced for its expected duration (``planning.duration``) and the run's wall time,
     with the request's max_concurrency (all configs at once without one; a stack may cap it)."""
+    from storagebench.core.guardrails import Guardrails
+    from storagebench.costs.spot_estimate import request_estimates, spot_notes, with_spot
     from storagebench.planning.duration import estimate_duration
 
     duration = estimate_duration(request, request.max_concurrency or len(request.configs))
+    # Spot where the request buys it (and DEFAULT_PURCHASE, the stack's default, when set here)
+    instances = request_estimates(request, Guardrails.from_env().default_purchase, request.region)
+    types = {c.id: c.instance_type for c in request.configs}
+
+    def usd(config_id: str, hours: float) -> float:
+        priced = with_spot(costs[config_id].for_hours(hours), instances[config_id], types[config_id])
+        return round(priced.usd, 6)
+
     return {
         "wall_hours": round(duration.wall_hours, 6),
+        "min_wall_hours": round(duration.min_wall_hours, 6),
         "concurrency": duration.concurrency,
         "complete": duration.complete,
         "notes": duration.notes,
+        "spot_notes": spot_notes(instances.values()),
         "configs": {
             c.config_id: {
                 "hours": round(c.hours, 6),
-                "usd": round(costs[c.config_id].for_hours(c.hours).usd, 6),
+                "usd": usd(c.config_id, c.hours),
+                "min_hours": round(c.min_hours, 6),
+                "min_usd": usd(c.config_id, c.min_hours),
+                "purchase": instances[c.config_id].purchase,
+                "spot_usd_per_hour": instances[c.config_id].spot_usd,
             }
             for c in duration.configs
         },
@@ -151,18 +168,30 @@ def document_total(document: dict[str, Any], key: str) -> float:
 def _render(document: dict[str, Any], costs: dict[str, ConfigCost], columns: str | None) -> None:
     expected = document.get("expected")
     listing.show(out, cost_listing(document), "table", None, columns)
+    print_matrices(out, document["matrices"])
     if expected is not None:
         floor = "" if expected["complete"] else "at least "
         total = sum(run["usd"] for run in expected["configs"].values())
+        fewest = sum(run["min_usd"] for run in expected["configs"].values())
+        adaptive = expected["min_wall_hours"] < expected["wall_hours"]
+        hours = (
+            f"{expected['min_wall_hours']:.1f}..{expected['wall_hours']:.1f}"
+            if adaptive
+            else f"{expected['wall_hours']:.1f}"
+        )
+        usd = f"{_usd(fewest)}..{_usd(total)}" if adaptive else _usd(total)
         out.print(
             Text(
-                f"expected run: {floor}{expected['wall_hours']:.1f} h wall time with "
-                f"{expected['concurrency']} config(s) at once, {floor}{_usd(total)}"
+                f"expected run: {floor}{hours} h wall time with "
+                f"{expected['concurrency']} config(s) at once, {floor}{usd}"
+                + (" (adaptive repetitions: every series at its min .. at its max)" if adaptive else "")
             ),
             highlight=False,
         )
         for line in expected["notes"]:
             out.print(Text.assemble(("duration: ", "yellow"), line), highlight=False)
+        for line in expected["spot_notes"]:
+            out.print(Text.assemble(("Spot: ", "yellow"), line), highlight=False)
     parts = Listing(
         "components",
         [
@@ -220,6 +249,7 @@ def cost(
     against the baseline (exit 1 when some prices are missing, 2 on invalid input)."""
     from storagebench.costs.document import cost_document
     from storagebench.request import RequestError, load_request
+    from storagebench.request.matrix import summarize_matrices
 
     chosen = output_format(fmt, as_json)
     try:
@@ -232,6 +262,7 @@ def cost(
         raise fail(f"--hours {hours!r} is not a number of hours")
     book = price_book(region or request.region)
     document, costs = cost_document(request, book, hours)
+    document["matrices"] = [m.model_dump(mode="json") for m in summarize_matrices(request)]
     if expected:
         document["expected"] = expected_section(request, costs)
     document["total"] = totals(document)

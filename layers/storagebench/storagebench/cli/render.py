@@ -13,6 +13,8 @@ from rich.text import Text
 from storagebench.analysis.grades import GradeScale, grade
 from storagebench.analysis.stats import Aggregate, Summary
 from storagebench.cli.listing import Field, Listing, print_table
+from storagebench.cli.matrix_lines import print_matrices
+from storagebench.core.interruption import interruption_line
 
 if TYPE_CHECKING:
     from storagebench.results.records import ResultRecord
@@ -48,6 +50,7 @@ def request_summary(console: Console, source: str, summary: dict[str, Any]) -> N
         f"{w['id']}" + (f" x{w['scale']:g}" if w["scale"] != 1 else "") for w in summary["workloads"]
     )
     console.print(Text(f"workloads: {workloads}"), highlight=False, soft_wrap=True)
+    print_matrices(console, summary.get("matrices", []))
     for warning in summary["warnings"]:
         console.print(Text.assemble(("warning: ", "yellow"), warning), highlight=False, soft_wrap=True)
 
@@ -298,11 +301,14 @@ def run_summary(console: Console, run_id: str, execution: Any, record: dict[str,
             f"{e['step']}: {e['error']}: {e['cause'][:120]}" for e in config.get("errors", [])
         )
         leftovers = "; ".join(config.get("leftovers", []))
+        interrupted = "; ".join(interruption_line(i) for i in config.get("interruptions", []))
+        notes = [problems, *([f"leftovers: {leftovers}"] if leftovers else [])]
+        notes += [f"Spot: {interrupted}"] if interrupted else []
         configs.add(
             config=config["config_id"],
             status=config["status"],
             records=config["records"],
-            errors=problems + (f" | leftovers: {leftovers}" if leftovers else "") or None,
+            errors=" | ".join(n for n in notes if n) or None,
         )
     print_table(console, configs)
     if records:

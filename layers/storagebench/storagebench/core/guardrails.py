@@ -8,6 +8,8 @@ from collections.abc import Mapping
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from storagebench.core.launch import DEFAULT_PURCHASE, PURCHASES, Purchase
+
 # What a stack needs to provision File Gateways (template.yaml sets them on Provision, CheckReady,
 # Cleanup); without any of them the Plan step and the dry run refuse file_gateway targets.
 GATEWAY_VARIABLES = (
@@ -27,7 +29,8 @@ class Guardrails(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    max_configs_per_run: int = Field(default=12, ge=1, le=40)
+    # request.model.MAX_CONFIGS (a unit test keeps them equal): past 40, the Distributed Map runs them
+    max_configs_per_run: int = Field(default=12, ge=1, le=500)
     max_concurrency: int = Field(default=4, ge=1, le=40)
     allowed_instance_types: tuple[str, ...] = ("*",)
     heartbeat_max_s: int = Field(default=300, ge=30, le=600)
@@ -40,6 +43,9 @@ class Guardrails(BaseModel):
     # Requests that run shell on the instance (hooks, command workloads, custom fio job files):
     # off unless the stack's AllowPrivilegedRuns parameter turns them on.
     allow_privileged: bool = False
+    # How configs that say nothing (and whose request says nothing) buy their instances: the stack's
+    # DefaultPurchase parameter (request.purchase explains the three values).
+    default_purchase: Purchase = DEFAULT_PURCHASE
     # Target kinds this deployment cannot provision, with why (local mode: no Storage Gateway emulator).
     unprovisionable_kinds: dict[str, str] = Field(
         default_factory=lambda: {"file_gateway": _no_gateway_settings(list(GATEWAY_VARIABLES))}
@@ -70,6 +76,13 @@ class Guardrails(BaseModel):
             if flag not in ("true", "false"):
                 raise ValueError(f"stack setting allow_privileged: true or false (got {flag!r})")
             values["allow_privileged"] = flag == "true"
+        if env.get("DEFAULT_PURCHASE", "").strip():
+            purchase = env["DEFAULT_PURCHASE"].strip()
+            if purchase not in PURCHASES:
+                raise ValueError(
+                    f"stack setting default_purchase: one of {', '.join(PURCHASES)} (got {purchase!r})"
+                )
+            values["default_purchase"] = purchase
         missing = [v for v in GATEWAY_VARIABLES if not env.get(v, "").strip()]
         values["unprovisionable_kinds"] = {"file_gateway": _no_gateway_settings(missing)} if missing else {}
         try:

@@ -12,7 +12,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from storagebench.core.interruption import Interruption
+from storagebench.core.launch import Market
 from storagebench.core.regression import Regression
+from storagebench.core.series import SeriesOutcome, SteadyStateOutcome
 
 GatewayStage = Literal[
     "launching", "activating", "adding-cache", "creating-share", "share-pending", "available"
@@ -55,6 +58,9 @@ class WorkItem(_Model):
     expires_at: str
     timing: StepTiming
     artifacts_prefix: str = Field(description="where this config's plan and raw output live")
+    attempt: int = Field(
+        default=1, ge=1, description="the config's launch: 2 and more after Spot interruptions"
+    )
 
 
 # ------------------------------------------------------------------------ resources
@@ -93,6 +99,12 @@ class Resources(_Model):
         default=None, description="the instance's: a gateway's share admits it alone"
     )
     launched_at: str | None = None
+    market: Market | None = Field(
+        default=None, description="how the instance was bought, as EC2 reports it (its InstanceLifecycle)"
+    )
+    availability_zone: str | None = Field(
+        default=None, description="the instance's zone: a Spot instance is priced from that zone's history"
+    )
 
 
 class GatewayRef(_Model):
@@ -173,6 +185,9 @@ class LaunchSpec(_Model):
     ebs_optimized: bool | None = Field(
         default=None, description="True: ask for EBS optimisation (types where it is optional)"
     )
+    market: Market = Field(
+        default="on-demand", description="spot: a one-time Spot request that terminates when interrupted"
+    )
 
 
 class FileSystemSpec(_Model):
@@ -196,6 +211,9 @@ class ComputeStatus(_Model):
     volumes: list[VolumeRef] = Field(default_factory=list)
     private_ip: str | None = None
     reason: str | None = None
+    reason_code: str | None = Field(
+        default=None, description="EC2's state reason code (Server.SpotInstanceTermination, ...)"
+    )
 
 
 class ReadyStatus(_Model):
@@ -234,6 +252,9 @@ class CollectSummary(_Model):
     # Measurements kept with a label (too small to measure): a warning, not a reason for "partial"
     warnings: list[str] = Field(default_factory=list)
     agent_status: str | None = None
+    # How repetitions stopped: adaptive series (spent, why) and fio's steady-state verdicts
+    series: list[SeriesOutcome] = Field(default_factory=list)
+    steady_state: list[SteadyStateOutcome] = Field(default_factory=list)
 
 
 class CleanupReport(_Model):
@@ -256,6 +277,10 @@ class ConfigState(_Model):
     record_error: dict[str, str] | None = None  # RecordFailure / RecordAgentFailure itself
     caught_collect: dict[str, str] | None = None  # Collect
     caught_cleanup: dict[str, str] | None = None  # Cleanup (then CleanupFailed -> Finalize)
+    # Spot interruptions of earlier attempts and of this one; ``interrupted`` is Cleanup's caught
+    # ConfigInterruptedError, which sends the config back to Provision for its next attempt.
+    interruptions: list[Interruption] = Field(default_factory=list)
+    interrupted: dict[str, str] | None = None
 
 
 class ConfigResult(_Model):
@@ -265,9 +290,16 @@ class ConfigResult(_Model):
     records: int
     errors: list[ErrorInfo] = Field(default_factory=list)
     leftovers: list[str] = Field(default_factory=list)
+    interruptions: list[Interruption] = Field(
+        default_factory=list, description="Spot interruptions of the config's attempts, in order"
+    )
 
 
 # ------------------------------------------------------------------------ run level
+
+
+INLINE_MAP_MAX_CONFIGS = 40
+"""Configs a run holds in the inline Map (its items in the state); past that, the Distributed Map."""
 
 
 class PlanResult(_Model):
@@ -275,7 +307,18 @@ class PlanResult(_Model):
     suite: str
     started_at: str
     max_concurrency: int = Field(ge=1, le=40)
-    items: list[WorkItem]
+    items: list[WorkItem] = Field(
+        description="the work items, in the state for the inline Map; empty past INLINE_MAP_MAX_CONFIGS "
+        "(work_items_key holds them: 500 items would crowd the state's 256 KiB)"
+    )
+    config_ids: list[str] = Field(description="every config of the run, whichever Map runs them (SweepRun)")
+    map_mode: Literal["inline", "distributed"] = Field(
+        description="which Map runs the configs (RouteConfigs): inline up to INLINE_MAP_MAX_CONFIGS, "
+        "distributed past that"
+    )
+    work_items_key: str | None = Field(
+        default=None, description="the artifacts key of the work items the Distributed Map reads (ItemReader)"
+    )
 
 
 class RunSummary(_Model):

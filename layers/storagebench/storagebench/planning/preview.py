@@ -9,6 +9,8 @@ two can never disagree. Guardrails (stack parameters, ``core.guardrails.Guardrai
   whose expected wall time (below) does not fit in its own ``timing.max_run_hours``: its resources
   would expire before its workloads finish;
 * ``MaxRunCostUsd``: the expected cost (below) over it is refused;
+  a config bought on Spot (``purchase``) is expected at the bundled Spot price of its type
+  (``costs.spot_estimate``), its upper bound stays on-demand;
 * ``MaxConcurrentInstances``: instances launched at once are the Map's concurrency times one
   instance per config; a concurrency above the limit is *capped* (with a note), not refused,
   because it changes how long the run takes and nothing it measures.
@@ -31,13 +33,18 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from storagebench.core.guardrails import Guardrails
 from storagebench.costs.document import cost_document
+from storagebench.costs.monthly import ConfigCost
+from storagebench.costs.spot_estimate import InstanceEstimate, request_estimates, spot_notes, with_spot
 from storagebench.kinds import kind_of
 from storagebench.planning.duration import RunDuration, estimate_duration
 from storagebench.planning.steps import plan_steps
 from storagebench.prices.book import PriceBook
 from storagebench.prices.models import PriceNotFound
 from storagebench.prices.products import PriceKey
+from storagebench.request.matrix import summarize_matrices
+from storagebench.request.matrix_models import MatrixSummary
 from storagebench.request.model import BenchmarkRequest, Config, Target
+from storagebench.request.purchase import Purchase
 
 INSTANCES_PER_CONFIG = 1  # launch_spec starts one instance per config; file systems are not instances
 
@@ -74,14 +81,24 @@ class ConfigPreview(_Frozen):
     steps: list[str] = Field(description="the agent's steps in run order (workload.target[.variant].rN)")
     expected_hours: float = Field(description="launch to cleanup, expected (estimate.duration)")
     run_usd: float = Field(description="this config's resources kept for expected_hours")
+    purchase: Purchase = Field(description="how its instances are bought (request.purchase)")
+    instance_usd_per_hour: float | None = Field(
+        default=None, description="the Spot price run_usd uses for its instance (None: on-demand)"
+    )
     upper_bound_usd: float = Field(description="this config's resources kept until timing.max_run_hours")
     monthly_usd: float
 
 
 class CostEstimate(_Frozen):
     currency: Literal["USD"] = "USD"
-    total_usd: float = Field(description="every config's resources kept for its expected hours")
+    total_usd: float = Field(
+        description="every config's resources kept for its expected hours (adaptive repetitions: all max)"
+    )
+    min_total_usd: float = Field(
+        description="the same with every adaptive series stopping at its min (= total_usd without them)"
+    )
     wall_hours: float = Field(description="the run's expected wall time: the Map's schedule of configs")
+    min_wall_hours: float = Field(description="the same with every adaptive series stopping at its min")
     duration: RunDuration = Field(description="each config's expected hours, by stage")
     duration_basis: str = Field(description="how the expected hours are estimated")
     upper_bound_usd: float = Field(
@@ -109,6 +126,10 @@ class RunPreview(_Frozen):
     region: str
     baseline: str
     configs: list[ConfigPreview]
+    matrices: list[MatrixSummary] = Field(
+        default_factory=list,
+        description="each config matrix: its axes, the configs it expands into, the points skipped",
+    )
     workloads: list[dict[str, Any]]
     max_concurrency: int = Field(description="configs run at once (the Map's MaxConcurrency)")
     concurrent_instances: int = Field(description="instances running at once at most")
@@ -144,7 +165,8 @@ def _usd(value: float) -> str:
 
 DURATION_BASIS = (
     "planning.duration: instance boot and status checks (file systems created meanwhile), agent "
-    "setup, pre-warm of every EBS target at its sustained catalog rate, every plan step (fio "
+    "setup, pre-warm (restored EBS volumes read end to end, the others' cold-read check) at the "
+    "target's sustained catalog rate, every plan step (fio "
     "ramp_time + runtime, size-bound dd/fio phases and fio file layout at the target's rate), "
     "collect and cleanup"
 )
@@ -262,27 +284,21 @@ def _target_problems(configs: list[Config], limits: Guardrails) -> list[Guardrai
     return problems
 
 
-def preview_request(
-    request: BenchmarkRequest, limits: Guardrails, book: PriceBook | None = None
-) -> RunPreview:
-    """Expand, price and check a validated request against the stack's guardrails."""
+def _size_problems(request: BenchmarkRequest, limits: Guardrails) -> list[GuardrailProblem]:
+    """MaxConfigsPerRun and MaxRunHours: more configs, or a longer timing.max_run_hours, are refused."""
     problems: list[GuardrailProblem] = []
-    notes: list[str] = []
-    configs = request.configs
-    if len(configs) > limits.max_configs_per_run:
+    configs, hours = len(request.configs), request.timing.max_run_hours
+    if configs > limits.max_configs_per_run:
         problems.append(
             GuardrailProblem(
                 field="configs",
                 limit="MaxConfigsPerRun",
                 limit_value=limits.max_configs_per_run,
-                value=len(configs),
-                message=f"{len(configs)} configs, the stack allows at most {limits.max_configs_per_run} "
+                value=configs,
+                message=f"{configs} configs, the stack allows at most {limits.max_configs_per_run} "
                 "per run (MaxConfigsPerRun)",
             )
         )
-    problems += _type_problems(configs, limits)
-    problems += _target_problems(configs, limits)
-    hours = request.timing.max_run_hours
     if hours > limits.max_run_hours:
         problems.append(
             GuardrailProblem(
@@ -294,6 +310,59 @@ def preview_request(
                 "(MaxRunHours)",
             )
         )
+    return problems
+
+
+def _instance_estimates(
+    request: BenchmarkRequest, limits: Guardrails, region: str, notes: list[str]
+) -> dict[str, InstanceEstimate]:
+    """How each config's instance is estimated (the Spot snapshot where it buys Spot); what the
+    estimate says about it goes to ``notes``."""
+    instances = request_estimates(request, limits.default_purchase, region)
+    notes += spot_notes(instances.values())
+    return instances
+
+
+def _config_usd(
+    configs: list[Config],
+    costs: dict[str, ConfigCost],
+    instances: dict[str, InstanceEstimate],
+    expected_hours: dict[str, float],
+    hours: float,
+) -> tuple[dict[str, float], dict[str, float]]:
+    """Each config's expected cost (its instance at the Spot estimate where it buys Spot) and its upper
+    bound (everything on-demand until the resources expire)."""
+    expected = {
+        c.id: with_spot(costs[c.id].for_hours(expected_hours[c.id]), instances[c.id], c.instance_type).usd
+        for c in configs
+    }
+    return expected, {c.id: costs[c.id].for_hours(hours).usd for c in configs}
+
+
+def _adaptive_range(
+    duration: RunDuration, fewest_usd: dict[str, float], total: float, notes: list[str]
+) -> float:
+    """The expected cost with every adaptive series stopping at its min (a note gives the range)."""
+    min_total = math.fsum(fewest_usd.values())
+    if duration.min_wall_hours < duration.wall_hours:
+        notes.append(
+            f"adaptive repetitions: {duration.min_wall_hours:.2f}..{duration.wall_hours:.2f} h and "
+            f"{_usd(min_total)}..{_usd(total)} (every series stopping at its min .. at its max); the "
+            "guardrails judge the max"
+        )
+    return min_total
+
+
+def preview_request(
+    request: BenchmarkRequest, limits: Guardrails, book: PriceBook | None = None
+) -> RunPreview:
+    """Expand, price and check a validated request against the stack's guardrails."""
+    notes: list[str] = []
+    configs = request.configs
+    hours = request.timing.max_run_hours
+    problems = _size_problems(request, limits)
+    problems += _type_problems(configs, limits)
+    problems += _target_problems(configs, limits)
 
     wanted = min(request.max_concurrency or limits.max_concurrency, limits.max_concurrency, len(configs))
     per_config = max(instances_per_config(c) for c in configs)
@@ -329,9 +398,12 @@ def preview_request(
             )
     expected_hours = duration.config_hours
     document, costs = cost_document(request, book, hours)
-    run_usd = {c.id: costs[c.id].for_hours(expected_hours[c.id]).usd for c in configs}
-    bound_usd = {c.id: costs[c.id].for_hours(hours).usd for c in configs}
+    instances = _instance_estimates(request, limits, priced_region, estimate_notes)
+    run_usd, bound_usd = _config_usd(configs, costs, instances, expected_hours, hours)
     total = math.fsum(run_usd.values())
+    fewest_hours = {c.config_id: c.min_hours for c in duration.configs}
+    fewest_usd = _config_usd(configs, costs, instances, fewest_hours, hours)[0]  # Spot where bought so
+    min_total = _adaptive_range(duration, fewest_usd, total, estimate_notes)
     upper = math.fsum(bound_usd.values())
     priced = bool(document["complete"])
     if not priced:
@@ -351,7 +423,9 @@ def preview_request(
     problems += _unpriced_problems(configs, book)
     estimate = CostEstimate(
         total_usd=round(total, 6),
+        min_total_usd=round(min_total, 6),
         wall_hours=round(duration.wall_hours, 6),
+        min_wall_hours=round(duration.min_wall_hours, 6),
         duration=duration,
         duration_basis=DURATION_BASIS,
         upper_bound_usd=round(upper, 6),
@@ -376,11 +450,14 @@ def preview_request(
                 steps=[str(step["id"]) for step in steps[c.id]],
                 expected_hours=round(expected_hours[c.id], 6),
                 run_usd=round(run_usd[c.id], 6),
+                purchase=instances[c.id].purchase,
+                instance_usd_per_hour=instances[c.id].spot_usd,
                 upper_bound_usd=round(bound_usd[c.id], 6),
                 monthly_usd=round(costs[c.id].monthly_usd, 6),
             )
             for c in configs
         ],
+        matrices=summarize_matrices(request),
         workloads=[w.model_dump(mode="json") for w in request.resolved_workloads()],
         max_concurrency=concurrency,
         concurrent_instances=concurrency * per_config,

@@ -82,7 +82,10 @@ from storagebench.report.model import (
     Value,
     WorkloadInfo,
 )
+from storagebench.report.prewarm_notes import prewarm_notes
+from storagebench.report.repetitions import in_config_order, repetition_findings
 from storagebench.report.sla_searches import build_sla_limits
+from storagebench.report.surfaces import build_surfaces
 from storagebench.report.trends import RunValues, build_trends, history_runs, run_environment
 from storagebench.request.model import (
     BenchmarkRequest,
@@ -90,6 +93,7 @@ from storagebench.request.model import (
 from storagebench.request.requirements import RequirementError
 from storagebench.results.records import HistogramBucket, ResultRecord
 from storagebench.store.models import decode_run
+from storagebench.store.repetitions import config_repetitions
 from storagebench.workloads import get_profile
 
 __all__ = ["METRIC_INFO", "build_report"]
@@ -348,6 +352,8 @@ class _Run:
         self.records, self.options = document.records, document.options
         self.request = read_request(request, self.run, self.notes)
         self.states = read_config_states(self.run, document.configs)
+        self.stops, unread = config_repetitions(document.configs)  # adaptive series, steady state
+        self.notes += unread
         self.comparison, self.computed_costs = read_comparison(
             comparison, self.request, self.records, self.notes
         )
@@ -594,6 +600,8 @@ class _Run:
             add("warning", "config", f"{cid}: no results stored (status {row.status})")
         if state.leftovers:
             add("error", "config", f"{cid} left resources behind: {', '.join(state.leftovers)}")
+        for interruption in state.interruptions:  # what was measured is kept; the relaunch ran the rest
+            add("info", "spot", f"{cid}: {interruption}")
         if state.problems:
             shown = state.problems[:PROBLEMS_SHOWN]
             more = len(state.problems) - len(shown)
@@ -786,6 +794,8 @@ class _Run:
         rows = [self.config_row(cid) for cid in self.config_ids]
         findings = [f for row in rows for f in self.config_findings(row)]
         findings += self.regression_findings()
+        stops = in_config_order(self.stops, self.config_ids)
+        findings += repetition_findings(stops)
         findings += [
             Finding(severity="info", category="cost", text=str(n))
             for n in (self.comparison or {}).get("notes") or []
@@ -804,6 +814,7 @@ class _Run:
         rank = {"error": 0, "warning": 1, "info": 2}
         findings.sort(key=lambda f: rank[f.severity])
         pairs = [(cid, w.id) for cid in self.config_ids for w in self.workloads]
+        self.notes += prewarm_notes(self.records)
         earlier, _ = history_runs(self.history, self.notes)
         return Report(
             trends=build_trends(
@@ -820,6 +831,8 @@ class _Run:
                 names=self.workload_name,
             ),
             recommendation=self.recommendation(),
+            surfaces=build_surfaces(self.request, rows, self.workloads),
+            repetition_stops=stops,
             header=self.header(),
             workloads=self.workloads,
             configs=rows,

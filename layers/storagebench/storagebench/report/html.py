@@ -33,7 +33,9 @@ from storagebench.report.fmt import (
     verdict_counts,
 )
 from storagebench.report.html_history import curves_html, trends_html
+from storagebench.report.html_repetitions import repetitions_html, repetitions_title
 from storagebench.report.html_sla import sla_limits_html
+from storagebench.report.html_surfaces import surfaces_html
 from storagebench.report.model import (
     Cell,
     ConfigRow,
@@ -773,6 +775,17 @@ def render_html(report: Report) -> str:
         *(
             [
                 (
+                    "repetitions",
+                    repetitions_title(report.repetition_stops),
+                    repetitions_html(report.repetition_stops),
+                )
+            ]
+            if report.repetition_stops
+            else []
+        ),
+        *(
+            [
+                (
                     "sla",
                     "Limits under a latency SLA",
                     sla_limits_html(report.sla_limits, ids, emulated_configs(report)),
@@ -781,6 +794,7 @@ def render_html(report: Report) -> str:
             if report.sla_limits
             else []
         ),
+        *([("surfaces", "Matrix surfaces", surfaces_html(report.surfaces))] if report.surfaces else []),
         ("latency", "Latency", _latency(report, ids)),
         ("curves", "Latency against load", curves_html(report, ids)),
         ("timeseries", "IOPS over time", _series(report, ids)),

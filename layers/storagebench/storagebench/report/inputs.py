@@ -49,6 +49,7 @@ class ConfigState:
         self.problems: list[str] = []
         self.leftovers: list[str] = []
         self.records: int | None = None
+        self.interruptions: list[str] = []  # Spot interruptions (Finalize's), one line each
 
 
 def read_config_states(run: StoredRun, configs: Iterable[StoredConfig]) -> dict[str, ConfigState]:
@@ -71,6 +72,7 @@ def read_config_states(run: StoredRun, configs: Iterable[StoredConfig]) -> dict[
         state.status = result.status or state.status
         state.errors = result.errors or state.errors
         state.leftovers = result.leftovers or state.leftovers
+        state.interruptions = result.interruptions
         if result.records is not None:
             state.records = result.records
     return states

@@ -33,7 +33,9 @@ from storagebench.report.history_text import (
     trend_summary,
     trends_intro,
 )
-from storagebench.report.model import Cell, LatencyRow, MetricInfo, Report, Value, WorkloadInfo
+from storagebench.report.html_surfaces import SURFACES_INTRO
+from storagebench.report.model import METRIC_INFO, Cell, LatencyRow, MetricInfo, Report, Value, WorkloadInfo
+from storagebench.report.repetitions import repetition_tables, repetitions_title
 from storagebench.report.sla_searches import SLA_INTRO, probe_rows
 
 __all__ = ["render_markdown"]
@@ -296,6 +298,53 @@ def _curves(report: Report) -> list[str]:
     return out
 
 
+def _surfaces(report: Report) -> list[str]:
+    """Each matrix's grids (``report.surfaces``): mean and monthly cost per point, skipped points."""
+    out = [md(SURFACES_INTRO)]
+    for surface in report.surfaces:
+        metric = METRIC_INFO[surface.metric]
+        out += [
+            "",
+            f"**{md(surface.base_id)}**, {md(surface.workload_name)}: {md(metric.label)} ({md(metric.unit)})",
+        ]
+        for table in surface.tables:
+            fixed = ", ".join(f"{axis} {value}" for axis, value in table.fixed.items())
+            corner = table.rows_axis + (f" \\ {table.columns_axis}" if table.columns_axis else "")
+            head = (
+                [md(corner), *(md(c) for c in table.columns)]
+                if table.columns_axis
+                else [md(corner), md(metric.label)]
+            )
+            rows = [
+                [md(row)]
+                + [
+                    "skipped"
+                    if cell.skipped
+                    else DASH
+                    if cell.config_id is None
+                    else f"{metric_value(metric, cell.value)} · {usd(cell.monthly_usd)}/mo"
+                    for cell in cells
+                ]
+                for row, cells in zip(table.rows, table.cells, strict=True)
+            ]
+            out += [
+                "",
+                *([f"{md(fixed)}:", ""] if fixed else []),
+                _table(head, rows, ["l"] + ["r"] * (len(head) - 1)),
+            ]
+    return out
+
+
+def _repetitions(report: Report) -> list[str]:
+    """How each config's repetitions stopped (``report.repetitions``): a paragraph and a table each."""
+    out: list[str] = []
+    for table in repetition_tables(report.repetition_stops):
+        align = ["r" if numeric else "l" for numeric in table.numeric]
+        rows = [[md(v) for v in row] for row in table.rows]
+        out += [*([""] if out else []), md(table.intro), "", _table([md(h) for h in table.head], rows, align)]
+    return out
+
+
 def _sla_limits(report: Report) -> list[str]:
     out = [md(SLA_INTRO)]
     emulated = emulated_configs(report)
@@ -345,8 +394,12 @@ def render_markdown(report: Report) -> str:
     """The report as GitHub-flavoured Markdown."""
     out = _header(report) + _recommendation(report)
     out += ["", "## Configs against the baseline", "", _comparison(report)]
+    if report.repetition_stops:
+        out += ["", f"## {repetitions_title(report.repetition_stops)}", "", *_repetitions(report)]
     if report.sla_limits:
         out += ["", "## Limits under a latency SLA", "", *_sla_limits(report)]
+    if report.surfaces:
+        out += ["", "## Matrix surfaces", "", *_surfaces(report)]
     out += ["", "## Latency", "", *_latency_section(report)]
     out += ["", "## Latency against load", "", *_curves(report)]
     out += ["", "## Cost against performance", "", *_cost_section(report)]

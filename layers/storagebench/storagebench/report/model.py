@@ -11,7 +11,9 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from storagebench.analysis.curves import CurvePoint, LoadKnee
+from storagebench.core.series import ConfigRepetitions
 from storagebench.costs.recommend import Recommendation
+from storagebench.report.surface_models import Surface
 from storagebench.results.records import SlaProbe
 
 Noise = Literal["outside", "overlap", "unknown"]
@@ -220,7 +222,9 @@ class Finding(_Model):
     """Something the reader must not miss: a failure, a caveat on a number, a regression."""
 
     severity: Severity
-    category: str = Field(description="config, collect, delivery, burst, latency, regression, cost, data")
+    category: str = Field(
+        description="config, collect, delivery, burst, latency, regression, cost, data, spot, repetitions"
+    )
     config_id: str | None = None
     workload: str | None = None
     text: str
@@ -383,4 +387,11 @@ class Report(_Model):
     curves: list[Curve] = Field(default_factory=list, description="sweeps: latency against load")
     sla_limits: list[SlaLimit] = Field(
         default_factory=list, description="latency-SLA searches: the highest IOPS under each target"
+    )
+    surfaces: list[Surface] = Field(
+        default_factory=list, description="each config matrix as grids along its axes (report.surfaces)"
+    )
+    repetition_stops: list[ConfigRepetitions] = Field(
+        default_factory=list,
+        description="how each config's repetitions stopped: adaptive series and fio's steady-state verdicts",
     )

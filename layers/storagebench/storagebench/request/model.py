@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal, Self
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator, model_validator
 from pydantic.json_schema import SkipJsonSchema
 
 from storagebench.catalog import (
@@ -24,9 +24,19 @@ from storagebench.catalog import (
 from storagebench.catalog.envelope import TargetEnvelope, target_envelope
 from storagebench.catalog.images import DEFAULT_IMAGE, image_problem, missing_tool
 from storagebench.catalog.models import EbsVolumeType
+from storagebench.request.matrix_models import MatrixInvalid, MatrixOrigin, MatrixValue, SkippedPoint
 from storagebench.request.mount_options import FAMILIES, mount_options_problem
+from storagebench.request.prewarm import Prewarm
 from storagebench.request.problems import Problems, fmt_int
+from storagebench.request.purchase import PURCHASE_DESCRIPTION, Purchase
 from storagebench.request.references import default_target_id, reference_problems
+from storagebench.request.repetitions import (
+    REPETITIONS_DESCRIPTION,
+    STEADY_STATE_DESCRIPTION,
+    Repetitions,
+    SteadyState,
+    steady_state_problems,
+)
 from storagebench.request.requirements import MAX_LENGTH as REQUIREMENT_LENGTH
 from storagebench.request.requirements import METRICS as REQUIREMENT_METRICS
 from storagebench.request.rules import rule, rules_of, run_rules
@@ -44,7 +54,8 @@ SNAPSHOT_PATTERN = r"^snap-[0-9a-f]{8,17}$"
 
 EbsType = Literal["gp2", "gp3", "io1", "io2", "st1", "sc1", "standard"]
 Filesystem = Literal["xfs", "ext4", "btrfs", "raw"]
-MAX_CONFIGS = 40  # inline Map concurrency ceiling; larger matrices belong in a Distributed Map
+MAX_CONFIGS = 500  # up to 40 run in the inline Map, more in the Distributed Map (one child each)
+MAX_CONCURRENCY = 40  # configs at once, on either Map (the stack's guardrails cap it lower)
 MAX_DATA_VOLUMES = 21  # /dev/sdf../dev/sdz, AWS's recommended names for EBS data volumes
 
 
@@ -59,6 +70,14 @@ class _Model(BaseModel):
             run_rules(self, problems)
             problems.raise_if_any()
         return self
+
+
+def expansion_only(value: Any, kind: type) -> Any:
+    """What only the matrix expansion sets arrives as its own Python objects, which no JSON
+    document can carry: anything else was written by a user and is refused."""
+    if value is not None and not isinstance(value, kind):
+        raise ValueError("set by the matrix expansion only; remove it")
+    return value
 
 
 # ------------------------------------------------------------------------- EBS rules
@@ -543,6 +562,33 @@ class Config(_Model):
     teardown: str | None = Field(
         default=None, max_length=16_384, description="shell run after, on every path"
     )
+    purchase: Purchase | None = Field(default=None, description=PURCHASE_DESCRIPTION)
+    matrix: dict[str, Annotated[list[MatrixValue], Field(min_length=1)]] | None = Field(
+        default=None,
+        description="expands this config into one config per combination of the values (request."
+        'matrix): field -> values, e.g. {"size_gib": [500, 1000], "iops": [3000, 6000]}; fields: '
+        "instance_type, image, or a target's type, size_gib, iops, throughput_mibps, count, "
+        "filesystem, ... (<target id>.<field> when several targets have it); ids read "
+        "<id>-500g-6000iops",
+    )
+    # Set by the matrix expansion only (request.matrix): refused from documents, left out of the
+    # published schema and of the dumps; the report expands the run's document again to read it.
+    origin: SkipJsonSchema[MatrixOrigin | None] = Field(default=None, exclude=True)
+
+    @field_validator("origin", mode="before")
+    @classmethod
+    def _origin_from_the_expansion(cls, value: Any) -> Any:
+        return expansion_only(value, MatrixOrigin)
+
+    @rule("matrix")
+    def _expanded(self, problems: Problems) -> None:
+        if self.matrix is not None:
+            problems.add(
+                ("matrix",),
+                self.matrix,
+                "a matrix is expanded when the request document is parsed (storagebench.request."
+                "parse_request); a config or request validated directly cannot hold one",
+            )
 
     @rule("targets")
     def _target_ids(self, problems: Problems) -> None:
@@ -682,7 +728,11 @@ class WorkloadRef(_Model):
     targets: list[str] | None = Field(
         default=None, description="target ids to run on; all targets when omitted"
     )
-    repetitions: int | None = Field(default=None, ge=1, le=100)
+    repetitions: Repetitions | None = Field(
+        default=None,
+        description="this workload's repetitions, instead of the request's: " + REPETITIONS_DESCRIPTION,
+    )
+    steady_state: SteadyState | None = Field(default=None, description=STEADY_STATE_DESCRIPTION)
 
     @rule("profile", "suite", "params", "id")
     def _profile(self, problems: Problems) -> None:
@@ -726,6 +776,7 @@ class WorkloadRef(_Model):
                 params=self.params if self.profile else {},
                 targets=self.targets,
                 repetitions=self.repetitions,
+                steady_state=self.steady_state,
             )
             for name in names
         ]
@@ -739,22 +790,11 @@ class ResolvedWorkload(_Model):
     scale: float
     params: dict[str, Any]
     targets: list[str] | None
-    repetitions: int | None
+    repetitions: Repetitions | None
+    steady_state: SteadyState | None = None
 
 
 # ------------------------------------------------------------------------- the request
-
-
-class Prewarm(_Model):
-    """Read every block of each EBS volume before measuring; the cold read is itself a result."""
-
-    method: Literal["none", "dd", "fio"] = Field(
-        default="dd", description="dd: `dd if=<dev> of=/dev/null bs=1M` per volume; fio: parallel 128k reads"
-    )
-    block_size: Annotated[str, StringConstraints(pattern=r"^\d+[kKmM]$")] | None = Field(
-        default=None, description="read size; default 1M for dd, 128k for fio (AWS's documented command)"
-    )
-    iodepth: int = Field(default=32, ge=1, le=256, description="fio method only")
 
 
 class Timing(_Model):
@@ -810,13 +850,18 @@ class BenchmarkRequest(_Model):
     configs: list[Config] = Field(min_length=1, max_length=MAX_CONFIGS)
     workloads: list[WorkloadRef] = Field(min_length=1, max_length=50)
     prewarm: Prewarm = Field(default_factory=Prewarm)
-    repetitions: int = Field(default=3, ge=1, le=100)
+    repetitions: Repetitions = Field(default=3, description=REPETITIONS_DESCRIPTION)
     order: Literal["sequential", "interleaved"] = Field(
         default="sequential", description="interleaved runs repetition 1 of every workload, then 2, ..."
     )
-    max_concurrency: int | None = Field(default=None, ge=1, le=MAX_CONFIGS, description="configs run at once")
+    max_concurrency: int | None = Field(
+        default=None, ge=1, le=MAX_CONCURRENCY, description="configs run at once"
+    )
     timing: Timing = Field(default_factory=Timing)
     fail_fast: bool = Field(default=False, description="stop a config's workloads at its first failure")
+    purchase: Purchase | None = Field(
+        default=None, description="every config's purchase unless it sets its own: " + PURCHASE_DESCRIPTION
+    )
     requirements: list[Annotated[str, StringConstraints(min_length=1, max_length=REQUIREMENT_LENGTH)]] = (
         Field(
             default_factory=list,
@@ -834,6 +879,22 @@ class BenchmarkRequest(_Model):
         "storagebench: and Name are reserved",
         json_schema_extra={"maxProperties": MAX_USER_TAGS},
     )
+    matrix_invalid: MatrixInvalid = Field(
+        default="error",
+        description="a matrix point that breaks AWS's rules (e.g. gp3 IOPS above 500 per GiB): error "
+        "refuses the request naming each point and rule; skip leaves the point out and lists it in "
+        "validate, cost, the dry run and the report",
+    )
+    # The points matrix_invalid skip left out: set by the expansion only, like origin.
+    matrix_skipped: SkipJsonSchema[list[SkippedPoint]] = Field(default_factory=list, exclude=True)
+
+    @field_validator("matrix_skipped", mode="before")
+    @classmethod
+    def _skipped_by_the_expansion(cls, value: Any) -> Any:
+        if isinstance(value, list):
+            return [expansion_only(point, SkippedPoint) for point in value]
+        return expansion_only(value, list)
+
     # Set by a schedule's Input only: the API refuses it, the published schema and the dumps (the
     # request as stored for the steps) leave it out; the run item keeps the document as started.
     scheduled: SkipJsonSchema[ScheduledOccurrence | None] = Field(default=None, exclude=True)
@@ -841,7 +902,12 @@ class BenchmarkRequest(_Model):
     @model_validator(mode="after")
     def _cross_checks(self) -> BenchmarkRequest:
         problems = Problems("BenchmarkRequest")
-        for loc, value, message in [*reference_problems(self.model_dump()), *tag_problems(self.tags)]:
+        found = [
+            *reference_problems(self.model_dump()),
+            *tag_problems(self.tags),
+            *steady_state_problems(self),
+        ]
+        for loc, value, message in found:
             problems.add(loc, value, message)
         problems.raise_if_any()
         return self
@@ -853,8 +919,8 @@ class BenchmarkRequest(_Model):
     def resolved_workloads(self) -> list[ResolvedWorkload]:
         return [w for ref in self.workloads for w in ref.expand()]
 
-    def repetitions_of(self, workload: ResolvedWorkload) -> int:
-        return workload.repetitions or self.repetitions
+    def repetitions_of(self, workload: ResolvedWorkload) -> Repetitions:
+        return workload.repetitions if workload.repetitions is not None else self.repetitions
 
     def config(self, config_id: str) -> Config:
         for config in self.configs:

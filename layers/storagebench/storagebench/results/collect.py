@@ -10,7 +10,9 @@
   thread (dd's own bytes / seconds) go to ``job_bw_min/max_mibps``;
 * command phases: one ``mixed`` record with real/user/sys, and bytes/files when the agent's
   timing has them per thread (else the planner's ``accounting`` of the whole phase);
-* pre-warm entries: one ``prewarm`` read record per target.
+* pre-warm entries: one ``prewarm`` read record per target; a target given the sampled
+  cold-read check instead of a full read carries its cold and warm passes in ``cold_read``
+  (``storagebench.results.cold_read``).
 
 One bad phase never costs the others: a failed phase, a missing or unparsable file, or a
 record fio's own summary disagrees with becomes a line in ``Collection.problems``. Only a
@@ -31,10 +33,13 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from storagebench.agent.manifest import MANIFEST_VERSION, STATUS_FAILED, STATUS_OK
 from storagebench.agent.measurable import LABEL as TOO_SMALL
 from storagebench.agent.measurable import too_small
+from storagebench.core.series import SeriesOutcome, SteadyStateOutcome
+from storagebench.results.cold_read import cold_read_check
 from storagebench.results.dd import DdResult, read_dd_stderr
 from storagebench.results.errors import ManifestError, ParseError
 from storagebench.results.fio import MIB, RECORD_PERCENTILES, aggregate_fio, summary_disagreements
 from storagebench.results.records import Direction, ResultRecord, SlaProbe, SlaSearch, VariantValue
+from storagebench.results.series import read_series, steady_states
 from storagebench.results.volume import DeviceView, parse_views, volume_side
 
 _THREAD = re.compile(r"\.(\d+)\.")
@@ -53,6 +58,12 @@ class Collection(BaseModel):
     warnings: list[str] = Field(
         default_factory=list,
         description="measurements kept but to be read with care (too small to measure): labelled, not lost",
+    )
+    series: list[SeriesOutcome] = Field(
+        default_factory=list, description="adaptive series: repetitions spent and why each stopped"
+    )
+    steady_state: list[SteadyStateOutcome] = Field(
+        default_factory=list, description="fio's steady-state verdict of each job that asked for one"
     )
 
 
@@ -116,16 +127,7 @@ def collect(output_dir: str | Path) -> Collection:
     labels = _target_labels(manifest)
     plan_phases = _plan_phases(root)
 
-    for index, entry in enumerate(manifest.get("prewarm") or []):
-        where = f"prewarm[{index}]"
-        try:
-            if not isinstance(entry, Mapping):
-                raise _PhaseError("expected an object")
-            where = f"prewarm of {entry.get('target')!r}"
-            collection.records.extend(_prewarm(root, manifest["config_id"], entry, labels))
-        except Exception as exc:
-            collection.problems.append(f"{where}: {_describe(exc)}")
-
+    _prewarms(collection, root, manifest, labels)
     for index, step in enumerate(manifest.get("steps") or []):
         if not isinstance(step, Mapping):
             collection.problems.append(f"steps[{index}]: expected an object")
@@ -161,9 +163,41 @@ def collect(output_dir: str | Path) -> Collection:
                 views, bad = parse_views(phase.get("volume"))
                 collection.records.extend(_with_volume(records, views))
                 collection.problems.extend(f"{where}: {note}" for note in [*notes, *bad])
+                if phase.get("engine") == "fio":
+                    _steady_state(collection, root, str(step_id), phase, where)
             except Exception as exc:
                 collection.problems.append(f"{where}: {_describe(exc)}")
+    series, unread = read_series(manifest)
+    collection.series = series
+    collection.problems.extend(unread)
     return collection
+
+
+def _prewarms(
+    collection: Collection, root: Path, manifest: Mapping[str, Any], labels: dict[str, list[str]]
+) -> None:
+    """The pre-warm reads and cold-read checks of the manifest; a bad entry is a problem line."""
+    for index, entry in enumerate(manifest.get("prewarm") or []):
+        where = f"prewarm[{index}]"
+        try:
+            if not isinstance(entry, Mapping):
+                raise _PhaseError("expected an object")
+            where = f"prewarm of {entry.get('target')!r}"
+            collection.records.extend(_prewarm(root, manifest["config_id"], entry, labels))
+        except Exception as exc:
+            collection.problems.append(f"{where}: {_describe(exc)}")
+
+
+def _steady_state(
+    collection: Collection, root: Path, step_id: str, phase: Mapping[str, Any], where: str
+) -> None:
+    """fio's steady-state verdicts of a phase; one not attained is a warning (the figures may drift)."""
+    verdicts, unread = steady_states(root, step_id, phase)
+    collection.steady_state.extend(verdicts)
+    collection.problems.extend(unread)
+    collection.warnings.extend(
+        f"{where}: {v.text}: the figures may still drift" for v in verdicts if not v.attained
+    )
 
 
 def _with_volume(records: list[ResultRecord], views: list[DeviceView]) -> list[ResultRecord]:
@@ -613,6 +647,8 @@ def _prewarm(
     if not devices:
         raise _PhaseError("status ok but no devices were read")
     base = PurePosixPath(str(entry.get("dir") or f"prewarm/{target}"))
+    if entry.get("mode") == "sampled":
+        return [_cold_read(root, base, config_id, entry, devices, labels)]
     sizes: list[int] = []
     seconds: list[float] = []
     rates: list[float] = []
@@ -633,16 +669,10 @@ def _prewarm(
     # slowest member's time.
     wall = max(seconds)
     return [
-        ResultRecord(
-            config_id=config_id,
-            target_id=target,
-            workload="prewarm",
-            profile="prewarm",
-            repetition=1,
-            phase="prewarm",
-            direction="read",
-            engine="prewarm",
-            jobs=len(devices),
+        _prewarm_record(
+            config_id,
+            target,
+            len(devices),
             bw_mibps=sum(sizes) / wall / MIB,
             bytes=sum(sizes),
             runtime_s=wall,
@@ -654,3 +684,49 @@ def _prewarm(
             labels=[*labels.get(target, []), *([f"prewarm:{method}"] if isinstance(method, str) else [])],
         )
     ]
+
+
+def _prewarm_record(config_id: str, target: str, devices: int, **measured: Any) -> ResultRecord:
+    """A pre-warm read of a target (a full read or the cold-read check): one record per target,
+    its member devices read at once."""
+    return ResultRecord(
+        config_id=config_id,
+        target_id=target,
+        workload="prewarm",
+        profile="prewarm",
+        repetition=1,
+        phase="prewarm",
+        direction="read",
+        engine="prewarm",
+        jobs=devices,
+        **measured,
+    )
+
+
+def _cold_read(
+    root: Path,
+    base: PurePosixPath,
+    config_id: str,
+    entry: Mapping[str, Any],
+    devices: list[Mapping[str, Any]],
+    labels: Mapping[str, list[str]],
+) -> ResultRecord:
+    """The sampled cold-read check of a target: the cold pass as the record, both passes in it."""
+    target = str(entry["target"])
+    check = cold_read_check(devices, entry.get("pass_seconds"), f"cold-read check of {target!r}")
+    per_device = [(float(d["mibps"]) if _seconds(d, "mibps") is not None else None) for d in devices]
+    rates = [rate for rate in per_device if rate is not None]
+    return _prewarm_record(
+        config_id,
+        target,
+        len(devices),
+        bw_mibps=check.cold.mibps,
+        bytes=check.bytes,
+        ios=check.bytes // check.block_bytes,
+        runtime_s=check.cold.seconds,
+        job_bw_min_mibps=min(rates) if rates else None,
+        job_bw_max_mibps=max(rates) if rates else None,
+        raw=[_relative_file(root, base, str(name)) for d in devices for name in d.get("files") or []],
+        labels=[*labels.get(target, []), "prewarm:sampled"],
+        cold_read=check,
+    )

@@ -16,6 +16,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from storagebench.core.interruption import interruption_line
 from storagebench.core.state import ConfigState
 from storagebench.results.records import ResultRecord
 
@@ -90,6 +91,7 @@ class ConfigOutcome:
     errors: list[str]
     leftovers: list[str]
     records: int | None
+    interruptions: list[str] = field(default_factory=list)  # Spot interruptions, one line each
 
     @classmethod
     def decode(cls, document: Mapping[str, Any]) -> ConfigOutcome:
@@ -99,6 +101,9 @@ class ConfigOutcome:
             errors=error_lines(document.get("errors")),
             leftovers=_texts(document.get("leftovers")),
             records=_count(document.get("records")),
+            interruptions=[
+                interruption_line(i) for i in document.get("interruptions") or [] if isinstance(i, Mapping)
+            ],
         )
 
 

@@ -31,6 +31,7 @@ from storagebench.core.state import (
 from storagebench.gateway.lifecycle import GatewayPorts
 from storagebench.notify import LogNotifier, Notifier
 from storagebench.prices.book import PriceBook
+from storagebench.prices.spot import SpotPriceHistory
 from storagebench.results.records import ResultRecord
 
 
@@ -143,9 +144,14 @@ class ResultsStore(Protocol):
     def finish_run(self, summary: RunSummary) -> None:
         """Record the run's final status."""
 
-    def get_run(self, run_id: str) -> dict[str, Any]:
+    def get_run(self, run_id: str, *, histograms: bool = False) -> dict[str, Any]:
         """The run, its configs and results (one query), as the stored document (the API's body);
-        domain readers decode it once with ``store.models.decode_run``."""
+        domain readers decode it once with ``store.models.decode_run``. Results come without their
+        latency histograms unless ``histograms`` asks for them (the report's charts: one more query)."""
+
+    def series_digests(self, suite: str, since: str, until: str) -> list[dict[str, Any]]:
+        """Every series value of the suite's runs started in [since, until] (sort-key bounds), for
+        the regression check: one query whatever the number of series (``store.keys``)."""
 
     def get_run_page(
         self, run_id: str, cursor: str | None = None, limit: int = 200
@@ -250,6 +256,9 @@ class Services:
     region: str = "us-east-1"
     clock: Clock = field(default_factory=SystemClock)
     prices: Callable[[str], PriceBook] = snapshot_prices
+    # Spot price history by region (DescribeSpotPriceHistory): what a Spot instance paid. None: Spot
+    # instances are priced on-demand, the upper bound, and the run's economics say so.
+    spot_prices: Callable[[str], SpotPriceHistory] | None = None
     notifier: Notifier = field(default_factory=LogNotifier)  # SNS on AWS, a file locally
     gateways: GatewayServices | None = None  # Storage Gateway on AWS; local mode has none
     # How long after a stop a launching step may still be running: SweepRun sweeps again then.

@@ -21,16 +21,19 @@ from storagebench.analysis.series import extract_series
 from storagebench.core.clock import iso, parse_iso
 from storagebench.core.errors import (
     AgentError,
+    ConfigInterruptedError,
     DocumentError,
     DuplicateStartError,
     GuardrailError,
     InvalidRequestError,
     NotReadyError,
     RunStoppedError,
+    SpotInterruptionError,
     WorkflowError,
 )
 from storagebench.core.regression import Regression
 from storagebench.core.state import (
+    INLINE_MAP_MAX_CONFIGS,
     AgentOutcome,
     CleanupReport,
     CollectSummary,
@@ -53,15 +56,18 @@ from storagebench.kinds import kind_of
 from storagebench.planning import build_plan
 from storagebench.planning.preview import preview_request
 from storagebench.request import BenchmarkRequest, RequestError, parse_request
-from storagebench.request.model import ScheduledOccurrence
+from storagebench.request.model import Config, ScheduledOccurrence
+from storagebench.request.purchase import Market, Purchase, effective_purchase
 from storagebench.results.collect import collect as collect_output
 from storagebench.results.errors import ResultsError
+from storagebench.workflow import interruptions
 from storagebench.workflow.artifact_keys import (
     agent_output_prefix,
     command_output_prefix,
     config_prefix,
     request_key,
     series_key,
+    work_items_key,
 )
 from storagebench.workflow.bindings import agent_targets, launch_spec, storage_option
 from storagebench.workflow.command_output import failed_document_step
@@ -117,7 +123,12 @@ def tags(services: Services, item: WorkItem) -> dict[str, str]:
 
 
 def plan_run(document: Any, run_id: str, started_at: str, services: Services) -> PlanResult:
-    """Validate, apply the stack's guardrails, record the run, expand one work item per config."""
+    """Validate, apply the stack's guardrails, record the run, expand one work item per config.
+
+    Up to ``INLINE_MAP_MAX_CONFIGS`` configs, the items travel in the state to the inline Map; past
+    that they go to the artifacts (``work_items_key``) for the Distributed Map's ItemReader, and the
+    state carries only the config ids: 500 items of ~0.5 KiB would crowd its 256 KiB.
+    """
     try:
         request = parse_request(document)
     except RequestError as exc:
@@ -152,6 +163,9 @@ def plan_run(document: Any, run_id: str, started_at: str, services: Services) ->
         for c in request.configs
     ]
     services.artifacts.put_json(request_key(run_id), request.model_dump(mode="json", exclude_unset=False))
+    distributed = len(items) > INLINE_MAP_MAX_CONFIGS
+    if distributed:  # before the run is recorded: a Plan retried after a lost answer writes the same
+        services.artifacts.put_json(work_items_key(run_id), [i.model_dump(mode="json") for i in items])
     services.store.start_run(
         run_id,
         request.name,
@@ -165,7 +179,10 @@ def plan_run(document: Any, run_id: str, started_at: str, services: Services) ->
         suite=request.name,
         started_at=iso(started),
         max_concurrency=preview.max_concurrency,
-        items=items,
+        items=[] if distributed else items,
+        config_ids=[c.id for c in request.configs],
+        map_mode="distributed" if distributed else "inline",
+        work_items_key=work_items_key(run_id) if distributed else None,
     )
 
 
@@ -198,7 +215,10 @@ def creation_token(run_id: str, config_id: str, target_id: str) -> str:
 
 def provision(state: ConfigState, services: Services) -> ConfigState:
     """Create the config's file systems, launch its gateway appliances, then its instance with its
-    volumes (idempotent)."""
+    volumes (idempotent). After a Spot interruption (Cleanup's ConfigInterruptedError caught back
+    here) it starts the config's next attempt."""
+    if state.interrupted is not None:
+        state = interruptions.next_attempt(with_pending_errors(state))
     item = state.item
     request = _request(services, item)
     config = request.config(item.config_id)
@@ -219,10 +239,15 @@ def provision(state: ConfigState, services: Services) -> ConfigState:
                 settings=target.model_dump(mode="json"),
             )
             resources.file_systems.append(services.filesystems.create(spec, None))
-    launched = services.compute.launch(launch_spec(config, item.run_id, labels))
+    market = interruptions.market_of(purchase_of(request, config, services), item.attempt)
+    launched = services.compute.launch(
+        interruptions.attempt_launch(launch_spec(config, item.run_id, labels, market=market), state)
+    )
     resources.instance_id = launched.instance_id
     resources.volumes = launched.volumes
     resources.launched_at = launched.launched_at
+    resources.market = launched.market  # what EC2 reports, priced at Finalize
+    resources.availability_zone = launched.availability_zone
     updated = state.model_copy(update={"resources": resources})
     services.store.put_config(updated, "PROVISIONING")
     # A stop records STOPPING before it stops the execution, and Step Functions lets an invocation
@@ -263,6 +288,11 @@ def check_ready(state: ConfigState, services: Services) -> ConfigState:
         },
         deep=True,
     )
+    if interruptions.spot_reclaimed(status):
+        raise SpotInterruptionError(
+            f"instance {resources.instance_id} was reclaimed for Spot before the benchmark started "
+            f"({status.reason or status.reason_code})"
+        )
     if status.instance_state in ("shutting-down", "terminated", "stopping", "stopped"):
         raise NotReadyError(
             f"instance {resources.instance_id} is {status.instance_state} before the benchmark "
@@ -319,6 +349,7 @@ def start_agent(state: ConfigState, task_token: str, services: Services) -> Conf
     plan = build_plan(
         request, item.config_id, item.run_id, agent_targets(config, state.resources, item.region)
     )
+    plan = interruptions.without_kept(plan, interruptions.kept_steps(state))  # after a Spot interruption
     if state.resources.instance_id is None:
         raise AgentError("no instance to run the agent on")
     services.artifacts.put_json(f"{item.artifacts_prefix}plan.json", plan)
@@ -386,7 +417,14 @@ def with_pending_errors(state: ConfigState) -> ConfigState:
 
 
 def record_failure(state: ConfigState, caught: dict[str, Any], services: Services) -> ConfigState:
-    """Keep a caught error on the config (and in the store) before collecting and cleaning up."""
+    """Keep a caught error on the config (and in the store) before collecting and cleaning up.
+
+    A Spot interruption is no error: it is recorded as such (``interruptions``), and Cleanup
+    relaunches the config for what it did not measure."""
+    interrupted = _interruption(state, caught, services)
+    if interrupted is not None:
+        services.store.put_config(interrupted, "INTERRUPTED")
+        return interrupted
     error = ErrorInfo(
         step=failed_step(state),
         error=str(caught.get("Error", "States.Unknown")),
@@ -407,6 +445,51 @@ def record_failure(state: ConfigState, caught: dict[str, Any], services: Service
         updated.outcome = AgentOutcome(status="lost" if lost else "failed", detail=error.cause)
     services.store.put_config(updated, "FAILING")
     return updated
+
+
+def _interruption(state: ConfigState, caught: dict[str, Any], services: Services) -> ConfigState | None:
+    """The state with its attempt's Spot interruption, when the caught error is one: the agent's
+    report of the notice, CheckReady finding the instance reclaimed, or lost heartbeats of an
+    instance EC2 reclaimed for Spot (the notice came too late, or was missed)."""
+    name = str(caught.get("Error", ""))
+    step = failed_step(state)
+    now = iso(services.clock.now())
+    market = _market(services, state)
+    if name == SpotInterruptionError.__name__ and step == "ready":
+        return interruptions.from_instance_state(state, "ready", now, market)
+    if name == SpotInterruptionError.__name__ and step == "agent":
+        updated = interruptions.from_report(state, str(caught.get("Cause", "")), now, market)
+    elif step == "agent" and name in ("States.HeartbeatTimeout", "States.Timeout"):
+        try:
+            status = services.compute.status(state.resources)
+        except WorkflowError as exc:  # the heartbeat timeout stays the error
+            log.warning("could not describe the instance of %s: %s", state.item.config_id, exc)
+            return None
+        if not interruptions.spot_reclaimed(status):
+            return None
+        updated = interruptions.from_instance_state(state, "agent", now, market)
+    else:
+        return None
+    updated.outcome = AgentOutcome(status="failed", detail=f"Spot interruption ({name})")
+    return updated
+
+
+def _market(services: Services, state: ConfigState) -> Market | None:
+    """How the state's attempt was bought: as EC2 reported it at launch, else as the request asked
+    (None: the request is gone, the record says so elsewhere)."""
+    if state.resources.market is not None:
+        return state.resources.market
+    try:
+        request = _request(services, state.item)
+    except DocumentError:
+        return None
+    config = request.config(state.item.config_id)
+    return interruptions.market_of(purchase_of(request, config, services), state.item.attempt)
+
+
+def purchase_of(request: BenchmarkRequest, config: Config, services: Services) -> Purchase:
+    """The config's purchase: its own, else the request's, else the stack's DefaultPurchase."""
+    return effective_purchase(config.purchase, request.purchase, services.guardrails.default_purchase)
 
 
 def _document_failure(state: ConfigState, services: Services) -> str | None:
@@ -442,6 +525,7 @@ def collect(state: ConfigState, services: Services) -> ConfigState:
         collection = collect_output(directory)
     except ResultsError as exc:
         summary = CollectSummary(status="failed", records=0, problems=[f"no usable agent output: {exc}"])
+        state = interruptions.note_collected(state, None, 0)
         failed = state.model_copy(
             update={
                 "collected": summary,
@@ -466,7 +550,10 @@ def collect(state: ConfigState, services: Services) -> ConfigState:
         labels_of[target_id] = labels
         stored += services.store.put_results(item.run_id, item.config_id, records, item.started_at, labels)
     # The IOPS/bandwidth series the report draws (knees included), small enough for any run
-    services.artifacts.put_json(series_key(item), extract_series(directory))
+    series = extract_series(directory)
+    if item.attempt > 1:  # a relaunch after a Spot interruption: the kept steps' series stay
+        series = interruptions.merged_series(state, _optional_document(services, series_key(item)), series)
+    services.artifacts.put_json(series_key(item), series)
     # The flat rows Athena reads, once the records are stored: a failed write loses no measurement
     export = export_config(
         item,
@@ -484,11 +571,22 @@ def collect(state: ConfigState, services: Services) -> ConfigState:
         problems=[*collection.problems, *export.problems],
         warnings=collection.warnings,
         agent_status=manifest_status,
+        series=collection.series,
+        steady_state=collection.steady_state,
     )
     errors = [*state.errors, export.error] if export.error is not None else state.errors
+    state = interruptions.note_collected(state, directory, stored)  # an interrupted attempt: what it kept
     updated = state.model_copy(update={"collected": summary, "errors": errors})
     services.store.put_config(updated, "COLLECTED")
     return updated
+
+
+def _optional_document(services: Services, key: str) -> dict[str, Any] | None:
+    try:
+        document = services.artifacts.get_json(key)
+    except KeyError:
+        return None
+    return document if isinstance(document, dict) else None
 
 
 def _manifest_status(directory: Any) -> str | None:
@@ -508,14 +606,21 @@ def cleanup(state: ConfigState, services: Services) -> ConfigResult:
     item = state.item
     state = with_pending_errors(state)
     report = release(item.run_id, item.config_id, state.resources, services)
+    if interruptions.current(state) is not None:
+        try:
+            state = interruptions.settle(state)  # raises to relaunch the steps left
+        except ConfigInterruptedError:
+            services.store.put_config(state.model_copy(update={"cleanup": report}), "INTERRUPTED")
+            raise
     status = config_status(state, report)
     result = ConfigResult(
         run_id=item.run_id,
         config_id=item.config_id,
         status=status,
-        records=state.collected.records if state.collected else 0,
+        records=(state.collected.records if state.collected else 0) + interruptions.kept_records(state),
         errors=state.errors,
         leftovers=report.leftovers,
+        interruptions=state.interruptions,
     )
     services.store.put_config(state.model_copy(update={"cleanup": report}), status.upper())
     return result
@@ -618,8 +723,8 @@ def abort_run(
 
 
 def config_status(state: ConfigState, report: CleanupReport) -> ConfigStatus:
-    records = state.collected.records if state.collected else 0
-    if records == 0:
+    records = (state.collected.records if state.collected else 0) + interruptions.kept_records(state)
+    if records == 0 or interruptions.bound_reached(state):
         return "failed"
     if state.errors or report.leftovers or (state.collected and state.collected.status != "ok"):
         return "partial"
