@@ -27,7 +27,7 @@ from typing import Any
 import pytest
 
 from storagebench.core.state import StepTiming, WorkItem
-from storagebench.workflow.artifact_keys import export_key
+from storagebench.workflow.artifact_keys import export_key, run_export_prefix, work_items_key
 
 from .evaluator import DENIALS, Decision, Request, StatementMatch, evaluate, version
 from .template_policies import RenderedTemplate, ResourcePolicy, StackValues, render
@@ -55,6 +55,7 @@ INSTANCE = ec2("instance/i-0123456789abcdef0")
 VOLUME = ec2("volume/vol-0123456789abcdef0")
 NEW_INSTANCE = ec2("instance/*")  # RunInstances authorises the instance and volumes it creates so
 NEW_VOLUME = ec2("volume/*")
+NEW_SPOT_REQUEST = ec2("spot-instances-request/*")  # a Spot launch's one-time request
 IMAGE = ec2("image/ami-0123456789abcdef0", account=False)
 STACK_SUBNET = ec2(f"subnet/{V.subnet_id}")
 OTHER_SUBNET = ec2("subnet/subnet-0ffffffffffffffff")
@@ -275,6 +276,23 @@ def _launching() -> Iterator[Case]:
         NEW_VOLUME,
         context={**tagged, "ec2:CreateAction": "CreateVolume"},
     )
+    yield allow("RunInstances: a Spot launch's tagged request", role, run, NEW_SPOT_REQUEST, context=tagged)
+    yield deny("RunInstances: an untagged Spot request", role, run, NEW_SPOT_REQUEST)
+    yield deny(
+        "RunInstances: a Spot request with another stack's tag",
+        role,
+        run,
+        NEW_SPOT_REQUEST,
+        context=request_tags(OTHER_STACK),
+    )
+    yield allow("CreateTags while launching a Spot request", role, tags, NEW_SPOT_REQUEST, context=at_launch)
+    yield deny(
+        "CreateTags: tagging an existing Spot request into the stack",
+        role,
+        tags,
+        ec2("spot-instances-request/sir-0123abcd"),
+        context=tagged,
+    )
     yield deny(
         "Provision cannot terminate", role, "ec2:TerminateInstances", INSTANCE, context=resource_tags(STACK)
     )
@@ -306,6 +324,14 @@ def _launching() -> Iterator[Case]:
         "iam:CreateServiceLinkedRole",
         linked,
         context={"iam:AWSServiceName": "fsx.amazonaws.com"},
+    )
+    spot_linked = f"arn:aws:iam::{A}:role/aws-service-role/spot.amazonaws.com/AWSServiceRoleForEC2Spot"
+    yield allow(
+        "CreateServiceLinkedRole for EC2 Spot",
+        role,
+        "iam:CreateServiceLinkedRole",
+        spot_linked,
+        context={"iam:AWSServiceName": "spot.amazonaws.com"},
     )
     yield deny(
         "CreateServiceLinkedRole for another service",
@@ -512,7 +538,27 @@ def _bucket() -> Iterator[Case]:
     )
     yield deny("Collect cannot rewrite the request", "CollectFunction", put, obj("runs/r1/request.json"))
     yield deny("Finalize cannot write exports", "FinalizeFunction", put, obj(export_of()))
+    yield allow("Finalize reads Spot prices paid", "FinalizeFunction", "ec2:DescribeSpotPriceHistory", "*")
+    yield deny(
+        "Provision does not read Spot prices", "ProvisionFunction", "ec2:DescribeSpotPriceHistory", "*"
+    )
     yield deny("the API cannot write exports", "ApiFunction", put, obj(export_of()))
+    run_exports = run_export_prefix("nightly", "2026-11-25T02:00:00Z", "r1")  # export_of()'s run
+    assert export_of().startswith(run_exports)
+    yield allow(
+        "the API lists a run's exports", "ApiFunction", listing, BUCKET, context={"s3:prefix": run_exports}
+    )
+    yield deny(
+        "the API cannot list every export", "ApiFunction", listing, BUCKET, context={"s3:prefix": "exports/"}
+    )
+    yield allow("the API presigns a run's exports", "ApiFunction", get, obj(export_of()))
+    yield deny(
+        "the API reads exports as JSON Lines only",
+        "ApiFunction",
+        get,
+        obj(export_of().removesuffix(".jsonl") + ".json"),
+    )
+    yield deny("the API cannot read the agent's output", "ApiFunction", get, obj(prefix_of(I1) + "agent/x"))
     yield allow(
         "RecordFailure reads SSM's output", "RecordFailureFunction", get, obj(prefix_of(I1) + "ssm/x")
     )
@@ -721,6 +767,36 @@ def _services() -> Iterator[Case]:
     )
 
 
+def _distributed_map() -> Iterator[Case]:
+    """Past 40 configs the state machine runs one child execution of itself per config: it starts,
+    follows and stops those children and reads the work items Plan wrote, and nothing more."""
+    role, get = "BenchmarkStateMachine", "s3:GetObject"
+    child = f"arn:aws:states:{R}:{A}:execution:{V.state_machine_name}/configs:0f1e2d3c-child"
+    run = f"arn:aws:states:{R}:{A}:execution:{V.state_machine_name}:r1"
+    others_child = f"arn:aws:states:{R}:{A}:execution:someone-elses-workflow/configs:0f1e2d3c-child"
+    yield allow(
+        "the Distributed Map starts children of its state machine",
+        role,
+        "states:StartExecution",
+        STATE_MACHINE,
+    )
+    yield deny(
+        "the Distributed Map cannot start another state machine",
+        role,
+        "states:StartExecution",
+        OTHER_STATE_MACHINE,
+    )
+    for action in ("states:DescribeExecution", "states:StopExecution"):
+        verb = action.removeprefix("states:")
+        yield allow(f"the Distributed Map calls {verb} on its children", role, action, child)
+        yield deny(f"the state machine cannot {verb} another machine's children", role, action, others_child)
+    yield deny("the state machine cannot stop a run (the API's job)", role, "states:StopExecution", run)
+    yield allow("the Distributed Map reads a run's work items", role, get, obj(work_items_key("r1")))
+    yield deny("the state machine cannot read a run's request", role, get, obj("runs/r1/request.json"))
+    yield deny("the state machine cannot read an agent's output", role, get, obj(prefix_of(I1) + "agent/x"))
+    yield deny("the state machine cannot write work items", role, "s3:PutObject", obj(work_items_key("r1")))
+
+
 CASES: list[Case] = [
     *_releasing(),
     *_launching(),
@@ -730,6 +806,7 @@ CASES: list[Case] = [
     *_bucket(),
     *_instance(),
     *_workflow(),
+    *_distributed_map(),
     *_services(),
 ]
 BY_LABEL = {case.label: case for case in CASES}

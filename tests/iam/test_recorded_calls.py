@@ -111,6 +111,8 @@ NO_PRINCIPAL = {
     "stepfunctions.CreateStateMachine",
     "stepfunctions.DescribeExecution",
     "stepfunctions.GetExecutionHistory",
+    "stepfunctions.ListExecutions",  # the session reading a Distributed Map's children
+    "stepfunctions.ListMapRuns",
     "stepfunctions.StartExecution",
     "http:presigned:s3",
 }

@@ -7,7 +7,9 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from storagebench.api.ports import Execution
+from storagebench.core.series import SeriesOutcome, SteadyStateOutcome
 from storagebench.planning.preview import RunPreview
+from storagebench.results.records import Direction, HistogramBucket, ResultRecord
 
 
 class _Body(BaseModel):
@@ -44,6 +46,51 @@ class ConfigProgress(_Body):
     updated_at: str | None = None
     errors: list[dict[str, Any]] = Field(default_factory=list)
     stamps: dict[str, str] = Field(default_factory=dict, description="when each status was first recorded")
+    series: list[SeriesOutcome] = Field(
+        default_factory=list,
+        description="adaptive repetitions (`repetitions: {min, max, ci_pct}`): each series' repetitions "
+        "spent, the precision reached and why it stopped; empty until Collect read them",
+    )
+    steady_state: list[SteadyStateOutcome] = Field(
+        default_factory=list,
+        description="fio's steady-state verdict of each job that asked for one (a workload's `steady_state`)",
+    )
+
+
+class RecordHistogram(_Body):
+    """One record's latency histogram (``?histograms=true``), named as ``results`` names its
+    measurement, plus the repetition: config_id through group match a ``results`` entry."""
+
+    config_id: str
+    target_id: str
+    workload: str
+    variant: str = Field(description="the sweep point, e.g. iodepth=32,numjobs=4; empty for none")
+    phase: str
+    direction: Direction
+    group: int | None = Field(description="fio job group (groupid); null for one group")
+    repetition: int = Field(ge=1)
+    buckets: list[HistogramBucket] = Field(
+        description="I/O count per latency bucket as the agent measured it (log buckets, 4 per octave, "
+        "empty buckets omitted; ``le_us``: the bucket's upper bound in microseconds)"
+    )
+
+    @classmethod
+    def of(cls, record: ResultRecord) -> RecordHistogram | None:
+        """The record's histogram, None for a record without one (a dd or command measurement)."""
+        if record.histogram is None:
+            return None
+        _, _, _, variant, _, _, _ = record.key()  # the sweep point as ``results`` spells it
+        return cls(
+            config_id=record.config_id,
+            target_id=record.target_id,
+            workload=record.workload,
+            variant=variant,
+            phase=record.phase,
+            direction=record.direction,
+            group=record.group,
+            repetition=record.repetition,
+            buckets=list(record.histogram),
+        )
 
 
 class RunDetail(_Body):
@@ -56,12 +103,43 @@ class RunDetail(_Body):
     economics: dict[str, Any] | None = Field(description="monthly and run cost, deltas and verdicts")
     regressions: list[dict[str, Any]]
     notes: list[str] = Field(default_factory=list)
+    histograms: list[RecordHistogram] | None = Field(
+        default=None,
+        description="with ?histograms=true, each record's latency histogram (records without one, such "
+        "as dd or command measurements, have no entry); null without it: the run reads faster",
+    )
 
 
 class ReportLink(_Body):
     run_id: str
     format: Literal["html", "md", "csv"]
     url: str = Field(description="a presigned GET link to the report")
+    expires_in_s: int
+
+
+class ExportFile(_Body):
+    """One config's export as Collect wrote it: JSON Lines, one row per record, the export schema's
+    columns (``storagebench.export.schema``)."""
+
+    config_id: str
+    attempt: int = Field(ge=1, description="the config's launch: 2 and more after Spot interruptions")
+    key: str = Field(description="the S3 key, under the run's prefix")
+    url: str = Field(description="a presigned GET link to the file")
+
+
+class RunExport(_Body):
+    run_id: str
+    suite: str
+    status: str = Field(description="the run's status: a config not collected yet has no file")
+    prefix: str = Field(description="the S3 prefix listed: exports/suite=<suite>/date=<day>/run=<run>/")
+    files: list[ExportFile] = Field(
+        description="every config's file (and each attempt's), by config and attempt"
+    )
+    configs_without_rows: list[str] = Field(
+        description="configs of the run with no file: not collected yet, nothing measured, or a failed write "
+        "(the rows are still in the store)"
+    )
+    notes: list[str] = Field(default_factory=list, description="objects under the prefix that are no export")
     expires_in_s: int
 
 

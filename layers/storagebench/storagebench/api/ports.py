@@ -63,6 +63,20 @@ class RunSweeper(Protocol):
         SweepRun step); returns once that is under way."""
 
 
+class ArtifactLink(BaseModel):
+    """A time-limited GET link to one artifact, with the artifact's key."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    key: str
+    url: str
+
+
 class ReportLinks(Protocol):
+    """Time-limited GET links to the artifacts a caller may download (reports, a run's exports)."""
+
     def link(self, key: str, expires_s: int) -> str | None:
         """A time-limited GET link to an artifact, or None when the artifact does not exist."""
+
+    def links_under(self, prefix: str, expires_s: int) -> list[ArtifactLink]:
+        """A link to every artifact whose key starts with ``prefix``, in key order (none: empty)."""

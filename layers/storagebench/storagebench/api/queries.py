@@ -6,7 +6,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    ValidationError,
+    field_validator,
+)
 
 from storagebench.api.errors import ApiError, detail
 from storagebench.core.clock import parse_iso
@@ -19,6 +27,20 @@ MAX_CURSOR = 2048
 Cursor = Annotated[str, StringConstraints(min_length=1, max_length=MAX_CURSOR)]
 Direction = Literal["read", "write", "mixed", "trim"]
 DIRECTIONS: tuple[Direction, ...] = ("read", "write", "mixed", "trim")
+FLAG_VALUES = ("true", "false")
+
+
+def _flag(value: Any) -> Any:
+    """A switch spelled ``true`` or ``false`` exactly (what the OpenAPI document's boolean is on the
+    wire): ``1``, ``yes`` or ``True`` are refused rather than guessed at."""
+    if isinstance(value, bool):
+        return value
+    if value in FLAG_VALUES:
+        return value == "true"
+    raise ValueError("must be true or false")
+
+
+Flag = Annotated[bool, BeforeValidator(_flag)]
 
 
 class _Query(BaseModel):
@@ -38,6 +60,14 @@ def _checked_time(value: str, name: str) -> str:
 
 class CreateRunQuery(_Query):
     dry_run: bool = Field(default=False, description="true: return the plan and cost estimate, start nothing")
+
+
+class RunQuery(_Query):
+    histograms: Flag = Field(
+        default=False,
+        description="true: also each record's latency histogram, as the agent measured it (one more "
+        "Query on the store, about three times the read units of the run alone); false: without them",
+    )
 
 
 class ListRunsQuery(_Query):
@@ -133,6 +163,8 @@ def _allowed(model: type[BaseModel], name: str) -> Any:
     field = model.model_fields.get(name)
     if field is None:
         return sorted(model.model_fields)
+    if field.annotation is bool:
+        return list(FLAG_VALUES)
     return field.description
 
 

@@ -27,6 +27,7 @@ from storagebench.api.models import (
     ResultsPage,
     RunCreated,
     RunDetail,
+    RunExport,
     RunList,
     RunStopped,
 )
@@ -38,6 +39,7 @@ from storagebench.api.queries import (
     ReportQuery,
     ResultsQuery,
     RunPath,
+    RunQuery,
     parse_params,
 )
 from storagebench.api.service import ApiService
@@ -135,7 +137,10 @@ ROUTES: tuple[RouteSpec, ...] = (
         "GET",
         "/runs/{run_id}",
         "getRun",
-        "One run: status, per-config progress, aggregated results, costs and verdicts, regressions",
+        "One run: status, per-config progress, aggregated results, costs and verdicts, regressions; "
+        "with histograms=true also each record's latency histogram (kept apart in the store: one more "
+        "read, so only on request)",
+        query=RunQuery,
         path_params=RunPath,
         responses={200: ("the run", RunDetail), **RUN_ERRORS},
     ),
@@ -147,6 +152,16 @@ ROUTES: tuple[RouteSpec, ...] = (
         query=ReportQuery,
         path_params=RunPath,
         responses={200: ("the link", ReportLink), **RUN_ERRORS},
+    ),
+    RouteSpec(
+        "GET",
+        "/runs/{run_id}/export",
+        "getRunExport",
+        "A presigned link to each config's flat export (JSON Lines, one row per record, the export "
+        "schema's columns) as Collect wrote it, listed under the run's export prefix; a config not "
+        "collected yet has no file",
+        path_params=RunPath,
+        responses={200: ("the links", RunExport), **RUN_ERRORS},
     ),
     RouteSpec(
         "GET",
@@ -216,6 +231,7 @@ RESPONSE_MODELS: tuple[type[BaseModel], ...] = (
     RunList,
     RunDetail,
     ReportLink,
+    RunExport,
     RunStopped,
     ResultsPage,
     Recommendation,
@@ -322,13 +338,18 @@ def build_resolver(service: Callable[[], ApiService]) -> APIGatewayHttpResolver:
 
     @app.get("/runs/<run_id>")
     def get_run(run_id: str) -> Response[str]:
-        no_query()
-        return _json_response(200, service().get_run(run_path(run_id)))
+        options: RunQuery = query(RunQuery)
+        return _json_response(200, service().get_run(run_path(run_id), options))
 
     @app.get("/runs/<run_id>/report")
     def get_report(run_id: str) -> Response[str]:
         options: ReportQuery = query(ReportQuery)
         return _json_response(200, service().report_link(run_path(run_id), options.format))
+
+    @app.get("/runs/<run_id>/export")
+    def get_export(run_id: str) -> Response[str]:
+        no_query()
+        return _json_response(200, service().run_export(run_path(run_id)))
 
     @app.get("/runs/<run_id>/recommendation")
     def get_recommendation(run_id: str) -> Response[str]:

@@ -10,17 +10,20 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, Literal
 
 from storagebench.api.errors import ApiError, detail
 from storagebench.api.models import (
     ConfigProgress,
     DryRun,
+    ExportFile,
+    RecordHistogram,
     ReportLink,
     ResultsPage,
     RunCreated,
     RunDetail,
+    RunExport,
     RunList,
     RunStopped,
 )
@@ -33,10 +36,18 @@ from storagebench.api.ports import (
     RunSweeper,
     execution_input,
 )
-from storagebench.api.queries import DIRECTIONS, MAX_CURSOR, CompareQuery, ListRunsQuery, ResultsQuery
+from storagebench.api.queries import (
+    DIRECTIONS,
+    MAX_CURSOR,
+    CompareQuery,
+    ListRunsQuery,
+    ResultsQuery,
+    RunQuery,
+)
 from storagebench.core.clock import Clock, SystemClock, iso
 from storagebench.core.errors import InvalidRequestError
 from storagebench.core.guardrails import Guardrails
+from storagebench.core.series import ConfigRepetitions
 from storagebench.costs.recommend import Recommendation
 from storagebench.costs.recommend_run import NoRequirementsError, recommend_stored_run
 from storagebench.costs.run_compare import RunComparison, compare_runs
@@ -45,7 +56,7 @@ from storagebench.request import BenchmarkRequest, RequestError, parse_request
 from storagebench.request.privilege import privileged_content
 from storagebench.request.requirements import SYNTAX, RequirementError
 from storagebench.store.models import StoredRun
-from storagebench.workflow.artifact_keys import report_key
+from storagebench.workflow.artifact_keys import export_file_of, report_key, run_export_prefix
 from storagebench.workflow.events import SweepRunEvent
 from storagebench.workflow.ports import ResultsStore
 from storagebench.workflow.run_ids import keyed_run_id, new_run_id
@@ -56,6 +67,16 @@ _CONFIG_KEEP = ("config_id", "status", "updated_at", "errors")
 
 
 MAX_IDEMPOTENCY_KEY = 255
+
+
+def config_progress(config: Mapping[str, Any], stops: ConfigRepetitions | None) -> ConfigProgress:
+    """A stored config item as the run document shows it, with how its repetitions stopped."""
+    return ConfigProgress(
+        **{k: config[k] for k in _CONFIG_KEEP if config.get(k) is not None},
+        stamps={k.removeprefix("at_"): str(v) for k, v in config.items() if k.startswith("at_")},
+        series=stops.series if stops is not None else [],
+        steady_state=stops.steady_state if stops is not None else [],
+    )
 
 
 def checked_idempotency_key(key: str) -> str:
@@ -245,13 +266,17 @@ class ApiService:
 
     # ------------------------------------------------------------------ GET /runs/{id}
 
-    def get_run(self, run_id: str) -> RunDetail:
+    def get_run(self, run_id: str, query: RunQuery | None = None) -> RunDetail:
+        """The run as the store holds it; ``query.histograms`` adds each record's latency histogram
+        (the store keeps them apart and reads them with one more Query)."""
         from storagebench.analysis.stats import aggregate
         from storagebench.store.models import decode_run
+        from storagebench.store.repetitions import config_repetitions
 
+        histograms = query is not None and query.histograms
         execution = self.launcher.describe(run_id)
         try:
-            stored = self.store.get_run(run_id)
+            stored = self.store.get_run(run_id, histograms=histograms)
         except KeyError:
             if execution is None:
                 raise self._no_run(run_id) from None
@@ -265,15 +290,14 @@ class ApiService:
                 economics=None,
                 regressions=[],
                 notes=["the run is not recorded yet: Plan records it first (or refused the request)"],
+                histograms=[] if histograms else None,
             )
         run = stored["run"]  # passed through: the API's body is the stored document
         document = decode_run(stored)
+        repetitions, unread = config_repetitions(document.configs)
+        stops = {r.config_id: r for r in repetitions}
         configs = [
-            ConfigProgress(
-                **{k: c[k] for k in _CONFIG_KEEP if c.get(k) is not None},
-                stamps={k.removeprefix("at_"): str(v) for k, v in c.items() if k.startswith("at_")},
-            )
-            for c in stored.get("configs") or []
+            config_progress(c, stops.get(str(c.get("config_id")))) for c in stored.get("configs") or []
         ]
         return RunDetail(
             run_id=run_id,
@@ -284,7 +308,8 @@ class ApiService:
             results=[a.model_dump(mode="json") for a in aggregate(document.records)],
             economics=dict(document.run.economics) if document.run.economics is not None else None,
             regressions=self.store.get_regressions(run_id),
-            notes=document.notes,
+            notes=[*document.notes, *unread],
+            histograms=[h for r in document.records if (h := RecordHistogram.of(r))] if histograms else None,
         )
 
     @staticmethod
@@ -310,6 +335,40 @@ class ApiService:
                 [detail("run_id", run_id, f"no report yet; the run is {status}")],
             )
         return ReportLink(run_id=run_id, format=form, url=url, expires_in_s=REPORT_LINK_S)
+
+    # ------------------------------------------------------------------ GET /runs/{id}/export
+
+    def run_export(self, run_id: str) -> RunExport:
+        """A presigned link to each config's export Collect wrote (``<config>.jsonl``, and
+        ``<config>.attempt<N>.jsonl`` after a Spot relaunch), listed under the run's export prefix."""
+        try:
+            page, _ = self.store.get_run_page(run_id, limit=1)  # the run item opens the first page
+        except KeyError:
+            raise self._no_run(run_id) from None
+        run = StoredRun.decode(page.get("run"))
+        if run.suite is None or run.started_at is None:
+            raise self._no_run(run_id)  # not recorded by Plan (which writes both first)
+        prefix = run_export_prefix(run.suite, run.started_at, run_id)
+        files: list[ExportFile] = []
+        notes: list[str] = []
+        for link in self.links.links_under(prefix, REPORT_LINK_S):
+            named = export_file_of(link.key.removeprefix(prefix))
+            if named is None:
+                notes.append(f"{link.key}: not a config's export (<config>[.attempt<N>].jsonl); left out")
+                continue
+            files.append(ExportFile(config_id=named[0], attempt=named[1], key=link.key, url=link.url))
+        files.sort(key=lambda f: (f.config_id, f.attempt))
+        exported = {f.config_id for f in files}
+        return RunExport(
+            run_id=run_id,
+            suite=run.suite,
+            status=run.status or "unknown",
+            prefix=prefix,
+            files=files,
+            configs_without_rows=[c for c in run.configs if c not in exported],
+            notes=notes,
+            expires_in_s=REPORT_LINK_S,
+        )
 
     # ------------------------------------------------------------------ GET /runs/{id}/recommendation
 

@@ -1,9 +1,21 @@
-"""Parsing of compact command-line values into request fields (errors name the option)."""
+"""Parsing of compact command-line values into request fields (errors name the option), and the
+options several commands declare alike."""
 
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Annotated, Any
+
+import typer
+
+HistogramsOption = Annotated[
+    bool,
+    typer.Option(
+        "--histograms",
+        help="with --run --format json: each record's latency histogram too (the store keeps them "
+        "apart: one more read)",
+    ),
+]
 
 EMULATE_HELP = "TYPE:SIZE_GIB[:IOPS[:THROUGHPUT_MIBPS]], e.g. gp3:100, io1:512:1500, gp3:200:6000:250"
 

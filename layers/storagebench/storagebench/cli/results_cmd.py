@@ -16,6 +16,7 @@ from rich.text import Text
 from storagebench.cli import listing, render
 from storagebench.cli.console import err, fail, out, print_json
 from storagebench.cli.listing import FORMAT_HELP, FORMATS, Field, Listing, output_format, when
+from storagebench.cli.options import HistogramsOption
 from storagebench.cli.stack_client import ApiUrlOption, StackRegionOption
 from storagebench.core.clock import parse_iso
 
@@ -28,13 +29,15 @@ ROOT_OPTION = typer.Option(help="where local runs keep their results and artifac
 
 @contextmanager
 def local_store(root: Path) -> Iterator[Any]:
-    """The results of local runs: DynamoDB Local over the data under ``root``."""
+    """The results of local runs: DynamoDB Local over the data under ``root`` (the shared server,
+    kept running between commands: ``storagebench_local.dynamodb_shared``)."""
     from storagebench.adapters.aws.dynamodb import DynamoResultsStore
-    from storagebench_local.dynamodb_local import DynamoDBLocal, DynamoDBLocalUnavailable
+    from storagebench_local.dynamodb_local import DynamoDBLocalUnavailable
+    from storagebench_local.dynamodb_shared import InvalidIdleTimeout, shared_dynamodb_local
     from storagebench_local.session import REGION, TABLE
 
     try:
-        with DynamoDBLocal(root.resolve()) as server:
+        with shared_dynamodb_local(root) as server:
             client = server.client(region_name=REGION)
             if TABLE not in client.list_tables().get("TableNames", []):
                 raise fail(
@@ -46,6 +49,8 @@ def local_store(root: Path) -> Iterator[Any]:
             f"local results live in DynamoDB Local, which cannot start here ({exc}); "
             "`storagebench run --local --json` prints a run's results instead"
         ) from None
+    except InvalidIdleTimeout as exc:
+        raise fail(str(exc)) from None
 
 
 def _regressions(run: dict[str, Any]) -> str | None:
@@ -174,6 +179,7 @@ class Ask:
     variant: str
     phase: str
     direction: str | None
+    histograms: bool = False
 
     @property
     def history(self) -> bool:
@@ -210,6 +216,19 @@ def _checked(ask: Ask) -> None:
         raise fail("give one of --run RUN_ID, --suite NAME or --active (none: the latest runs)")
     if ask.workload is not None or ask.target is not None:
         raise fail("--workload and --target go with --config ID or --storage OPTION (a history)")
+
+
+def _check_histograms(ask: Ask, fmt: str) -> None:
+    """Histograms go into a run's JSON document only: no table or export row has a place for them."""
+    if ask.histograms and (ask.run is None or ask.history or fmt != "json"):
+        raise fail(
+            "--histograms adds each record's latency histogram to a run's JSON document: give --run RUN_ID "
+            f"--format json (not --format {fmt}: a table, and the export's csv, jsonl and parquet rows, "
+            "have no column for a histogram)"
+            if ask.run is not None and not ask.history
+            else "--histograms goes with --run RUN_ID --format json (a run's records; runs and histories "
+            "hold no histograms)"
+        )
 
 
 def results(
@@ -267,6 +286,7 @@ def results(
             "--columns", help="the table's columns, comma-separated (with --run: the measurements' table)"
         ),
     ] = None,
+    histograms: HistogramsOption = False,
     root: Annotated[Path, ROOT_OPTION] = Path(".storagebench"),
     stack: Annotated[
         str | None, typer.Option("--stack", help="query this deployed stack's API (SigV4) instead")
@@ -300,8 +320,10 @@ def results(
         variant=variant,
         phase=phase,
         direction=direction,
+        histograms=histograms,
     )
     _checked(ask)
+    _check_histograms(ask, chosen)
     if chosen == "parquet" and (ask.run is None or ask.history):
         raise fail("--format parquet is the export of one run: give --run RUN_ID")
     if out_file is not None and (ask.run is None or ask.history or chosen not in EXPORT_FORMATS):
@@ -324,7 +346,7 @@ def results(
             return
         if ask.run is not None:
             try:
-                document = store.get_run(ask.run)
+                document = store.get_run(ask.run, histograms=ask.histograms)
             except KeyError:
                 raise fail(f"no run {ask.run!r} in the local results") from None
             _show_local_run(document, chosen, columns, out_file)
@@ -395,11 +417,10 @@ def _show_runs(runs: list[dict[str, Any]], title: str, fmt: str, columns: str | 
         render.economics(out, item)
 
 
-def _export(document: dict[str, Any], fmt: str, out_file: Path | None, run_id: str) -> None:
+def _export(rows: list[dict[str, Any]], fmt: str, out_file: Path | None, run_id: str) -> None:
     """One row per repetition (``storagebench.export``): csv/jsonl to stdout or --out, parquet to a file."""
-    from storagebench.export import ExportError, run_rows, write_rows
+    from storagebench.export import ExportError, write_rows
 
-    rows = run_rows(document)
     if fmt == "parquet" and out_file is None:
         out_file = Path(f"{run_id}.parquet")
     try:
@@ -421,7 +442,9 @@ def _export(document: dict[str, Any], fmt: str, out_file: Path | None, run_id: s
 def _show_local_run(document: dict[str, Any], fmt: str, columns: str | None, out_file: Path | None) -> None:
     run_id = str(document["run"].get("run_id"))
     if fmt in EXPORT_FORMATS:
-        _export(document, fmt, out_file, run_id)
+        from storagebench.export import run_rows
+
+        _export(run_rows(document), fmt, out_file, run_id)
     elif fmt == "json":
         print_json(document)
     else:
@@ -437,16 +460,20 @@ def _results_on_stack(
     columns: str | None,
     out_file: Path | None,
 ) -> None:
-    """The same queries through the stack's API: GET /runs/{id}, /runs, /results."""
-    from storagebench.cli.stack_client import results_points, stack_api
+    """The same queries through the stack's API: GET /runs/{id}, /runs, /results; a run's export
+    from the files Collect wrote (GET /runs/{id}/export)."""
+    from storagebench.cli.stack_client import results_points, run_document, stack_api
+    from storagebench.cli.stack_export import stack_export
 
     with stack_api(stack, api_url, region) as api:
         if ask.history:
             storage_key = ask.storage or _stack_option(api, ask)
             # every page, as a local history shows the whole series
             points = results_points(api, ask.history_query(storage_key))
+        elif ask.run is not None and fmt in EXPORT_FORMATS:
+            exported = stack_export(api, ask.run)
         elif ask.run is not None:
-            _, document = api.call("GET", f"/runs/{ask.run}")
+            document = run_document(api, ask.run, histograms=ask.histograms)
         elif ask.suite is not None:
             _, page = api.call("GET", "/runs", {"suite": ask.suite, "limit": min(ask.last, 100)})
             runs, title = page["runs"], f"suite {ask.suite}, latest {ask.last}"
@@ -455,10 +482,23 @@ def _results_on_stack(
             runs, title = page["runs"], "runs in progress (finished runs: --suite NAME)"
     if ask.history:
         _show_history(ask, storage_key, points, fmt, columns)
+    elif ask.run is not None and fmt in EXPORT_FORMATS:
+        for note in [*exported.notes, *_without_rows(exported.configs_without_rows, exported.status)]:
+            err.print(Text.assemble(("note: ", "yellow"), note), highlight=False, soft_wrap=True)
+        _export(exported.rows, fmt, out_file, exported.run_id)
     elif ask.run is not None:
-        _show_stack_run(document, fmt, columns, out_file)
+        _show_stack_run(document, fmt, columns)
     else:
         _show_runs(runs, title, fmt, columns)
+
+
+def _without_rows(configs: list[str], status: str) -> list[str]:
+    if not configs:
+        return []
+    return [
+        f"{len(configs)} config(s) of the run ({status}) have no exported rows: {', '.join(configs)} "
+        "(not collected yet, nothing measured, or the export failed: see `results --run` for each status)"
+    ]
 
 
 def _stack_option(api: Any, ask: Ask) -> str:
@@ -489,10 +529,9 @@ def progress_listing(configs: list[dict[str, Any]]) -> Listing:
     return listing
 
 
-def _show_stack_run(document: dict[str, Any], fmt: str, columns: str | None, out_file: Path | None) -> None:
-    if fmt in EXPORT_FORMATS:
-        _export(document, fmt, out_file, str(document["run_id"]))
-        return
+def _show_stack_run(document: dict[str, Any], fmt: str, columns: str | None) -> None:
+    from storagebench.cli.repetitions_render import api_repetitions, show_repetitions
+
     if fmt == "json":
         print_json(document)
         return
@@ -504,6 +543,10 @@ def _show_stack_run(document: dict[str, Any], fmt: str, columns: str | None, out
     listing.show(out, runs_listing([run], ""), fmt, None, columns)
     listing.print_table(out, progress_listing(document.get("configs") or []))
     render.economics(out, run)
+    repetitions, unread = api_repetitions(document.get("configs") or [])
+    show_repetitions(out, repetitions)
+    for note in unread:
+        err.print(Text.assemble(("note: ", "yellow"), note), highlight=False)
 
 
 def options_listing(document: Any) -> Listing:
@@ -527,7 +570,9 @@ def options_listing(document: Any) -> Listing:
 def _show_run(document: dict[str, Any], columns: str | None) -> None:
     """The run id on a line of its own (copyable whole), its row, its configs, costs and measurements."""
     from storagebench.analysis.stats import aggregate
+    from storagebench.cli.repetitions_render import show_repetitions
     from storagebench.store.models import decode_run
+    from storagebench.store.repetitions import config_repetitions
 
     run = document["run"]
     decoded = decode_run(document)
@@ -543,7 +588,9 @@ def _show_run(document: dict[str, Any], columns: str | None) -> None:
     listing.print_table(out, options_listing(decoded))
     render.economics(out, run)
     render.aggregates(out, rows, emulated=emulated, records=decoded.records, chosen=chosen)
-    for note in decoded.notes:
+    repetitions, unread = config_repetitions(decoded.configs)
+    show_repetitions(out, repetitions)
+    for note in [*decoded.notes, *unread]:
         err.print(Text.assemble(("note: ", "yellow"), note), highlight=False)
 
 

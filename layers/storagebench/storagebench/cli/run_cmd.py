@@ -14,6 +14,7 @@ from rich.table import Table
 from rich.text import Text
 
 from storagebench.cli.console import err, fail, out, print_json
+from storagebench.cli.matrix_lines import print_matrices
 from storagebench.cli.stack_client import ApiUrlOption, StackRegionOption
 
 if TYPE_CHECKING:
@@ -83,9 +84,11 @@ class ProgressLines:
                 err.print(Text(f"{elapsed:6.0f} s  {line}"), highlight=False, soft_wrap=True)
 
 
-def _safe_run(session: Any, run_id: str) -> dict[str, Any]:
+def _safe_run(session: Any, run_id: str, *, histograms: bool = False) -> dict[str, Any]:
+    """The stored run, {} before Plan recorded it; ``histograms``: each record's latency histogram too
+    (kept apart in the store: the progress polls leave them out, the final --json asks for them)."""
     try:
-        run: dict[str, Any] = session.services.store.get_run(run_id)
+        run: dict[str, Any] = session.services.store.get_run(run_id, histograms=histograms)
     except KeyError:
         return {}
     return run
@@ -113,7 +116,11 @@ def run(
         bool, typer.Option("--local", help="run the workflow on this machine (moto + agent)")
     ] = False,
     as_json: Annotated[
-        bool, typer.Option("--json", help="print the run record with its results as JSON")
+        bool,
+        typer.Option(
+            "--json",
+            help="print the run record with its results as JSON (each record's latency histogram too)",
+        ),
     ] = False,
     capacity_gib: Annotated[float, typer.Option(help="backing file of each emulated volume")] = 1.0,
     knee_seconds: Annotated[
@@ -249,7 +256,7 @@ def _run_locally(
             lines = ProgressLines(session, configs, started)
             err.print(Text(f"run {run_id} started"), highlight=False, soft_wrap=True)
             execution = session.wait(run_id, arn, on_poll=lines.poll)
-        record = _safe_run(session, run_id)
+        record = _safe_run(session, run_id, histograms=as_json)  # --json prints everything measured
         answer: Recommendation | None = None
         if requires:
             from storagebench.cli.recommend_cmd import local_recommendation
@@ -389,6 +396,7 @@ def show_preview(preview: dict[str, Any]) -> None:
             ),
             highlight=False,
         )
+    print_matrices(out, preview.get("matrices", []))
     for note in preview["notes"] + estimate["notes"] + estimate["duration"]["notes"]:
         err.print(Text.assemble(("note: ", "yellow"), note), highlight=False)
     for problem in preview["problems"]:

@@ -45,6 +45,13 @@ def stack_api(stack: str | None, api_url: str | None, region: str | None) -> Ite
         raise fail(str(exc), 1) from None
 
 
+def run_document(api: Any, run_id: str, *, histograms: bool = False) -> dict[str, Any]:
+    """``GET /runs/{id}``; ``histograms`` asks for each record's latency histogram too (its
+    ``histograms=true`` parameter), which the default leaves out to answer faster."""
+    _, document = api.call("GET", f"/runs/{run_id}", {"histograms": True} if histograms else None)
+    return dict(document)
+
+
 RESULTS_PAGE_LIMIT = 1000  # the most GET /results gives in one page
 
 

@@ -17,14 +17,16 @@ from typing import Any, BinaryIO
 from storagebench.export.errors import ExportError
 from storagebench.export.schema import COLUMN_NAMES, COLUMNS, Column
 
-__all__ = ["EXPORT_FORMATS", "checked_rows", "csv_text", "jsonl_text", "write_rows"]
+__all__ = ["EXPORT_FORMATS", "checked_rows", "checked_value", "csv_text", "jsonl_text", "write_rows"]
 
 EXPORT_FORMATS: tuple[str, ...] = ("csv", "jsonl", "parquet")
 
 _KNOWN = frozenset(COLUMN_NAMES)
 
 
-def _checked(value: Any, column: Column, index: int) -> Any:
+def checked_value(value: Any, column: Column, where: str) -> Any:
+    """``value`` as ``column`` holds it (an int double as a float), or an ExportError that names
+    ``where`` (``row 3``, a file's line), the column, the value and the type allowed."""
     if value is None:
         return None
     kind = column.type
@@ -37,9 +39,9 @@ def _checked(value: Any, column: Column, index: int) -> Any:
     if kind == "double" and isinstance(value, int | float) and not isinstance(value, bool):
         if math.isfinite(value):
             return float(value)  # 3000 and 3000.0 are one double in every format
-        raise ExportError(f"row {index}: {column.name}={value!r}: a finite number or null is required")
+        raise ExportError(f"{where}: {column.name}={value!r}: a finite number or null is required")
     raise ExportError(
-        f"row {index}: {column.name}={value!r} ({type(value).__name__}): a {kind} or null is required"
+        f"{where}: {column.name}={value!r} ({type(value).__name__}): a {kind} or null is required"
     )
 
 
@@ -53,7 +55,7 @@ def checked_rows(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
                 f"row {index}: column(s) {', '.join(map(repr, unknown))} not in the export schema "
                 f"(storagebench.export.schema.COLUMNS)"
             )
-        checked.append({c.name: _checked(row.get(c.name), c, index) for c in COLUMNS})
+        checked.append({c.name: checked_value(row.get(c.name), c, f"row {index}") for c in COLUMNS})
     return checked
 
 

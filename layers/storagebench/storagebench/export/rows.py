@@ -1,10 +1,10 @@
 """Flat rows of a run: one per config, workload, variant, phase, repetition and direction.
 
-Two readers build the same rows: :func:`run_rows` from a stored run (``ResultsStore.get_run``
-locally, ``GET /runs/{id}`` on AWS) and Collect from the records it has just validated, through
-:func:`result_row`. Every value is read from a decoded model (``store.models``, the request), so a
-field the store lacks or holds in another shape becomes an empty cell, never an exception: one bad
-item must not cost the export of a run.
+Two readers build the same rows: :func:`run_rows` from a stored run (``ResultsStore.get_run``,
+locally) and Collect from the records it has just validated, through :func:`result_row` (on AWS
+the CLI reads Collect's files back: ``jsonl_rows``). Every value is read from a decoded model
+(``store.models``, the request), so a field the store lacks or holds in another shape becomes an
+empty cell, never an exception: one bad item must not cost the export of a run.
 """
 
 from __future__ import annotations

@@ -16,14 +16,16 @@ only from the prefix of the instance that ran the config.
 runs/<run>/economics.json               costs, the comparison with the baseline, the run's cost
 runs/<run>/report.html|.md|.csv         the run's report (Finalize)
 
-exports/suite=<suite>/date=<YYYY-MM-DD>/run=<run>/<config>.jsonl
-                                        the config's flat rows (Collect), the Athena table's files:
+exports/suite=<suite>/date=<YYYY-MM-DD>/run=<run>/<config>.jsonl   (<config>.attempt<N>.jsonl
+                                        after a Spot relaunch) the config's flat rows (Collect), the
+                                        Athena table's files (GET /runs/{id}/export links them):
                                         Hive-style partitions by suite and the run's UTC start day,
                                         outside ``runs/`` so the raw output's expiry leaves them
 """
 
 from __future__ import annotations
 
+import re
 from datetime import UTC
 
 from storagebench.core.clock import parse_iso
@@ -96,10 +98,26 @@ def export_prefix(suite: str, date: str) -> str:
     return f"{EXPORTS_PREFIX}suite={_partition_value('suite', suite)}/date={_partition_value('date', date)}/"
 
 
+def run_export_prefix(suite: str, started_at: str, run_id: str) -> str:
+    """Where a run's exports are: one object per config (and attempt) under this prefix."""
+    date = parse_iso(started_at).astimezone(UTC).strftime("%Y-%m-%d")
+    return f"{export_prefix(suite, date)}run={_partition_value('run', run_id)}/"
+
+
 def export_key(item: WorkItem) -> str:
     """The config's JSON Lines rows, in the partition of its run's suite and start day."""
-    date = parse_iso(item.started_at).astimezone(UTC).strftime("%Y-%m-%d")
-    run = _partition_value("run", item.run_id)
     config = _partition_value("config", item.config_id)
     attempt = "" if item.attempt == 1 else f".attempt{item.attempt}"  # a relaunch keeps the first's rows
-    return f"{export_prefix(item.suite, date)}run={run}/{config}{attempt}.jsonl"
+    return f"{run_export_prefix(item.suite, item.started_at, item.run_id)}{config}{attempt}.jsonl"
+
+
+_EXPORT_FILE = re.compile(r"^(?P<config>[^/=\\]+?)(?:\.attempt(?P<attempt>[2-9]|[1-9]\d+))?\.jsonl$")
+
+
+def export_file_of(name: str) -> tuple[str, int] | None:
+    """The config and attempt of an export object's name under its run's prefix (``export_key``'s
+    inverse: ``gp3.jsonl`` -> ("gp3", 1), ``gp3.attempt2.jsonl`` -> ("gp3", 2)); None for another name."""
+    match = _EXPORT_FILE.fullmatch(name)
+    if match is None:
+        return None
+    return match["config"], int(match["attempt"] or 1)
