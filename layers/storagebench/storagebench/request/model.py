@@ -9,9 +9,9 @@ from a request that does not validate.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, Self
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator, model_validator
+from pydantic import Field, StringConstraints, field_validator, model_validator
 from pydantic.json_schema import SkipJsonSchema
 
 from storagebench.catalog import (
@@ -39,7 +39,7 @@ from storagebench.request.repetitions import (
 )
 from storagebench.request.requirements import MAX_LENGTH as REQUIREMENT_LENGTH
 from storagebench.request.requirements import METRICS as REQUIREMENT_METRICS
-from storagebench.request.rules import rule, rules_of, run_rules
+from storagebench.request.rules import RequestModel, rule
 from storagebench.request.tags import ALLOWED as TAG_CHARACTERS
 from storagebench.request.tags import MAX_USER_TAGS, tag_problems
 from storagebench.workloads import SUITES, get_profile
@@ -59,17 +59,8 @@ MAX_CONCURRENCY = 40  # configs at once, on either Map (the stack's guardrails c
 MAX_DATA_VOLUMES = 21  # /dev/sdf../dev/sdz, AWS's recommended names for EBS data volumes
 
 
-class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True, strict=True)
-
-    @model_validator(mode="after")
-    def _rules(self) -> Self:
-        """Every ``@rule`` of the model (``request.rules``), their problems raised together."""
-        if rules_of(type(self)):
-            problems = Problems(type(self).__name__)
-            run_rules(self, problems)
-            problems.raise_if_any()
-        return self
+class _Model(RequestModel):
+    """This module's models: strict, no unknown fields, ``@rule`` problems raised together."""
 
 
 def expansion_only(value: Any, kind: type) -> Any:

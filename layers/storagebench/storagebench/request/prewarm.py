@@ -21,12 +21,12 @@ no check.
 
 from __future__ import annotations
 
-from typing import Annotated, Literal, Self
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
+from pydantic import Field, StringConstraints
 
 from storagebench.request.problems import Problems
-from storagebench.request.rules import rule, run_rules
+from storagebench.request.rules import RequestModel, rule
 
 PrewarmVolumes = Literal["restored", "all", "none"]
 INITIALIZE_DOCS = "https://docs.aws.amazon.com/ebs/latest/userguide/initalize-volume.html"
@@ -37,21 +37,7 @@ MAX_SAMPLE_GIB = 64.0
 MAX_SAMPLE_EXTENTS = 1024
 
 
-class _Base(BaseModel):
-    """request.model's conventions (strict, no unknown fields, ``@rule`` problems raised together);
-    not its ``_Model`` itself, which imports this module for its field types."""
-
-    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True, strict=True)
-
-    @model_validator(mode="after")
-    def _rules(self) -> Self:
-        problems = Problems(type(self).__name__)
-        run_rules(self, problems)
-        problems.raise_if_any()
-        return self
-
-
-class Prewarm(_Base):
+class Prewarm(RequestModel):
     """Read the EBS volumes that need it end to end before measuring; check the others' cold read."""
 
     method: Literal["none", "dd", "fio"] = Field(

@@ -16,22 +16,19 @@ that verdict (``results.steady_state``).
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from typing import Annotated, Any, Literal, Protocol, Self
+from typing import Annotated, Any, Literal, Protocol
 
 from pydantic import (
-    BaseModel,
-    ConfigDict,
     Discriminator,
     Field,
     Tag,
     ValidatorFunctionWrapHandler,
     WrapValidator,
-    model_validator,
 )
 from pydantic_core import PydanticCustomError
 
 from storagebench.request.problems import RULE, Problems
-from storagebench.request.rules import rule, run_rules
+from storagebench.request.rules import RequestModel, rule
 from storagebench.workloads import get_profile
 
 MAX_REPETITIONS = 100
@@ -69,21 +66,7 @@ FixedRepetitions = Annotated[
 ]
 
 
-class _Base(BaseModel):
-    """request.model's conventions (strict, no unknown fields, ``@rule`` problems raised together);
-    not its ``_Model`` itself, which imports this module for its field types."""
-
-    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True, strict=True)
-
-    @model_validator(mode="after")
-    def _rules(self) -> Self:
-        problems = Problems(type(self).__name__)
-        run_rules(self, problems)
-        problems.raise_if_any()
-        return self
-
-
-class AdaptiveRepetitions(_Base):
+class AdaptiveRepetitions(RequestModel):
     """Repeat until the headline metric's 95 % confidence half-width is under ``ci_pct`` % of its mean."""
 
     min: int = Field(
@@ -138,7 +121,7 @@ SteadyStateMetric = Literal["iops", "bw"]
 SteadyStateCriterion = Literal["slope", "deviation"]
 
 
-class SteadyState(_Base):
+class SteadyState(RequestModel):
     """fio's steady-state detection for one long time-based run (fio's ``ss``, ``ss_dur``, ``ss_ramp``)."""
 
     metric: SteadyStateMetric = Field(default="iops", description="what must settle: iops or bw (bandwidth)")

@@ -11,7 +11,9 @@ never runs on a value it cannot trust (no cascade of errors from a field already
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any, Self, TypeVar
+
+from pydantic import BaseModel, ConfigDict, model_validator
 
 from storagebench.request.problems import Problems
 
@@ -58,3 +60,18 @@ def run_rules(instance: Any, problems: Problems, parsed: set[str] | None = None)
         if parsed is not None and any(i in fields and i not in parsed for i in inputs):
             continue
         getattr(instance, name)(problems)
+
+
+class RequestModel(BaseModel):
+    """The base of every request model: strict (JSON's own types, nothing converted), no unknown
+    fields, and its ``@rule`` methods run after parsing with their problems raised together."""
+
+    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True, strict=True)
+
+    @model_validator(mode="after")
+    def _rules(self) -> Self:
+        if rules_of(type(self)):
+            problems = Problems(type(self).__name__)
+            run_rules(self, problems)
+            problems.raise_if_any()
+        return self
