@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from storagebench.agent.adaptive import half_width
 from storagebench.analysis.stats import (
     FEW_REPETITIONS,
     aggregate,
@@ -97,3 +98,10 @@ def test_aggregate_clips_every_headline_metric() -> None:
         summary = agg.metrics[name]
         assert summary.ci95_low is not None and summary.ci95_low >= 0, name
         assert summary.ci95_clipped, name
+
+
+def test_the_agents_stopping_rule_and_the_reports_interval_are_one_computation() -> None:
+    values = [100.0, 102.0, 98.0, 101.0]
+    summary = summarize(values)
+    assert summary.ci95_high is not None
+    assert half_width(values) == pytest.approx(summary.ci95_high - summary.mean)
