@@ -2,7 +2,8 @@
 
 A run id is the Step Functions execution name (Plan reads it from ``$$.Execution.Name``), so it
 follows the execution name rules: at most 80 characters of ``[A-Za-z0-9_-]``. The suite keeps it
-readable, the UTC time sorts it, and four random hex digits keep two runs of one second apart.
+readable, the UTC time sorts it, and eight random hex digits keep runs of one second apart (four
+were not enough: with 65,536 values, a burst of starts in one second collided now and then).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ _RUN_ID = re.compile(RUN_ID_PATTERN)
 
 
 def new_run_id(suite: str) -> str:
-    return f"{suite[:40]}-{stamp()}-{secrets.token_hex(2)}"
+    return f"{suite[:40]}-{stamp()}-{secrets.token_hex(4)}"
 
 
 def is_run_id(text: str) -> bool:
