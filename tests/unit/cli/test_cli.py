@@ -106,7 +106,7 @@ def test_validate_json_valid(runner: CliRunner, tmp_path: Path) -> None:
     assert document["baseline"] == "io1"
     assert [c["id"] for c in document["configs"]] == ["io1", "gp2"]
     for config in document["configs"]:
-        assert set(config) == {"id", "instance_type", "targets", "steps"}
+        assert set(config) == {"id", "instance_type", "machines", "targets", "steps"}
         assert config["steps"] == 6
         (target,) = config["targets"]
         assert (target["id"], target["kind"]) == ("ebs0", "ebs")

@@ -279,8 +279,10 @@ def test_configs_without_results_compare_on_cost_only() -> None:
     request = load_request(EVENTS / "virtual-san.json")
     comparison = compare(request, price_request(request, ReferenceBook()), [])
     row = comparison.config("r5b-io2-controllers")
-    assert row.verdict == "66 % cheaper (cost partly unpriced); no results to compare"
-    assert row.cost_partial and comparison.notes
+    # the controllers are priced with it: 5.3x io2 direct attachment, not the "66 % cheaper" of a
+    # bill that left them out
+    assert row.verdict == "5.3x the cost; no results to compare"
+    assert not row.cost_partial
     assert comparison.frontiers == []
 
 

@@ -170,15 +170,30 @@ def test_the_ebs_optimized_fee_and_the_rhel_licence_are_priced_per_hour_of_the_i
 
 
 def test_virtual_san_monthly() -> None:
-    costs = price_request(load_request(EVENTS / "virtual-san.json"), ReferenceBook())
+    # i3en.24xlarge is 48 i3en.large (the reference page's $0.226/h), as the snapshot prices it
+    book = ReferenceBook(instances={"i3en.24xlarge": 48 * 0.226})
+    costs = price_request(load_request(EVENTS / "virtual-san.json"), book)
+    assert all(cost.complete for cost in costs.values())
     client = 7.152 * 730 + 8 * 0.08
     io2_iops = 32_000 * 0.065 + 32_000 * 0.0455 + 192_000 * 0.03185
     assert io2_iops == pytest.approx(9651.20)
     assert costs["io2-direct"].monthly_usd == pytest.approx(client + 4096 * 0.125 + io2_iops)
     assert costs["io2-direct"].monthly_usd == pytest.approx(15384.80)
-    for cid in ("r5b-io2-controllers", "i3en-controllers"):
-        assert costs[cid].monthly_usd == pytest.approx(client) == pytest.approx(5221.60)
-        assert costs[cid].unpriced and "/mnt/vsan" in costs[cid].unpriced[0]
+    assert client == pytest.approx(5221.60)
+    # Priced as a whole: the client plus 5 controllers, each with the baseline's io2 volume ...
+    controller = 7.152 * 730 + 8 * 0.08 + 4096 * 0.125 + io2_iops
+    r5b = costs["r5b-io2-controllers"]
+    assert r5b.monthly_usd == pytest.approx(client + 5 * controller) == pytest.approx(82145.60)
+    assert r5b.nodes_usd == pytest.approx(5 * controller)
+    # ... or 8 i3en controllers, whose NVMe devices come with the instance
+    i3en = costs["i3en-controllers"]
+    i3en_controller = 10.848 * 730 + 8 * 0.08
+    assert i3en.monthly_usd == pytest.approx(client + 8 * i3en_controller) == pytest.approx(68579.04)
+    for cost in (r5b, i3en):
+        assert not cost.unpriced
+        assert any("/mnt/vsan is served by the controller nodes" in n for n in cost.notes)
+        nodes = [c for c in cost.components if c.node is not None]
+        assert {c.node for c in nodes} == {"controller"} and all(c.count in (5, 8) for c in nodes)
 
 
 # ----------------------------------------------------------------------------- EBS rules

@@ -169,11 +169,33 @@ def _event(name: str) -> Any:
 
 def test_every_run_is_held_to_what_it_costs_until_its_deadline() -> None:
     # virtual-san's NVMe-oF directories have no catalog rate: its expected cost is only a floor;
-    # either way the limit holds the three r5b/i3en instances kept until max_run_hours.
-    preview = preview_request(_event("virtual-san.json"), Guardrails(max_run_cost_usd=500))
-    assert not preview.estimate.duration.complete and preview.estimate.total_usd < 500
-    (problem,) = preview.problems
+    # either way the limit holds the clients and their 13 controllers kept until max_run_hours.
+    preview = preview_request(_event("virtual-san.json"), Guardrails(max_run_cost_usd=400))
+    assert not preview.estimate.duration.complete and preview.estimate.total_usd < 400
+    (problem,) = [p for p in preview.problems if p.limit != "Topology"]
     assert problem.limit == "MaxRunCostUsd" and problem.value == round(preview.estimate.upper_bound_usd, 2)
+    # the study's 2-hour deadline keeps it under the stack's default limit ($500)
+    by_default = preview_request(_event("virtual-san.json"), Guardrails())
+    assert by_default.estimate.upper_bound_usd < 500
+    assert {p.limit for p in by_default.problems} == {"Topology"}
+
+
+def test_configs_with_nodes_are_refused_until_the_workflow_launches_them() -> None:
+    preview = preview_request(_event("virtual-san.json"), Guardrails())
+    refused = {p.field: p for p in preview.problems}
+    assert set(refused) == {"configs[1].nodes", "configs[2].nodes"}
+    assert refused["configs[1].nodes"].value == ["controller"]
+    assert "not built yet" in refused["configs[1].nodes"].message and not preview.allowed
+
+
+def test_a_config_larger_than_the_instance_limit_says_what_to_raise() -> None:
+    preview = preview_request(_event("virtual-san.json"), Guardrails(max_concurrent_instances=8))
+    (problem,) = [p for p in preview.problems if p.limit == "MaxConcurrentInstances"]
+    assert (problem.field, problem.value, problem.limit_value) == ("configs[2]", 9, 8)
+    assert "raise it to at least 9" in problem.message and "1 client(s), 8 node(s)" in problem.message
+    # the largest configs that fit together run at once: 9 + 6 instances, not 3 x 9
+    fitting = preview_request(_event("virtual-san.json"), Guardrails(max_concurrent_instances=15))
+    assert (fitting.max_concurrency, fitting.concurrent_instances) == (2, 15)
     # a timed run is held to its upper bound too, not to its expected cost
     nightly = preview_request(_event("nightly.json"), Guardrails(max_run_cost_usd=5))
     assert nightly.estimate.duration.complete and nightly.estimate.total_usd < 5
@@ -206,7 +228,7 @@ def test_the_file_gateway_study_is_previewed_priced_and_checked_against_the_stac
 def test_gateway_appliances_count_against_concurrent_instances() -> None:
     preview = preview_request(_event("file-gateway-io1-vs-gp2.json"), Guardrails(max_concurrent_instances=3))
     assert (preview.max_concurrency, preview.concurrent_instances) == (1, 2)
-    assert any("would run 4 instances; capped to 1" in note for note in preview.notes)
+    assert any("could run 4 instances; capped to 1" in note for note in preview.notes)
 
 
 def test_a_stack_without_gateway_settings_refuses_the_kind_naming_what_is_unset() -> None:

@@ -32,7 +32,7 @@ def request_summary(console: Console, source: str, summary: dict[str, Any]) -> N
         None,
         [
             Field("config", "id", priority=9),
-            Field("instance", "id", priority=8),
+            Field("machines", "id", priority=8),
             Field("targets", priority=7),
             Field("steps", "number", priority=6),
         ],
@@ -42,9 +42,7 @@ def request_summary(console: Console, source: str, summary: dict[str, Any]) -> N
             f"{t['id']} ({t['kind']})" + (f": {t['envelope']}" if t.get("envelope") else "")
             for t in config["targets"]
         )
-        configs.add(
-            config=config["id"], instance=config["instance_type"], targets=targets, steps=config["steps"]
-        )
+        configs.add(config=config["id"], machines=config["machines"], targets=targets, steps=config["steps"])
     print_table(console, configs)
     workloads = ", ".join(
         f"{w['id']}" + (f" x{w['scale']:g}" if w["scale"] != 1 else "") for w in summary["workloads"]

@@ -23,7 +23,13 @@ def summarize_request(request: BenchmarkRequest) -> dict[str, Any]:
             targets.append(entry)
         steps = plan_steps(request, config)
         configs.append(
-            {"id": config.id, "instance_type": config.instance_type, "targets": targets, "steps": len(steps)}
+            {
+                "id": config.id,
+                "instance_type": config.instance_type,
+                "machines": config.machines,
+                "targets": targets,
+                "steps": len(steps),
+            }
         )
     return {
         "name": request.name,

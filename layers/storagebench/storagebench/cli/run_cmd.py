@@ -391,7 +391,7 @@ def show_preview(preview: dict[str, Any]) -> None:
     for config in preview["configs"]:
         out.print(
             Text(
-                f"  {config['id']}: {config['instance_type']}, {len(config['steps'])} step(s), "
+                f"  {config['id']}: {config['machines']}, {len(config['steps'])} step(s), "
                 f"{config['expected_hours']:.2f} h expected, ${config['run_usd']:,.2f}"
             ),
             highlight=False,

@@ -19,6 +19,10 @@ What is priced, per config (a month is 730 hours, as AWS's calculator converts):
   instance and EBS volume (as field study 1 priced its gateways); ``gateway_usd`` is that part alone,
   the figure gateways are compared by (the config's instance is then the NFS client).
 
+A config's node groups (servers, controllers) are priced the same way per node, times their count,
+each line carrying its ``node`` role; several clients multiply the client's instance and root
+volume while the shared targets they drive are priced once.
+
 Instance-store targets are included in the instance price. NFS and local targets are outside the
 config's bill (a File Gateway, a filer, a directory): they are listed in ``unpriced``. A price the
 book lacks is listed in ``missing_prices`` and the total is then a lower bound (``complete`` False).
@@ -41,7 +45,7 @@ from storagebench.kinds.file_gateway import GATEWAY_CACHE, GATEWAY_ROOT
 from storagebench.prices.book import PriceBook
 from storagebench.prices.models import HOURS_PER_MONTH, Price, PriceNotFound, PriceSource, PriceTier
 from storagebench.prices.products import PriceKey, TierKey
-from storagebench.request.model import BenchmarkRequest, Config, EfsTarget, FsxLustreTarget
+from storagebench.request.model import BenchmarkRequest, Config, EfsTarget, FsxLustreTarget, NodeGroup
 
 __all__ = [
     "HOURS_PER_MONTH",
@@ -103,6 +107,7 @@ class CostComponent(_Frozen):
 
     name: Literal[
         "instance",
+        "node-instance",
         "gateway-instance",
         "licence",
         "ebs-optimized",
@@ -113,8 +118,14 @@ class CostComponent(_Frozen):
         "efs-throughput",
         "fsx-storage",
     ]
-    target_id: str | None = Field(description="None for the instance; 'root' for the root volume")
+    target_id: str | None = Field(
+        description="None for the instance; 'root' for the root volume; '<role>:<target>' for a node's"
+    )
     member: int | None = Field(default=None, description="position in a RAID0/jbod set (count > 1)")
+    node: str | None = Field(default=None, description="the node group's role; None for the config's clients")
+    count: int = Field(
+        default=1, ge=1, description="identical instances priced in this line (clients, nodes)"
+    )
     category: Category
     quantity: float = Field(ge=0, description="billed units per month (hours, GB, IOPS, MiB/s)")
     unit: str
@@ -134,6 +145,8 @@ class DurationComponent(_Frozen):
     member: int | None
     detail: str
     usd: float
+    node: str | None = None
+    count: int = 1
 
 
 class DurationCost(_Frozen):
@@ -209,6 +222,11 @@ class ConfigCost(_Frozen):
         return math.fsum(c.monthly_usd for c in self.components if is_gateway_component(c))
 
     @property
+    def nodes_usd(self) -> float:
+        """The node groups' part: their instances, licences, root and data volumes (0 without nodes)."""
+        return math.fsum(c.monthly_usd for c in self.components if c.node is not None)
+
+    @property
     def has_gateway(self) -> bool:
         return any(c.name == "gateway-instance" for c in self.components)
 
@@ -232,6 +250,8 @@ class ConfigCost(_Frozen):
                 member=c.member,
                 detail=c.detail,
                 usd=c.monthly_usd * share,
+                node=c.node,
+                count=c.count,
             )
             for c in self.components
         ]
@@ -639,20 +659,42 @@ def price_bill(
 # ----------------------------------------------------------------------------------- configs
 
 
-def monthly_cost(config: Config, book: PriceBook) -> ConfigCost:
-    """The config's monthly cost: instance, root volume, every target (see the module docstring)."""
-    asker = PriceLookup()
-    components: list[CostComponent] = []
+def _times(components: list[CostComponent], count: int, node: str | None) -> list[CostComponent]:
+    """``count`` identical machines' lines: quantities and totals multiplied, said in the detail."""
+    if count == 1 and node is None:
+        return components
+    return [
+        c.model_copy(
+            update={
+                "quantity": c.quantity * count,
+                "monthly_usd": c.monthly_usd * count,
+                "count": count,
+                "node": node,
+                "detail": f"{count} x {c.detail}" if count > 1 else c.detail,
+            }
+        )
+        for c in components
+    ]
+
+
+def _machine_components(
+    book: PriceBook,
+    asker: PriceLookup,
+    machine: Config | NodeGroup,
+    *,
+    instance_name: Literal["instance", "node-instance"],
+    prefix: str,
+) -> tuple[list[CostComponent], list[CostComponent], list[str], list[str]]:
+    """One machine of a config, a client or a node: (its instance lines, its targets' lines, notes,
+    unpriced). Target ids get ``prefix`` (a node's ``<role>:``)."""
+    instance = machine.instance_type
+    label = instance if isinstance(machine, Config) else f"{machine.role} {instance}"
+    components = _instance_hours(book, instance, asker, instance_name, target_id=None, label=label)
     notes: list[str] = []
     unpriced: list[str] = []
-    spec = instance_type(config.instance_type)
-
-    components += _instance_hours(
-        book, config.instance_type, asker, "instance", target_id=None, label=config.instance_type
-    )
-    system = operating_system(config.image)
-    optimized = bool(config.launch_ebs_optimized)
-    for name, hourly, what in launch_surcharges(book, config.instance_type, system, optimized, asker):
+    system = operating_system(machine.image)
+    optimized = bool(machine.launch_ebs_optimized)
+    for name, hourly, what in launch_surcharges(book, instance, system, optimized, asker):
         rated = f"{HOURS_PER_MONTH} h x {fmt_rate(hourly.usd)}/{hourly.unit}"
         components.append(
             _component(
@@ -662,33 +704,76 @@ def monthly_cost(config: Config, book: PriceBook) -> ConfigCost:
                 target_id=None,
                 member=None,
                 category="compute",
-                detail=f"{config.instance_type} {what}: {rated}",
+                detail=f"{instance} {what}: {rated}",
             )
         )
-    if spec is not None and not spec.ebs_optimized_by_default and not optimized:
+    spec = instance_type(instance)
+    if (
+        isinstance(machine, Config)
+        and spec is not None
+        and not spec.ebs_optimized_by_default
+        and not optimized
+    ):
         notes.append(
-            f"{config.instance_type} launched without EBS optimisation (ebs_optimized false): its EBS "
+            f"{instance} launched without EBS optimisation (ebs_optimized false): its EBS "
             "traffic shares the network, the catalog's EBS limits do not apply"
         )
-    if config.image not in load_catalog().images:
+    if machine.image not in load_catalog().images:
         notes.append(
-            f"image {config.image}: priced as Linux; an AMI with a licence charge (RHEL, SUSE, Windows) "
+            f"image {machine.image}: priced as Linux; an AMI with a licence charge (RHEL, SUSE, Windows) "
             "costs more than shown"
         )
-
-    root = config.root_volume
+    root = machine.root_volume
     parts, extra = ebs_volume_components(
-        book, root.type, root.size_gib, root.iops, root.throughput_mibps, target_id=ROOT_TARGET_ID, ask=asker
+        book,
+        root.type,
+        root.size_gib,
+        root.iops,
+        root.throughput_mibps,
+        target_id=f"{prefix}{ROOT_TARGET_ID}",
+        ask=asker,
     )
     components += parts
     notes += extra
-
-    for target in config.targets:
-        bill = kind_of(target).bill(target, config.instance_type)
+    targets: list[CostComponent] = []
+    served_by = [g.role for g in machine.nodes] if isinstance(machine, Config) else []
+    for target in machine.targets:
+        bill = kind_of(target).bill(target, instance)
         parts, extra, left_out = price_bill(book, bill, ask=asker)
-        components += parts
+        targets += [
+            p.model_copy(update={"target_id": f"{prefix}{p.target_id}", "detail": f"{prefix}{p.detail}"})
+            for p in parts
+        ]
         notes += extra
-        unpriced += left_out
+        if served_by and target.kind == "local":  # what backs the path is the nodes, priced with them
+            notes.append(
+                f"{target.id}: {getattr(target, 'path', '')} is served by the {', '.join(served_by)} nodes"
+            )
+        else:
+            unpriced += left_out
+    return components, targets, notes, unpriced
+
+
+def monthly_cost(config: Config, book: PriceBook) -> ConfigCost:
+    """The config's monthly cost: its client instance(s), root volume(s) and targets, and every node
+    of its node groups with theirs (see the module docstring). Several clients share the config's
+    targets (the model allows only shared kinds then), so those are priced once."""
+    asker = PriceLookup()
+    machine, targets, notes, unpriced = _machine_components(
+        book, asker, config, instance_name="instance", prefix=""
+    )
+    components = _times(machine, config.clients, None) + targets
+    if config.clients > 1:
+        notes.append(
+            f"{config.clients} clients: each client's instance and root volume, the shared targets once"
+        )
+    for group in config.nodes:
+        machine, targets, extra, left_out = _machine_components(
+            book, asker, group, instance_name="node-instance", prefix=f"{group.role}:"
+        )
+        components += _times(machine + targets, group.count, group.role)
+        notes += [f"{group.role} nodes: {note}" for note in extra]
+        unpriced += [f"{group.role} nodes: {item}" for item in left_out]
     return ConfigCost(
         config_id=config.id,
         instance_type=config.instance_type,

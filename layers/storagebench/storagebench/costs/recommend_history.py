@@ -21,7 +21,7 @@ from storagebench.analysis.regressions import MetricHistory
 from storagebench.costs.monthly import price_request
 from storagebench.costs.recommend import ConfigPrice, Recommendation, recommend
 from storagebench.costs.recommend_run import NoRequirementsError, prices_from_costs
-from storagebench.kinds import option_of
+from storagebench.kinds import storage_option
 from storagebench.prices.snapshot import SnapshotPriceBook
 from storagebench.request import BenchmarkRequest
 from storagebench.request.model import Config
@@ -55,7 +55,7 @@ class HistorySource:
 
 def storage_options(config: Config) -> list[str]:
     """The keys a config's results are stored under (one per target), as the workflow writes them."""
-    return [option_of(config.instance_type, t) for t in config.targets]
+    return [storage_option(config, str(t.id)) for t in config.targets]
 
 
 def _latest_run_records(

@@ -2,7 +2,8 @@
 
 A dry run, the Plan step's guardrails and ``storagebench cost`` price a config's instance with the
 snapshot's Spot price (``prices.spot_snapshot``) when its purchase launches on Spot first (``spot``
-and ``spot-then-on-demand``); every other line (volumes, file systems, surcharges) is unchanged.
+and ``spot-then-on-demand``), every client of it; every other line (volumes, file systems,
+surcharges, and node groups, which are always on-demand) is unchanged.
 A type the snapshot lacks keeps its on-demand price, the upper bound of any Spot price, and the
 estimate says so. Upper bounds stay on-demand on purpose: Spot never costs more, and an interrupted
 config may be relaunched on-demand.
@@ -77,6 +78,10 @@ def spot_notes(estimates: Iterable[InstanceEstimate]) -> list[str]:
     return notes
 
 
+def _times(count: int) -> str:
+    return f"{count} x " if count > 1 else ""
+
+
 def with_spot(cost: DurationCost, estimate: InstanceEstimate, instance_type: str) -> DurationCost:
     """``cost`` with its instance line at the Spot estimate (unchanged when the config is on-demand
     or its Spot price is unknown)."""
@@ -89,10 +94,12 @@ def with_spot(cost: DurationCost, estimate: InstanceEstimate, instance_type: str
             target_id=c.target_id,
             member=c.member,
             detail=(
-                f"{instance_type}: {cost.hours:,.2f} h x {fmt_rate(spot.usd)}/{spot.unit} (Spot estimate, "
+                f"{_times(c.count)}{instance_type}: {cost.hours:,.2f} h x {fmt_rate(spot.usd)}/{spot.unit} "
+                "(Spot estimate, "
                 f"{estimate.purchase}; {spot.description}, as of {spot.as_of})"
             ),
-            usd=spot.usd * cost.hours,
+            usd=spot.usd * cost.hours * c.count,
+            count=c.count,
         )
         if c.name == "instance"
         else c

@@ -36,8 +36,26 @@ def kind_of(target: object) -> StorageKind[Any]:
 
 
 def storage_option(config: Config, target_id: str) -> str:
-    """A stable description of one storage option, the key of its history across runs."""
-    return option_of(config.instance_type, next(t for t in config.targets if t.id == target_id))
+    """A stable description of one storage option, the key of its history across runs: the target on
+    its instance, then what stands behind it when the config has more than one machine (so a virtual
+    SAN of 5 controllers and one of 8 keep separate histories, and 4 clients on EFS are not 1)."""
+    option = option_of(config.instance_type, next(t for t in config.targets if t.id == target_id))
+    return option + topology_key(config)
+
+
+def topology_key(config: Config) -> str:
+    """``""`` for one client and no nodes (every key stored before topologies stays the same), else
+    ``+4clients`` and ``+controller=5xr5b.24xlarge[ebs:io2:4096GiB:256000iops,...]`` per node group."""
+    parts: list[str] = []
+    if config.clients > 1:
+        parts.append(f"{config.clients}clients")
+    for group in sorted(config.nodes, key=lambda g: g.role):
+        targets = ",".join(kind_of(t).option_key(t) for t in group.targets)
+        image = "" if group.image == config.image else f"@{group.image}"
+        parts.append(f"{group.role}={group.count}x{group.instance_type}{image}[{targets}]")
+    if config.placement is not None:
+        parts.append(f"placement:{config.placement}")
+    return "".join(f"+{part}" for part in parts)
 
 
 def option_of(instance_type: str, target: object) -> str:

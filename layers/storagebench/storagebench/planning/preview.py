@@ -46,12 +46,11 @@ from storagebench.request.matrix_models import MatrixSummary
 from storagebench.request.model import BenchmarkRequest, Config, Target
 from storagebench.request.purchase import Purchase
 
-INSTANCES_PER_CONFIG = 1  # launch_spec starts one instance per config; file systems are not instances
-
 
 def instances_per_config(config: Config) -> int:
-    """The config's instance plus each File Gateway appliance it launches."""
-    return INSTANCES_PER_CONFIG + sum(kind_of(t).appliances for t in config.targets)
+    """The config's clients and nodes plus each File Gateway appliance it launches (file systems are
+    not instances)."""
+    return config.instance_count + sum(kind_of(t).appliances for t in config.targets)
 
 
 PROXY_REGION = "us-east-1"  # priced with these when the snapshot lacks the request's region
@@ -77,6 +76,7 @@ class GuardrailProblem(_Frozen):
 class ConfigPreview(_Frozen):
     id: str
     instance_type: str
+    machines: str = Field(description="what it launches: 4 x c5.2xlarge + 5 controller r5b.24xlarge")
     targets: list[str] = Field(description="target id and kind, e.g. data (ebs gp3)")
     steps: list[str] = Field(description="the agent's steps in run order (workload.target[.variant].rN)")
     expected_hours: float = Field(description="launch to cleanup, expected (estimate.duration)")
@@ -220,6 +220,8 @@ def _launched_types(configs: list[Config]) -> list[tuple[str, str]]:
     launched: list[tuple[str, str]] = []
     for position, config in enumerate(configs):
         launched.append((f"configs[{position}].instance_type", config.instance_type))
+        for index, group in enumerate(config.nodes):
+            launched.append((f"configs[{position}].nodes[{index}].instance_type", group.instance_type))
         for index, target in enumerate(config.targets):
             for field, appliance in kind_of(target).appliance_instance_types(target):
                 launched.append((f"configs[{position}].targets[{index}].{field}", appliance))
@@ -281,6 +283,56 @@ def _target_problems(configs: list[Config], limits: Guardrails) -> list[Guardrai
                         "validates and is priced (storagebench cost), but is not run",
                     )
                 )
+    return problems
+
+
+TOPOLOGY_NOT_LAUNCHED = (
+    "validated and priced as a whole (storagebench cost), but this version's workflow launches one "
+    "client per config and no nodes: running node groups and several clients is not built yet, so "
+    "the run is refused rather than run without its servers"
+)
+
+
+def _topology_problems(configs: list[Config]) -> list[GuardrailProblem]:
+    """Configs with nodes or several clients are refused until the workflow launches them all."""
+    problems: list[GuardrailProblem] = []
+    for position, config in enumerate(configs):
+        for field, value, present in (
+            ("nodes", [g.role for g in config.nodes], bool(config.nodes)),
+            ("clients", config.clients, config.clients > 1),
+        ):
+            if present:
+                problems.append(
+                    GuardrailProblem(
+                        field=f"configs[{position}].{field}",
+                        limit="Topology",
+                        limit_value="one client, no nodes",
+                        value=value,
+                        message=f"{config.id}: {TOPOLOGY_NOT_LAUNCHED}",
+                    )
+                )
+    return problems
+
+
+def _instance_problems(configs: list[Config], limits: Guardrails) -> list[GuardrailProblem]:
+    """A config whose clients and nodes alone outnumber MaxConcurrentInstances cannot run at all:
+    the cap on configs at once cannot help it."""
+    problems: list[GuardrailProblem] = []
+    for position, config in enumerate(configs):
+        needed = instances_per_config(config)
+        if needed > limits.max_concurrent_instances:
+            problems.append(
+                GuardrailProblem(
+                    field=f"configs[{position}]",
+                    limit="MaxConcurrentInstances",
+                    limit_value=limits.max_concurrent_instances,
+                    value=needed,
+                    message=f"{config.id} launches {needed} instances at once ({config.clients} "
+                    f"client(s), {config.instance_count - config.clients} node(s)), the stack allows "
+                    f"{limits.max_concurrent_instances} (MaxConcurrentInstances): raise it to at least "
+                    f"{needed}, or use fewer nodes or clients",
+                )
+            )
     return problems
 
 
@@ -365,12 +417,17 @@ def preview_request(
     problems += _target_problems(configs, limits)
 
     wanted = min(request.max_concurrency or limits.max_concurrency, limits.max_concurrency, len(configs))
-    per_config = max(instances_per_config(c) for c in configs)
-    by_instances = max(1, limits.max_concurrent_instances // per_config)
+    problems += _instance_problems(configs, limits)
+    problems += _topology_problems(configs)
+    # The Map runs any `concurrency` configs at once: the largest ones together must fit.
+    largest = sorted((instances_per_config(c) for c in configs), reverse=True)
+    by_instances = max(
+        1, sum(1 for k in range(1, len(largest) + 1) if sum(largest[:k]) <= limits.max_concurrent_instances)
+    )
     concurrency = min(wanted, by_instances)
     if concurrency < wanted:
         notes.append(
-            f"max_concurrency: {wanted} configs at once would run {wanted * per_config} "
+            f"max_concurrency: {wanted} configs at once could run {sum(largest[:wanted])} "
             f"instances; capped to {concurrency} (MaxConcurrentInstances "
             f"{limits.max_concurrent_instances}): the run takes longer, it measures the same"
         )
@@ -446,6 +503,7 @@ def preview_request(
             ConfigPreview(
                 id=c.id,
                 instance_type=c.instance_type,
+                machines=c.machines,
                 targets=[_describe_target(t) for t in c.targets],
                 steps=[str(step["id"]) for step in steps[c.id]],
                 expected_hours=round(expected_hours[c.id], 6),
@@ -460,7 +518,7 @@ def preview_request(
         matrices=summarize_matrices(request),
         workloads=[w.model_dump(mode="json") for w in request.resolved_workloads()],
         max_concurrency=concurrency,
-        concurrent_instances=concurrency * per_config,
+        concurrent_instances=sum(largest[:concurrency]),
         max_run_hours=hours,
         estimate=estimate,
         problems=problems,

@@ -68,7 +68,11 @@ def _stripes(value: MatrixValue) -> str:
 
 
 # How each field's value reads in a generated id (gp3-500g-6000iops-250mibps).
-CONFIG_FIELDS: dict[str, Callable[[MatrixValue], str]] = {"instance_type": _slug, "image": _slug}
+CONFIG_FIELDS: dict[str, Callable[[MatrixValue], str]] = {
+    "instance_type": _slug,
+    "image": _slug,
+    "clients": _suffix("clients"),
+}
 TARGET_FIELDS: dict[str, Callable[[MatrixValue], str]] = {
     "type": _slug,
     "size_gib": _suffix("g"),

@@ -42,6 +42,20 @@ from storagebench.request.requirements import METRICS as REQUIREMENT_METRICS
 from storagebench.request.rules import RequestModel, rule
 from storagebench.request.tags import ALLOWED as TAG_CHARACTERS
 from storagebench.request.tags import MAX_USER_TAGS, tag_problems
+from storagebench.request.topology import (
+    CLIENT_ROLE,
+    MAX_CLIENTS,
+    MAX_NODE_GROUPS,
+    MAX_NODES,
+    MAX_NODES_PER_GROUP,
+    PLACEMENT_DESCRIPTION,
+    PORT_PATTERN,
+    PORTS_DESCRIPTION,
+    SHARED_KINDS,
+    Placement,
+    multi_client_problems,
+    parse_port,
+)
 from storagebench.workloads import SUITES, get_profile
 from storagebench.workloads.naming import workload_name
 from storagebench.workloads.profile import ParamsError, check_params
@@ -530,6 +544,148 @@ def target_mode(target: Target) -> Literal["raw", "filesystem"]:
 # ------------------------------------------------------------------------- configs
 
 
+# What one machine of a config must satisfy, a client or a node, in four rules so that a field
+# that failed to parse hides none of the others' problems (request.rules).
+
+
+def _type_problems(problems: Problems, instance: str) -> None:
+    unknown = unknown_instance_type(instance)
+    if unknown is not None:
+        problems.add(("instance_type",), instance, unknown)
+
+
+def _target_problems(problems: Problems, instance: str, targets: list[Any]) -> None:
+    """Unique target ids (defaults given), volumes it can attach, instance store it has."""
+    seen: dict[str, int] = {}
+    for position, target in enumerate(targets):
+        if target.id is None:
+            target.id = default_target_id(target.kind, position)
+        if target.id in seen:
+            problems.add(
+                ("targets", position, "id"),
+                target.id,
+                f"already names targets[{seen[target.id]}]; target ids must be unique in a config",
+            )
+        seen[target.id] = position
+    volumes = sum(t.count for t in targets if isinstance(t, EbsTarget))
+    if volumes > MAX_DATA_VOLUMES:
+        problems.add(
+            ("targets",),
+            volumes,
+            f"at most {MAX_DATA_VOLUMES} data volumes per instance (device names /dev/sdf to /dev/sdz)",
+        )
+    spec = instance_type(instance)
+    for position, target in enumerate(targets):
+        if not isinstance(target, InstanceStoreTarget) or spec is None:
+            continue
+        store = spec.instance_store
+        if store is None:
+            problems.add(
+                ("targets", position, "kind"),
+                "instance_store",
+                f"{instance} has no instance store; pick e.g. an i3en, m5d or c5d type",
+            )
+        elif target.count is not None and target.count > store.devices:
+            problems.add(
+                ("targets", position, "count"),
+                target.count,
+                f"{instance} has {store.devices} instance-store device(s)",
+            )
+
+
+def _architecture_problems(problems: Problems, instance: str, image: str) -> None:
+    wrong = image_problem(image, architecture(instance))
+    if wrong is not None:
+        problems.add(("image",), image, f"{wrong.reason}; use {wrong.allowed}")
+
+
+def _tool_problems(problems: Problems, instance: str, image: str, targets: list[Any]) -> None:
+    """The image ships what the targets need (once it is an image for the architecture)."""
+    if image_problem(image, architecture(instance)) is not None:
+        return
+    for position, target in enumerate(targets):
+        for tool in target_tools(target):
+            missing = missing_tool(image, tool)
+            if missing is not None:
+                problems.add(
+                    ("targets", position),
+                    f"{target.kind} on {image}",
+                    f"{missing.reason}; use {missing.allowed}",
+                )
+
+
+NodeTarget = Annotated[EbsTarget | InstanceStoreTarget, Field(discriminator="kind")]
+
+
+class NodeGroup(_Model):
+    """Servers a config launches besides its clients: launched, awaited, priced and released with it.
+
+    Each node runs the group's hooks (privileged shell, like a config's) with the topology in its
+    environment; a node is bought on-demand whatever the config's purchase, as a reclaimed storage
+    server would take the target away from every client."""
+
+    role: Slug = Field(description="names the group, e.g. controller, master, chunk (not client)")
+    count: int = Field(default=1, ge=1, le=MAX_NODES_PER_GROUP, description="identical nodes of this role")
+    instance_type: Annotated[str, StringConstraints(pattern=INSTANCE_TYPE_PATTERN)]
+    image: str = Field(default=DEFAULT_IMAGE, max_length=1011, description="as a config's image")
+    root_volume: RootVolume = Field(default_factory=RootVolume)
+    targets: list[NodeTarget] = Field(
+        default_factory=list, max_length=8, description="each node's own EBS volumes or instance store"
+    )
+    ports: list[Annotated[str, StringConstraints(pattern=PORT_PATTERN)]] = Field(
+        default_factory=list, max_length=16, description=PORTS_DESCRIPTION
+    )
+    setup: str | None = Field(
+        default=None,
+        max_length=16_384,
+        description="shell run on each node before any client's setup (privileged), with the topology",
+    )
+    teardown: str | None = Field(
+        default=None,
+        max_length=16_384,
+        description="shell run on each node after the clients' teardown, on every path",
+    )
+
+    @property
+    def launch_ebs_optimized(self) -> bool | None:
+        """As a config's default: EBS-optimized where it is optional, the type's default elsewhere."""
+        spec = instance_type(self.instance_type)
+        return None if spec is None or spec.ebs_optimized_by_default else True
+
+    @rule("role")
+    def _not_the_clients(self, problems: Problems) -> None:
+        if self.role == CLIENT_ROLE:
+            problems.add(
+                ("role",),
+                self.role,
+                "client names the config's own instances (set clients for several); pick another role",
+            )
+
+    @rule("instance_type")
+    def _known_instance_type(self, problems: Problems) -> None:
+        _type_problems(problems, self.instance_type)
+
+    @rule("instance_type", "targets")
+    def _targets_fit(self, problems: Problems) -> None:
+        _target_problems(problems, self.instance_type, list(self.targets))
+
+    @rule("instance_type", "image")
+    def _image_architecture(self, problems: Problems) -> None:
+        _architecture_problems(problems, self.instance_type, self.image)
+
+    @rule("instance_type", "image", "targets")
+    def _image_tools(self, problems: Problems) -> None:
+        _tool_problems(problems, self.instance_type, self.image, list(self.targets))
+
+    @rule("ports")
+    def _ports(self, problems: Problems) -> None:
+        for position, port in enumerate(self.ports):
+            try:
+                parse_port(port)
+            except ValueError as exc:
+                problems.add(("ports", position), port, str(exc))
+
+
 class Config(_Model):
     id: Slug
     description: str | None = Field(default=None, max_length=500)
@@ -554,11 +710,28 @@ class Config(_Model):
         default=None, max_length=16_384, description="shell run after, on every path"
     )
     purchase: Purchase | None = Field(default=None, description=PURCHASE_DESCRIPTION)
+    clients: int = Field(
+        default=1,
+        ge=1,
+        le=MAX_CLIENTS,
+        description="identical client instances running every workload at once against the same shared "
+        "target (efs, fsx_lustre, nfs, file_gateway, local): fio's client/server mode starts each "
+        "workload on all of them together; records are kept per client and aggregated (IOPS and "
+        "bandwidth summed, latency from the merged histograms)",
+    )
+    nodes: list[NodeGroup] = Field(
+        default_factory=list,
+        max_length=MAX_NODE_GROUPS,
+        description="groups of servers launched with the config (virtual-SAN controllers, a file "
+        "system's master and chunk servers): awaited, set up before the clients, priced with the "
+        "config, released on every path",
+    )
+    placement: Placement | None = Field(default=None, description=PLACEMENT_DESCRIPTION)
     matrix: dict[str, Annotated[list[MatrixValue], Field(min_length=1)]] | None = Field(
         default=None,
         description="expands this config into one config per combination of the values (request."
         'matrix): field -> values, e.g. {"size_gib": [500, 1000], "iops": [3000, 6000]}; fields: '
-        "instance_type, image, or a target's type, size_gib, iops, throughput_mibps, count, "
+        "instance_type, image, clients, or a target's type, size_gib, iops, throughput_mibps, count, "
         "filesystem, ... (<target id>.<field> when several targets have it); ids read "
         "<id>-500g-6000iops",
     )
@@ -582,35 +755,7 @@ class Config(_Model):
             )
 
     @rule("targets")
-    def _target_ids(self, problems: Problems) -> None:
-        """Targets without an id get their default one; ids are unique in the config."""
-        seen: dict[str, int] = {}
-        for position, target in enumerate(self.targets):
-            if target.id is None:
-                target.id = default_target_id(target.kind, position)
-            if target.id in seen:
-                problems.add(
-                    ("targets", position, "id"),
-                    target.id,
-                    f"already names targets[{seen[target.id]}]; target ids must be unique in a config",
-                )
-            seen[target.id] = position
-
-    @rule("instance_type")
-    def _known_instance_type(self, problems: Problems) -> None:
-        unknown = unknown_instance_type(self.instance_type)
-        if unknown is not None:
-            problems.add(("instance_type",), self.instance_type, unknown)
-
-    @rule("targets")
-    def _volume_count(self, problems: Problems) -> None:
-        volumes = sum(t.count for t in self.targets if isinstance(t, EbsTarget))
-        if volumes > MAX_DATA_VOLUMES:
-            problems.add(
-                ("targets",),
-                volumes,
-                f"at most {MAX_DATA_VOLUMES} data volumes per instance (device names /dev/sdf to /dev/sdz)",
-            )
+    def _one_gateway(self, problems: Problems) -> None:
         gateways = [p for p, t in enumerate(self.targets) if isinstance(t, FileGatewayTarget)]
         for position in gateways[1:]:
             problems.add(
@@ -619,25 +764,69 @@ class Config(_Model):
                 f"one file gateway per config (targets[{gateways[0]}] is one); compare gateways as configs",
             )
 
+    @rule("instance_type")
+    def _known_instance_type(self, problems: Problems) -> None:
+        _type_problems(problems, self.instance_type)
+
     @rule("instance_type", "targets")
-    def _instance_store(self, problems: Problems) -> None:
-        spec = instance_type(self.instance_type)
+    def _targets_fit(self, problems: Problems) -> None:
+        _target_problems(problems, self.instance_type, list(self.targets))
+
+    @rule("instance_type", "image")
+    def _image_architecture(self, problems: Problems) -> None:
+        _architecture_problems(problems, self.instance_type, self.image)
+
+    @rule("instance_type", "image", "targets")
+    def _image_tools(self, problems: Problems) -> None:
+        _tool_problems(problems, self.instance_type, self.image, list(self.targets))
+
+    @rule("clients", "targets")
+    def _shared_targets(self, problems: Problems) -> None:
+        if self.clients == 1:
+            return
         for position, target in enumerate(self.targets):
-            if not isinstance(target, InstanceStoreTarget) or spec is None:
-                continue
-            store = spec.instance_store
-            if store is None:
+            if target.kind not in SHARED_KINDS:
                 problems.add(
                     ("targets", position, "kind"),
-                    "instance_store",
-                    f"{self.instance_type} has no instance store; pick e.g. an i3en, m5d or c5d type",
+                    target.kind,
+                    f"{self.clients} clients drive one shared target; {target.kind} belongs to one "
+                    f"instance (shared kinds: {', '.join(SHARED_KINDS)}), or set clients 1",
                 )
-            elif target.count is not None and target.count > store.devices:
+
+    @rule("nodes")
+    def _node_groups(self, problems: Problems) -> None:
+        seen: dict[str, int] = {}
+        for position, group in enumerate(self.nodes):
+            if group.role in seen:
                 problems.add(
-                    ("targets", position, "count"),
-                    target.count,
-                    f"{self.instance_type} has {store.devices} instance-store device(s)",
+                    ("nodes", position, "role"),
+                    group.role,
+                    f"already names nodes[{seen[group.role]}]; roles must be unique in a config",
                 )
+            seen[group.role] = position
+        total = sum(group.count for group in self.nodes)
+        if total > MAX_NODES:
+            problems.add(("nodes",), total, f"at most {MAX_NODES} nodes per config, every group together")
+
+    @rule("placement", "nodes", "clients")
+    def _placement(self, problems: Problems) -> None:
+        if self.placement is not None and not self.nodes and self.clients == 1:
+            problems.add(
+                ("placement",),
+                self.placement,
+                "places several instances together or apart: add nodes or clients > 1, or remove it",
+            )
+
+    @property
+    def machines(self) -> str:
+        """What the config launches, for people: ``4 x c5.2xlarge + 5 controller r5b.24xlarge``."""
+        clients = self.instance_type if self.clients == 1 else f"{self.clients} x {self.instance_type}"
+        return " + ".join([clients, *(f"{g.count} {g.role} {g.instance_type}" for g in self.nodes)])
+
+    @property
+    def instance_count(self) -> int:
+        """Clients and nodes: the instances the config launches itself (gateway appliances aside)."""
+        return self.clients + sum(group.count for group in self.nodes)
 
     @property
     def launch_ebs_optimized(self) -> bool | None:
@@ -647,28 +836,6 @@ class Config(_Model):
         if spec is None or spec.ebs_optimized_by_default:
             return None
         return self.ebs_optimized is not False
-
-    @rule("instance_type", "image")
-    def _image_architecture(self, problems: Problems) -> None:
-        """The image exists for the type's architecture."""
-        wrong = image_problem(self.image, architecture(self.instance_type))
-        if wrong is not None:
-            problems.add(("image",), self.image, f"{wrong.reason}; use {wrong.allowed}")
-
-    @rule("instance_type", "image", "targets")
-    def _image_tools(self, problems: Problems) -> None:
-        """The image ships what the targets need (once it is an image for the architecture)."""
-        if image_problem(self.image, architecture(self.instance_type)) is not None:
-            return
-        for position, target in enumerate(self.targets):
-            for tool in target_tools(target):
-                missing = missing_tool(self.image, tool)
-                if missing is not None:
-                    problems.add(
-                        ("targets", position),
-                        f"{target.kind} on {self.image}",
-                        f"{missing.reason}; use {missing.allowed}",
-                    )
 
     @rule("instance_type", "ebs_optimized")
     def _ebs_optimization(self, problems: Problems) -> None:
@@ -897,6 +1064,7 @@ class BenchmarkRequest(_Model):
             *reference_problems(self.model_dump()),
             *tag_problems(self.tags),
             *steady_state_problems(self),
+            *multi_client_problems(self),
         ]
         for loc, value, message in found:
             problems.add(loc, value, message)

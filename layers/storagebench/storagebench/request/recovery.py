@@ -10,6 +10,7 @@ is not run: its problem would be a consequence of one already reported.
 
 from __future__ import annotations
 
+import copy
 import types
 import typing
 from functools import cache
@@ -55,7 +56,8 @@ def _pick(models: list[type[BaseModel]], value: dict[str, Any]) -> type[BaseMode
 @cache
 def _adapter(model: type[BaseModel], name: str) -> TypeAdapter[Any]:
     """Validates one field of ``model`` as the model does (its constraints, strictness, stripping)."""
-    field = model.model_fields[name]
+    field = copy.copy(model.model_fields[name])
+    field.exclude = None  # a dump setting, meaningless (and warned about) on a lone annotation
     annotation = cast(Any, typing.Annotated)[field.annotation, field]  # the field's constraints too
     if isinstance(field.annotation, type) and issubclass(field.annotation, BaseModel):
         return TypeAdapter(annotation)  # a model field: the model's own config applies

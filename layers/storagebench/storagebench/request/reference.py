@@ -32,7 +32,12 @@ Schema = dict[str, Any]
 PARTS: list[tuple[str, str | None, str]] = [
     ("The request", None, "the document itself"),
     ("A config", "Config", "`configs[]`"),
-    ("Its root volume", "RootVolume", "`configs[].root_volume`"),
+    ("Its root volume", "RootVolume", "`configs[].root_volume` and `configs[].nodes[].root_volume`"),
+    (
+        "A node group",
+        "NodeGroup",
+        "`configs[].nodes[]`: servers launched with the config (targets: `ebs` or `instance_store` only)",
+    ),
     ("Target `ebs`", "EbsTarget", "`configs[].targets[]` with `kind: ebs`"),
     ("Target `instance_store`", "InstanceStoreTarget", "`configs[].targets[]` with `kind: instance_store`"),
     ("Target `efs`", "EfsTarget", "`configs[].targets[]` with `kind: efs`"),
@@ -141,6 +146,12 @@ RULES: dict[tuple[str, str], Rule] = {
     ("Config", "ebs_optimized"): lambda c: (
         f"types optimised by default cannot turn it off ({_source(c, 'ebs-optimized')})"
     ),
+    ("Config", "clients"): lambda c: (
+        "more than 1: every target a shared kind (efs, fsx_lustre, nfs, file_gateway, local)"
+    ),
+    ("Config", "nodes"): lambda c: "at most 32 nodes in all; roles unique and not `client`",
+    ("NodeGroup", "instance_type"): _instance_types,
+    ("NodeGroup", "ports"): lambda c: "`tcp/` or `udp/` and a port or range in 1..65535",
     ("RootVolume", "type"): lambda c: "not `st1` or `sc1` (HDD volumes cannot boot)",
     ("RootVolume", "size_gib"): lambda c: _ebs_rule(c, "size_gib"),
     ("RootVolume", "iops"): lambda c: _ebs_rule(c, "iops"),
