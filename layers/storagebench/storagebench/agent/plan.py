@@ -162,6 +162,10 @@ class Step(TypedDict, total=False):
     cleanup: bool  # remove what the step wrote under the target afterwards
     intent: str  # iops | throughput | latency | metadata | application
     adaptive: Adaptive  # absent: a fixed repetition, always run
+    # Several clients at once: fio --client connect strings ("10.0.0.5", "10.0.0.5,8765"), in
+    # order; the step's fio.json is then `fio --client=... --output-format=json+` output as is
+    # (results.clients). Absent: a single-client step.
+    clients: List[str]
 
 
 class Prewarm(TypedDict, total=False):

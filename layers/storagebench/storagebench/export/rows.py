@@ -146,6 +146,9 @@ def result_row(run: RunFacts, config: ConfigFacts | None, result: StoredResult) 
         "engine": record.engine,
         "job_group": record.group,
         "jobs": record.jobs,
+        "client": record.client,
+        "client_index": record.client_index,
+        "clients": record.clients,
         "emulated": any(label.startswith(EMULATED_LABEL_PREFIX) for label in record.labels),
         "labels": ",".join(record.labels),
         "fio_version": fio_version if isinstance(fio_version, str) and fio_version else None,
@@ -161,6 +164,7 @@ def result_row(run: RunFacts, config: ConfigFacts | None, result: StoredResult) 
 def _measured(record: ResultRecord) -> dict[str, Any]:
     latency = record.latency
     volume = record.volume
+    spread = record.client_spread
     numbers = {
         "iops": record.iops,
         "bw_mibps": record.bw_mibps,
@@ -183,6 +187,10 @@ def _measured(record: ResultRecord) -> dict[str, Any]:
         "real_s": record.real_s,
         "user_s": record.user_s,
         "sys_s": record.sys_s,
+        "client_iops_min": spread.iops_min if spread else None,
+        "client_iops_max": spread.iops_max if spread else None,
+        "client_iops_cv_pct": spread.iops_cv_pct if spread else None,
+        "straggler_shortfall_pct": spread.straggler_shortfall_pct if spread else None,
         "volume_iops": volume.iops if volume else None,
         "volume_bw_mibps": volume.bw_mibps if volume else None,
         "volume_lat_mean_us": volume.mean_latency_us if volume else None,
@@ -192,6 +200,7 @@ def _measured(record: ResultRecord) -> dict[str, Any]:
     measured["lat_basis"] = latency.basis if latency else None
     measured["lat_samples"] = latency.samples if latency else None
     measured["volume_source"] = volume.source if volume else None
+    measured["straggler_client"] = spread.straggler if spread else None
     return measured
 
 

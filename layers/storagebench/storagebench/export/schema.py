@@ -69,6 +69,20 @@ COLUMNS: tuple[Column, ...] = (
     Column("job_group", "bigint", "", "fio's group id, empty for other engines"),
     Column("jobs", "bigint", "", "jobs, threads or processes that did the I/O"),
     Column(
+        "client",
+        "string",
+        "",
+        "a multi-client step's per-client row: the client (host:port); empty on single-client and "
+        "aggregate rows",
+    ),
+    Column("client_index", "bigint", "", "that client's 1-based position in the step's clients"),
+    Column(
+        "clients",
+        "bigint",
+        "",
+        "an aggregate row of a multi-client step: the clients it sums; empty otherwise",
+    ),
+    Column(
         "emulated", "boolean", "", "true on emulated volumes (local mode): latency says nothing about EBS"
     ),
     Column("labels", "string", "", "the record's findings and environment, comma-separated"),
@@ -101,6 +115,17 @@ COLUMNS: tuple[Column, ...] = (
     Column("user_s", "double", "s", "a timed command's user time"),
     Column("sys_s", "double", "s", "a timed command's system time"),
     Column("files", "bigint", "files", "files created or read (metadata workloads)"),
+    # several clients at once (the aggregate row's spread over its clients)
+    Column("client_iops_min", "double", "IO/s", "an aggregate row's slowest client's IOPS"),
+    Column("client_iops_max", "double", "IO/s", "an aggregate row's fastest client's IOPS"),
+    Column(
+        "client_iops_cv_pct",
+        "double",
+        "%",
+        "coefficient of variation of the clients' IOPS (population stdev / mean)",
+    ),
+    Column("straggler_client", "string", "", "the client furthest below the median IOPS (host:port)"),
+    Column("straggler_shortfall_pct", "double", "%", "how far the straggler is below the median IOPS"),
     # what the volume saw
     Column(
         "volume_source", "string", "", "where the volume's view came from (EBS statistics or kernel counters)"

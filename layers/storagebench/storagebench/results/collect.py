@@ -4,6 +4,11 @@
 
 * fio phases: ``fio.json`` (json+) through ``storagebench.results.fio``, one record per job
   group and direction, cross-checked against fio's own summary in ``fio.txt``;
+* fio phases of a multi-client step (the plan step's ``clients``, or ``fio.json`` holding fio's
+  client/server output): a record per client, group and direction plus one aggregate per group
+  and direction (``storagebench.results.clients``), cross-checked against fio's "All clients";
+  a missing or failed client is a problem line and withholds the aggregate, the others' records
+  are kept;
 * dd phases: one record per phase. ``jobs`` is the number of dd threads, ``bytes`` the sum of
   what each thread's dd reported, ``runtime_s`` the agent's wall time for the phase
   (``timing.json`` real_s) so ``bw_mibps`` = all bytes / real_s; the slowest and fastest
@@ -34,6 +39,12 @@ from storagebench.agent.manifest import MANIFEST_VERSION, STATUS_FAILED, STATUS_
 from storagebench.agent.measurable import LABEL as TOO_SMALL
 from storagebench.agent.measurable import too_small
 from storagebench.core.series import SeriesOutcome, SteadyStateOutcome
+from storagebench.results.clients.aggregate import (
+    aggregate_clients,
+    all_clients_disagreements,
+    client_records,
+)
+from storagebench.results.clients.output import is_client_output, split_clients
 from storagebench.results.cold_read import cold_read_check
 from storagebench.results.dd import DdResult, read_dd_stderr
 from storagebench.results.errors import ManifestError, ParseError
@@ -126,6 +137,7 @@ def collect(output_dir: str | Path) -> Collection:
     )
     labels = _target_labels(manifest)
     plan_phases = _plan_phases(root)
+    plan_clients = _plan_clients(root)
 
     _prewarms(collection, root, manifest, labels)
     for index, step in enumerate(manifest.get("steps") or []):
@@ -157,7 +169,8 @@ def collect(output_dir: str | Path) -> Collection:
             try:
                 identity = _identity(manifest["config_id"], step, phase, labels)
                 plan_phase = plan_phases.get((str(step_id), str(name)), {})
-                records, notes = _phase_records(root, step, phase, plan_phase, identity)
+                clients = _step_clients(step, plan_clients.get(str(step_id)))
+                records, notes = _phase_records(root, step, phase, plan_phase, identity, clients)
                 records, small = _flag_too_small(records)
                 collection.warnings.extend(f"{where}: {note}" for note in small)
                 views, bad = parse_views(phase.get("volume"))
@@ -245,6 +258,33 @@ def _plan_phases(root: Path) -> dict[tuple[str, str], Mapping[str, Any]]:
     return phases
 
 
+def _plan_clients(root: Path) -> dict[str, Any]:
+    """The ``clients`` of ``plan.json``'s steps by step id (as written: checked by ``_step_clients``)."""
+    try:
+        plan = json.loads((root / "plan.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    steps = plan.get("steps") if isinstance(plan, dict) else None
+    return {
+        str(step.get("id")): step["clients"]
+        for step in (steps if isinstance(steps, list) else [])
+        if isinstance(step, dict) and step.get("clients") is not None
+    }
+
+
+def _step_clients(step: Mapping[str, Any], planned: Any) -> list[str] | None:
+    """The step's fio ``--client`` strings: the manifest's step first, else plan.json's; None for a
+    single-client step."""
+    clients = step.get("clients", planned)
+    if clients is None:
+        return None
+    if not isinstance(clients, list) or not clients or not all(isinstance(c, str) and c for c in clients):
+        raise _PhaseError(
+            f"the step's clients {clients!r}: expected a non-empty list of fio --client strings"
+        )
+    return list(clients)
+
+
 def _identity(
     config_id: str, step: Mapping[str, Any], phase: Mapping[str, Any], labels: Mapping[str, list[str]]
 ) -> _Identity:
@@ -294,15 +334,18 @@ def _phase_records(
     phase: Mapping[str, Any],
     plan_phase: Mapping[str, Any],
     identity: _Identity,
+    clients: list[str] | None = None,
 ) -> tuple[list[ResultRecord], list[str]]:
     directory, relative = phase_dir(root, str(step.get("id")), phase)
     if not directory.is_dir():
         raise _PhaseError(f"output directory {relative} is missing")
     engine = phase.get("engine") or plan_phase.get("engine")
     if engine == "fio" and phase.get("search") is not None:
+        if clients is not None:
+            raise _PhaseError("a latency-SLA search runs on one client; this step names several")
         return _search_records(directory, relative, phase["search"], identity)
     if engine == "fio":
-        return _fio_records(directory, relative, identity)
+        return _fio_records(directory, relative, identity, clients)
     if engine == "dd":
         return _dd_records(directory, relative, phase, plan_phase, identity)
     if engine == "command":
@@ -314,7 +357,7 @@ def _phase_records(
 
 
 def _fio_records(
-    directory: Path, relative: PurePosixPath, identity: _Identity
+    directory: Path, relative: PurePosixPath, identity: _Identity, clients: list[str] | None = None
 ) -> tuple[list[ResultRecord], list[str]]:
     json_path = directory / "fio.json"
     text_path = directory / "fio.txt"
@@ -322,6 +365,8 @@ def _fio_records(
     if not json_path.is_file():
         raise _PhaseError(f"{source} is missing")
     document = json_path.read_text(encoding="utf-8", errors="replace")
+    if clients is not None or is_client_output(document):
+        return _client_fio_records(document, relative, identity, clients)
     normal = text_path.read_text(encoding="utf-8", errors="replace") if text_path.is_file() else None
     raw = [str(source)] + ([str(relative / "fio.txt")] if normal is not None else [])
     results = aggregate_fio(document, normal_text=normal, source=source)
@@ -337,6 +382,26 @@ def _fio_records(
             disagreements = [str(exc)]
         notes.extend(f"{relative / 'fio.txt'}: {line}" for line in disagreements)
     records = [result.to_record(**identity, raw=raw) for result in results]
+    return records, notes
+
+
+def _client_fio_records(
+    document: str, relative: PurePosixPath, identity: _Identity, clients: list[str] | None
+) -> tuple[list[ResultRecord], list[str]]:
+    """A multi-client fio phase: per-client records and the aggregates. fio's normal text of a
+    client/server run is per client, so the check is against fio's "All clients" entry instead."""
+    source = relative / "fio.json"
+    results = aggregate_clients(split_clients(document, clients, source))
+    records = client_records(results, **identity, raw=[str(source)])
+    notes = [str(error) for error in results.errors]
+    if not records:
+        raise _PhaseError("; ".join(notes) or f"{source}: no client did any I/O")
+    if clients is None:
+        notes.append(
+            f"{source}: fio client/server output but the step names no clients: "
+            "a client fio could not reach would go unnoticed"
+        )
+    notes.extend(f"{source}: {line}" for line in all_clients_disagreements(results))
     return records, notes
 
 

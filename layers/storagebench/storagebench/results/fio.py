@@ -493,7 +493,19 @@ def aggregate_fio(
         for group, count in entry_count.items():
             if sum(1 for s in summaries if s.group == group) != count:
                 header_jobs.pop(group, None)
+    return aggregate_parts(parts, header_jobs=header_jobs, source=source)
 
+
+def aggregate_parts(
+    parts: Sequence[JobDirection], *, header_jobs: Mapping[int, int] | None = None, source: Source = None
+) -> list[FioGroupResult]:
+    """``parse_fio_jobs`` entries (of one fio run, or of every client of a client/server run)
+    grouped by (group, direction) into FioGroupResults, sorted by group then direction.
+
+    ``header_jobs`` (group -> jobs from fio's normal output) stands in for the job count of a
+    group that has a single JSON entry.
+    """
+    header_jobs = header_jobs or {}
     grouped: dict[tuple[int, Direction], list[JobDirection]] = {}
     for part in parts:
         grouped.setdefault((part.group, part.direction), []).append(part)

@@ -123,6 +123,33 @@ class ColdReadCheck(BaseModel):
     )
 
 
+class ClientSpread(BaseModel):
+    """How evenly the clients of a multi-client step delivered (``results.clients``): carried on the
+    aggregate record of a (group, direction), from the per-client records' IOPS."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    clients: int = Field(ge=1, description="clients whose records were aggregated")
+    iops_min: float = Field(ge=0, description="the slowest client's IOPS")
+    iops_max: float = Field(ge=0, description="the fastest client's IOPS")
+    iops_median: float = Field(ge=0, description="median of the clients' IOPS")
+    iops_cv_pct: float = Field(
+        ge=0, description="coefficient of variation of the clients' IOPS: population stdev / mean x 100"
+    )
+    straggler: str | None = Field(
+        default=None, description="the client furthest below the median (host:port); None when none is below"
+    )
+    straggler_index: int | None = Field(
+        default=None, ge=1, description="its 1-based position in the step's clients"
+    )
+    straggler_shortfall_pct: float | None = Field(
+        default=None,
+        ge=0,
+        le=100,
+        description="how far below the median it is: (median - its IOPS) / median x 100",
+    )
+
+
 class ResultRecord(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -177,9 +204,34 @@ class ResultRecord(BaseModel):
         "kernel's counters for emulated volumes); None where no device could be read",
     )
 
+    client: str | None = Field(
+        default=None,
+        description="a multi-client step's per-client record: the client (host:port as fio's --client "
+        "named it); None on single-client and aggregate records",
+    )
+    client_index: int | None = Field(
+        default=None, ge=1, description="that client's 1-based position in the step's clients"
+    )
+    clients: int | None = Field(
+        default=None,
+        ge=1,
+        description="an aggregate record of a multi-client step: how many clients' records it sums "
+        "(IOPS and bandwidth summed, latency from the merged histograms); None otherwise",
+    )
+    client_spread: ClientSpread | None = Field(
+        default=None, description="an aggregate record's spread over its clients and its straggler"
+    )
+
     def key(self) -> tuple[str, str, str, str, str, str, int | None]:
-        """What repetitions of the same measurement share."""
+        """What repetitions of the same measurement share.
+
+        A per-client record is its own measurement, apart from the aggregate of its step: its
+        client joins the variant text (``client=<host:port>`` last), so repetitions, reports and
+        comparisons never average a client's figures with the clients' sum.
+        """
         variant = ",".join(f"{k}={v}" for k, v in sorted(self.variant.items()))
+        if self.client is not None:
+            variant = ",".join(part for part in (variant, f"client={self.client}") if part)
         return (
             self.config_id,
             self.target_id,
