@@ -70,6 +70,7 @@ _ID = {
     "volume": re.compile(r"vol-[0-9a-f]{8,17}"),
     "image": re.compile(r"ami-[0-9a-f]{8,17}"),
     "network-interface": re.compile(r"eni-[0-9a-f]{8,17}"),
+    "security-group": re.compile(r"sg-[0-9a-f]{8,17}"),
     "file-system": re.compile(r"fs-[0-9a-f]{8,17}"),
     "mount-target": re.compile(r"fsmt-[0-9a-f]{8,17}"),
 }
@@ -357,6 +358,8 @@ class AwsCallRecorder:
         self._local.quiet = True
         try:
             self._ec2_facts(ids, facts)
+            if service == "ec2":  # a placement group is named, not numbered: found in its parameters
+                self._placement_facts(params, facts)
             if ids["file-system"] or ids["mount-target"]:
                 if service == "fsx":
                     self._fsx_facts(ids["file-system"], facts)
@@ -367,7 +370,7 @@ class AwsCallRecorder:
         return facts
 
     def _ec2_facts(self, ids: dict[str, set[str]], facts: dict[str, dict[str, Any]]) -> None:
-        tagged = sorted(ids["instance"] | ids["volume"])
+        tagged = sorted(ids["instance"] | ids["volume"] | ids["security-group"])
         if tagged:
             ec2 = self._client("ec2")
             found: dict[str, dict[str, str]] = {resource: {} for resource in tagged}
@@ -404,6 +407,18 @@ class AwsCallRecorder:
                 facts[interface] = {"subnet": described["NetworkInterfaces"][0].get("SubnetId")}
             except Exception as exc:
                 facts[interface] = {"error": repr(exc)}
+
+    def _placement_facts(self, params: dict[str, Any], facts: dict[str, dict[str, Any]]) -> None:
+        """The tags of the placement group a launch uses or a delete names (Placement.GroupName,
+        GroupName), as IAM reads them (aws:ResourceTag)."""
+        name = (params.get("Placement") or {}).get("GroupName") or params.get("GroupName")
+        if not name:
+            return
+        try:
+            found = self._client("ec2").describe_placement_groups(GroupNames=[str(name)])["PlacementGroups"]
+            facts[str(name)] = {"tags": {t["Key"]: t["Value"] for t in found[0].get("Tags") or []}}
+        except Exception as exc:
+            facts[str(name)] = {"error": repr(exc)}
 
     def _efs_facts(
         self, file_systems: set[str], mount_targets: set[str], facts: dict[str, dict[str, Any]]

@@ -205,7 +205,7 @@ class LocalSession:
         from storagebench.adapters.aws.s3 import S3Artifacts
         from storagebench.adapters.aws.settings import AwsSettings
         from storagebench.adapters.aws.spot_prices import Ec2SpotPriceHistory
-        from storagebench_local.adapters.moto_ec2 import MotoEc2Compute
+        from storagebench_local.adapters.moto_ec2 import MotoEc2Compute, MotoEc2Network
         from storagebench_local.template import Template
 
         self._stack.enter_context(_environment(LOCAL_ENV))
@@ -254,6 +254,7 @@ class LocalSession:
             notifier=FileNotifier(self.root / "notifications.jsonl"),  # what SNS would carry
             # moto's DescribeSpotPriceHistory: one synthetic price per zone, read like EC2's
             spot_prices=lambda region: Ec2SpotPriceHistory(boto3.client("ec2", region_name=region)),
+            network=MotoEc2Network(ec2, settings),  # moto's EC2 with placement groups added
         )
         wiring.configure(self.services)
         self._serve_functions(template)
@@ -423,14 +424,15 @@ class LocalSession:
 
     # ------------------------------------------------------------------ where an instance wrote
 
-    def instance_prefix(self, run_id: str, config_id: str) -> str | None:
+    def instance_prefix(self, run_id: str, config_id: str, node: str | None = None) -> str | None:
         """The artifacts prefix of the instance that runs (or ran) a config, None before its launch.
 
-        The newest instance tagged with the config: a relaunch writes under its own prefix.
+        The newest instance tagged with the config: a relaunch writes under its own prefix. Its
+        primary client unless ``node`` names another machine (``server-0``, ``client-1``).
         """
         import boto3
 
-        from storagebench.core.tags import TAG_CONFIG, TAG_RUN
+        from storagebench.core.tags import TAG_CONFIG, TAG_NODE, TAG_RUN
         from storagebench.workflow.artifact_keys import instance_prefix_of
 
         if self.services is None:
@@ -440,7 +442,12 @@ class LocalSession:
             {"Name": f"tag:{TAG_CONFIG}", "Values": [config_id]},
         ]
         reservations = boto3.client("ec2", region_name=REGION).describe_instances(Filters=filters)
-        instances = [i for r in reservations["Reservations"] for i in r["Instances"]]
+        instances = [
+            i
+            for r in reservations["Reservations"]
+            for i in r["Instances"]
+            if {t["Key"]: t["Value"] for t in i.get("Tags", [])}.get(TAG_NODE) == node
+        ]
         if not instances:
             return None
         newest = max(instances, key=lambda i: str(i.get("LaunchTime", "")))
@@ -476,6 +483,10 @@ class LocalSession:
             tags = {t["Key"]: t["Value"] for t in fs.get("Tags", [])}
             if tags.get(TAG_RUN) == run_id:
                 leaked.append(f"fsx {fs['FileSystemId']}")
+        for group in ec2.describe_security_groups(Filters=run_filter)["SecurityGroups"]:
+            leaked.append(f"security group {group['GroupId']}")
+        for placement in ec2.describe_placement_groups(Filters=run_filter)["PlacementGroups"]:
+            leaked.append(f"placement group {placement['GroupName']}")
         machine = resources_of(run_id, str(self.mount_root), str(self.volumes_dir))
         for kind in ("mounts", "arrays", "loops", "cgroups"):
             leaked.extend(f"{kind[:-1]} {item}" for item in machine[kind])

@@ -189,9 +189,17 @@ def _run_instances(call: AwsCall, stack: Stack) -> list[Check]:
     checks += [Check("ec2:RunInstances", _ec2(stack, "snapshot", s)) for s in _fact(call, image, "snapshots")]
     subnet = _ec2(stack, "subnet", str(p["SubnetId"]))
     checks.append(Check("ec2:RunInstances", subnet))
-    checks += [
-        Check("ec2:RunInstances", _ec2(stack, "security-group", g)) for g in p.get("SecurityGroupIds") or []
+    checks += [  # the stack's groups (by ARN in the policy) and a config's own (by its tags)
+        Check("ec2:RunInstances", _ec2(stack, "security-group", g), resource_tags(call, str(g)))
+        for g in p.get("SecurityGroupIds") or []
     ]
+    placement = (p.get("Placement") or {}).get("GroupName")
+    if placement:
+        checks.append(
+            Check(
+                "ec2:RunInstances", _ec2(stack, "placement-group", placement), resource_tags(call, placement)
+            )
+        )
     checks.append(Check("ec2:RunInstances", _ec2(stack, "network-interface", "*"), {"ec2:Subnet": subnet}))
     if p.get("KeyName"):
         checks.append(Check("ec2:RunInstances", _ec2(stack, "key-pair", str(p["KeyName"]))))
@@ -230,6 +238,35 @@ def _create_tags(call: AwsCall, stack: Stack) -> list[Check]:
         context = {**resource_tags(call, resource), **request_tags(_tags(call.params.get("Tags")))}
         found.append(Check("ec2:CreateTags", _ec2(stack, kind, resource), context))
     return found
+
+
+def _ec2_create_tagged(action: str, kind: str, resource_type: str, name: str | None = None) -> Mapper:
+    """A create whose tags come with it (TagSpecifications): the new resource, with the request's
+    tags, and CreateTags on it with ec2:CreateAction; CreateSecurityGroup is authorised on its VPC too."""
+    verb = action.removeprefix("ec2:")
+
+    def checks(call: AwsCall, stack: Stack) -> list[Check]:
+        p = call.params
+        specs = p.get("TagSpecifications") or []
+        tags = request_tags(
+            next((_tags(t.get("Tags")) for t in specs if t["ResourceType"] == resource_type), {})
+        )
+        resource = _ec2(stack, kind, str(p[name]) if name else "*")
+        found = [Check(action, resource, tags)]
+        if "VpcId" in p:
+            found.append(Check(action, _ec2(stack, "vpc", str(p["VpcId"]))))
+        if tags:
+            found.append(Check("ec2:CreateTags", resource, {**tags, "ec2:CreateAction": verb}))
+        return found
+
+    return checks
+
+
+def _delete_placement_group(call: AwsCall, stack: Stack) -> list[Check]:
+    name = str(call.params["GroupName"])
+    return [
+        Check("ec2:DeletePlacementGroup", _ec2(stack, "placement-group", name), resource_tags(call, name))
+    ]
 
 
 def _delete_interface(call: AwsCall, stack: Stack) -> list[Check]:
@@ -396,8 +433,27 @@ TABLE: dict[tuple[str, str], Mapper] = {
             "DescribeVpcs",
             "DescribeTags",
             "DescribeSpotPriceHistory",
+            "DescribePlacementGroups",
         )
     },
+    # a config's own security group and placement group (adapters.aws.network)
+    ("ec2", "CreateSecurityGroup"): _ec2_create_tagged(
+        "ec2:CreateSecurityGroup", "security-group", "security-group"
+    ),
+    ("ec2", "CreatePlacementGroup"): _ec2_create_tagged(
+        "ec2:CreatePlacementGroup", "placement-group", "placement-group", "GroupName"
+    ),
+    **{
+        ("ec2", op): _ec2_on_tagged(f"ec2:{op}", "security-group", "GroupId")
+        for op in (
+            "AuthorizeSecurityGroupIngress",
+            "AuthorizeSecurityGroupEgress",
+            "RevokeSecurityGroupIngress",
+            "RevokeSecurityGroupEgress",
+            "DeleteSecurityGroup",
+        )
+    },
+    ("ec2", "DeletePlacementGroup"): _delete_placement_group,
     ("ec2", "RunInstances"): _run_instances,
     ("ec2", "TerminateInstances"): _ec2_on_tagged("ec2:TerminateInstances", "instance", "InstanceIds"),
     ("ec2", "DeleteVolume"): _ec2_on_tagged("ec2:DeleteVolume", "volume", "VolumeId"),

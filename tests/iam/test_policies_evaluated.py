@@ -359,6 +359,100 @@ def _launching() -> Iterator[Case]:
     )
 
 
+SECURITY_GROUP = ec2("security-group/sg-0123456789abcdef0")  # a config's own (adapters.aws.network)
+STACK_GROUP = ec2(f"security-group/{V.instance_security_group}")  # the stack's, made by CloudFormation
+PLACEMENT_GROUP = ec2("placement-group/sb-0123456789abcdef0123456789abcdef")
+STACK_VPC = ec2(f"vpc/{V.vpc_id}")
+OTHER_VPC = ec2("vpc/vpc-0fffffffffffffff0")
+
+
+def _networks() -> Iterator[Case]:
+    """A config's own security group and placement group: created tagged in the stack's VPC, its rules
+    and the launch into it only on the stack's groups, deleted by every releasing role, the stack's."""
+    role = "ProvisionFunction"
+    tagged = request_tags(STACK, "storagebench:run-id", "Name")
+    creates = [
+        ("ec2:CreateSecurityGroup", SECURITY_GROUP, "CreateSecurityGroup"),
+        ("ec2:CreatePlacementGroup", PLACEMENT_GROUP, "CreatePlacementGroup"),
+    ]
+    for action, resource, verb in creates:
+        yield allow(f"{verb}: a tagged group", role, action, resource, context=tagged)
+        yield deny(f"{verb}: an untagged group", role, action, resource)
+        yield deny(
+            f"{verb}: another stack's group", role, action, resource, context=request_tags(OTHER_STACK)
+        )
+        at_create = {**tagged, "ec2:CreateAction": verb}
+        yield allow(f"CreateTags while {verb}", role, "ec2:CreateTags", resource, context=at_create)
+        yield deny(
+            f"CreateTags: tagging an existing group into the stack ({verb})",
+            role,
+            "ec2:CreateTags",
+            resource,
+            context=tagged,
+        )
+        yield deny(
+            f"CreateTags while {verb}, with another stack's tag",
+            role,
+            "ec2:CreateTags",
+            resource,
+            context={**request_tags(OTHER_STACK), "ec2:CreateAction": verb},
+        )
+    yield allow("CreateSecurityGroup: in the stack's VPC", role, "ec2:CreateSecurityGroup", STACK_VPC)
+    yield deny("CreateSecurityGroup: in another VPC", role, "ec2:CreateSecurityGroup", OTHER_VPC)
+    rules = [
+        "ec2:AuthorizeSecurityGroupIngress",
+        "ec2:AuthorizeSecurityGroupEgress",
+        "ec2:RevokeSecurityGroupIngress",
+        "ec2:RevokeSecurityGroupEgress",
+    ]
+    for action in rules:
+        verb = action.removeprefix("ec2:")
+        yield allow(f"{verb}: the stack's group", role, action, SECURITY_GROUP, context=resource_tags(STACK))
+        yield deny(f"{verb}: an untagged group", role, action, SECURITY_GROUP)
+        yield deny(
+            f"{verb}: another stack's group", role, action, SECURITY_GROUP, context=resource_tags(OTHER_STACK)
+        )
+        yield deny(f"{verb}: the stack's own instance group (CloudFormation's)", role, action, STACK_GROUP)
+    run = "ec2:RunInstances"
+    for what, resource in (("security group", SECURITY_GROUP), ("placement group", PLACEMENT_GROUP)):
+        yield allow(
+            f"RunInstances: into the config's {what}", role, run, resource, context=resource_tags(STACK)
+        )
+        yield deny(f"RunInstances: into an untagged {what}", role, run, resource)
+        yield deny(
+            f"RunInstances: into another stack's {what}",
+            role,
+            run,
+            resource,
+            context=resource_tags(OTHER_STACK),
+        )
+    releasing = (
+        "ProvisionFunction",
+        "CleanupFunction",
+        "SweepRunFunction",
+        "JanitorFunction",
+        "FinalizeFunction",
+    )
+    for releaser in releasing:
+        for action, resource in (
+            ("ec2:DeleteSecurityGroup", SECURITY_GROUP),
+            ("ec2:DeletePlacementGroup", PLACEMENT_GROUP),
+        ):
+            what = f"{releaser} {action}"
+            yield allow(f"{what} on the stack's", releaser, action, resource, context=resource_tags(STACK))
+            yield deny(f"{what} on an untagged one", releaser, action, resource)
+            yield deny(
+                f"{what} on another stack's", releaser, action, resource, context=resource_tags(OTHER_STACK)
+            )
+    yield deny(
+        "CheckReady cannot delete a config's group",
+        "CheckReadyFunction",
+        "ec2:DeleteSecurityGroup",
+        SECURITY_GROUP,
+        context=resource_tags(STACK),
+    )
+
+
 def _file_systems() -> Iterator[Case]:
     role = "ProvisionFunction"
     # EFS's CreateFileSystem takes no resource-level permission: IAM authorises it on "*"
@@ -800,6 +894,7 @@ def _distributed_map() -> Iterator[Case]:
 CASES: list[Case] = [
     *_releasing(),
     *_launching(),
+    *_networks(),
     *_file_systems(),
     *_gateways(),
     *_commands(),

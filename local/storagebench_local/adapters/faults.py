@@ -1,6 +1,7 @@
 """Deliberate faults for local runs: the fault-matrix tests break each step on purpose.
 
-A fault names a point (``compute.launch``, ``agent.run``, ``handler.collect``, ...), the config
+A fault names a point (``compute.launch``, ``agent.run``, ``node.run/server-0``, ``handler.collect``,
+...), the config
 it hits (or ``*``), what happens (an error name, an agent behaviour, or an ``action`` run just
 before the step, which then goes on: damage a document, hold a step until a test lets it go; the
 local endpoint serves one invocation at a time, so a held handler holds every other) and how many
@@ -48,6 +49,7 @@ class Fault:
     times: int = 1
     message: str = "injected fault"
     action: Callable[[], None] | None = field(default=None, repr=False)  # instead of raising
+    after_s: float | None = None  # instance_died on a node (point node.run/<name>): when it dies
 
 
 @dataclass

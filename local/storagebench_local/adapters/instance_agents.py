@@ -138,6 +138,26 @@ class LocalSsmAgents(SsmAgents):
             SpotNoticeArming(self.host.boot(state.resources.instance_id), fault.kind).start()
         return run
 
+    def start_node(
+        self, state: ConfigState, name: str, plan: Plan, output_prefix: str, timeout_s: int
+    ) -> AgentRun:
+        """As on AWS, on the node's own local instance (its own metadata service, paths and
+        loopback address); the node's EBS volumes stand on emulated ones like the client's."""
+        instance_id = state.resources.instance_id
+        if instance_id is not None:
+            self.host.boot(instance_id)
+        run = super().start_node(state, name, rebind(plan, self.options), output_prefix, timeout_s)
+        if instance_id is not None and run.command_id is not None:
+            with self._lock:
+                self._configs[run.command_id] = (state.item.run_id, state.item.config_id)
+            self.host.deliver(run.command_id, instance_id)
+            fault = self.faults.take(f"node.run/{name}", state.item.config_id)
+            if fault is not None and fault.kind == "instance_died":  # the node's machine goes mid-run
+                timer = threading.Timer(fault.after_s or 1.0, self._die, args=(instance_id,))
+                timer.daemon = True
+                timer.start()
+        return run
+
     def _world(self, fault: Fault | None) -> dict[str, str]:
         """The instance's environment for this command: as booted, or broken as the fault says."""
         if fault is None:

@@ -16,6 +16,7 @@ import yaml
 from moto import mock_aws
 
 from storagebench.adapters.aws.settings import AwsSettings
+from storagebench_local.adapters.moto_ec2 import emulate_network
 
 REGION = "us-east-1"
 ZONE = f"{REGION}a"
@@ -117,6 +118,7 @@ def stack_env(monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
 
 @pytest.fixture
 def aws(stack_env: dict[str, str]) -> Iterator[None]:
+    emulate_network()  # moto 5.2.5 has no placement groups, which the janitor lists (local mode's fix)
     with mock_aws():
         yield
 

@@ -41,13 +41,16 @@ CREATES_TAGGED = {
     "elasticfilesystem:CreateFileSystem",
     "fsx:CreateFileSystem",
     "storagegateway:ActivateGateway",
+    "ec2:CreatePlacementGroup",
 }
-# RunInstances also names what it uses but does not create: those take no request tag.
+# RunInstances also names what it uses but does not create: those take no request tag (a config's own
+# security and placement groups are conditioned on their resource tag, tests/iam evaluates it).
 UNTAGGED_LAUNCH_INPUTS = (
     "image/",
     "snapshot/",
     "subnet/",
     "security-group/",
+    "placement-group/",
     "network-interface/",
     "key-pair/",
 )

@@ -172,20 +172,15 @@ def test_every_run_is_held_to_what_it_costs_until_its_deadline() -> None:
     # either way the limit holds the clients and their 13 controllers kept until max_run_hours.
     preview = preview_request(_event("virtual-san.json"), Guardrails(max_run_cost_usd=400))
     assert not preview.estimate.duration.complete and preview.estimate.total_usd < 400
-    (problem,) = [p for p in preview.problems if p.limit != "Topology"]
+    (problem,) = preview.problems
     assert problem.limit == "MaxRunCostUsd" and problem.value == round(preview.estimate.upper_bound_usd, 2)
     # the study's 2-hour deadline keeps it under the stack's default limit ($500)
     by_default = preview_request(_event("virtual-san.json"), Guardrails())
-    assert by_default.estimate.upper_bound_usd < 500
-    assert {p.limit for p in by_default.problems} == {"Topology"}
-
-
-def test_configs_with_nodes_are_refused_until_the_workflow_launches_them() -> None:
-    preview = preview_request(_event("virtual-san.json"), Guardrails())
-    refused = {p.field: p for p in preview.problems}
-    assert set(refused) == {"configs[1].nodes", "configs[2].nodes"}
-    assert refused["configs[1].nodes"].value == ["controller"]
-    assert "not built yet" in refused["configs[1].nodes"].message and not preview.allowed
+    assert by_default.estimate.upper_bound_usd < 500 and by_default.allowed
+    assert [c.machines for c in by_default.configs][1:] == [
+        "r5b.24xlarge + 5 controller r5b.24xlarge",
+        "r5b.24xlarge + 8 controller i3en.24xlarge",
+    ]
 
 
 def test_a_config_larger_than_the_instance_limit_says_what_to_raise() -> None:

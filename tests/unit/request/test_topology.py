@@ -14,6 +14,7 @@ import pytest
 from storagebench.kinds import storage_option
 from storagebench.request import RequestError, parse_request
 from storagebench.request.privilege import privileged_content
+from storagebench.request.purchase import effective_purchase
 from storagebench.request.topology import PortRange, parse_port
 
 CONTROLLER: dict[str, Any] = {
@@ -220,3 +221,15 @@ def test_several_clients_run_fio_workloads_only() -> None:
     assert "a latency-SLA search" in problems(document)["configs[0].clients"]
     document["workloads"] = [{"profile": "std-randread-4k"}, {"suite": "virtual-san"}]
     assert parse_request(document).configs[0].clients == 2
+
+
+def test_several_machines_are_bought_on_demand() -> None:
+    found = problems(request_with(nodes=[CONTROLLER], purchase="spot"))
+    assert list(found) == ["configs[0].purchase"] and "bought on-demand" in found["configs[0].purchase"]
+    document = request_with(nodes=[CONTROLLER])
+    document["purchase"] = "spot"  # the request's (or the stack's) Spot does not reach it
+    request = parse_request(document)
+    assert effective_purchase(None, request.purchase, "spot", machines=request.configs[0].instance_count) == (
+        "on-demand"
+    )
+    assert effective_purchase(None, "spot", "on-demand") == "spot"

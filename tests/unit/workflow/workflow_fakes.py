@@ -220,6 +220,7 @@ class FakeAgents:
     held: list[str] = field(default_factory=list)  # what stop() reports the machine still holds
     online_calls: int = 0
     starts: list[StartCall] = field(default_factory=list)
+    node_starts: list[tuple[str, ConfigState, Plan, str]] = field(default_factory=list)
     stops: list[tuple[str, str, Resources]] = field(default_factory=list)
 
     def online(self, resources: Resources) -> bool:
@@ -242,6 +243,17 @@ class FakeAgents:
         return AgentRun(
             command_id=f"cmd-{len(self.starts)}",
             plan_key=f"{state.item.artifacts_prefix}plan.json",
+            output_prefix=output_prefix,
+            started_at=START_ISO,
+        )
+
+    def start_node(
+        self, state: ConfigState, name: str, plan: Plan, output_prefix: str, timeout_s: int
+    ) -> AgentRun:
+        self.node_starts.append((name, state, plan, output_prefix))
+        return AgentRun(
+            command_id=f"cmd-{name}",
+            plan_key=f"{state.item.artifacts_prefix}plan-{name}.json",
             output_prefix=output_prefix,
             started_at=START_ISO,
         )

@@ -85,6 +85,86 @@ class FileSystemRef(_Model):
     mount_target_ids: list[str] = Field(default_factory=list)
 
 
+class PortRule(_Model):
+    """A port range a config's nodes open to each other (and to nothing else)."""
+
+    protocol: Literal["tcp", "udp"] = Field(description="the transport the range is opened for")
+    from_port: int = Field(ge=1, le=65535, description="first port of the range")
+    to_port: int = Field(ge=1, le=65535, description="last port of the range (from_port for one port)")
+
+    @classmethod
+    def parse(cls, text: str) -> PortRule:
+        """A role's declared port as the request writes it: ``tcp/4420`` or ``udp/9000-9010``."""
+        protocol, _, ports = text.partition("/")
+        first, _, last = ports.partition("-")
+        if not (first.isdigit() and (last.isdigit() or not last)):
+            raise ValueError(f"port rule {text!r}: expected tcp/<port> or tcp/<first>-<last> (udp likewise)")
+        return cls.model_validate(
+            {"protocol": protocol, "from_port": int(first), "to_port": int(last or first)}
+        )
+
+    @model_validator(mode="after")
+    def _ordered(self) -> PortRule:
+        if self.from_port > self.to_port:
+            raise ValueError(
+                f"port rule {self.protocol} {self.from_port}-{self.to_port}: from_port must not be above "
+                "to_port"
+            )
+        return self
+
+
+PlacementStrategy = Literal["cluster", "spread", "partition"]
+
+
+class NetworkSpec(_Model):
+    """What Provision asks the network port for: one security group admitting the config's nodes to
+    each other on ``ingress`` alone, and a placement group when ``placement`` names a strategy."""
+
+    run_id: str
+    config_id: str
+    tags: dict[str, str] = Field(description="the config's labels (run, config, stack, expires-at)")
+    ingress: list[PortRule] = Field(description="what the nodes may reach on each other")
+    placement: PlacementStrategy | None = Field(
+        default=None, description="cluster: low latency (one rack); spread: distinct hardware; None: no group"
+    )
+
+
+class NetworkRef(_Model):
+    """What the network port created for a config: what launches put their nodes in and cleanup deletes."""
+
+    security_group_id: str | None = None
+    placement_group: str | None = Field(default=None, description="the placement group's name")
+
+
+class NodeRef(_Model):
+    """One machine of a config besides its primary client: a node of a group, or an extra client
+    (role ``client``, index 1 and up). Cleanup finds it by the run's and config's tags as well."""
+
+    role: str
+    index: int = Field(ge=0)
+    instance_id: str | None = None
+    volumes: list[VolumeRef] = Field(default_factory=list)
+    private_ip: str | None = None
+    launched_at: str | None = None
+    market: Market | None = None
+    availability_zone: str | None = None
+
+    @property
+    def name(self) -> str:
+        return f"{self.role}-{self.index}"
+
+    def view(self) -> Resources:
+        """The node as the compute and agent ports see a machine."""
+        return Resources(
+            instance_id=self.instance_id,
+            volumes=self.volumes,
+            private_ip=self.private_ip,
+            launched_at=self.launched_at,
+            market=self.market,
+            availability_zone=self.availability_zone,
+        )
+
+
 class Resources(_Model):
     """Everything this config created in the cloud; cleanup deletes exactly this (and checks tags)."""
 
@@ -104,6 +184,12 @@ class Resources(_Model):
     )
     availability_zone: str | None = Field(
         default=None, description="the instance's zone: a Spot instance is priced from that zone's history"
+    )
+    network: NetworkRef | None = Field(
+        default=None, description="the config's own security group and placement group (nodes, clients)"
+    )
+    nodes: list[NodeRef] = Field(
+        default_factory=list, description="the config's other machines: its node groups' and extra clients"
     )
 
 
@@ -188,6 +274,10 @@ class LaunchSpec(_Model):
     market: Market = Field(
         default="on-demand", description="spot: a one-time Spot request that terminates when interrupted"
     )
+    security_group_ids: list[str] = Field(
+        default_factory=list, description="the config's own groups, besides the stack's instance group"
+    )
+    placement_group: str | None = Field(default=None, description="the config's placement group, by name")
 
 
 class FileSystemSpec(_Model):

@@ -9,4 +9,5 @@ TAG_EXPIRES = "storagebench:expires-at"
 TAG_STACK = "storagebench:stack"
 TAG_TARGET = "storagebench:target-id"  # on file systems and gateway parts: which target of the config
 TAG_ROLE = "storagebench:role"  # on a gateway appliance: what the instance is for
+TAG_NODE = "storagebench:node"  # on a config's other machines: <role>-<index> (controller-2, client-1)
 TAG_CLIENT_TOKEN = "storagebench:client-token"  # on instances: finds a launch whose answer was lost

@@ -57,7 +57,10 @@ def request_estimates(
     """Every config's instance estimate, by config id (its purchase: its own, the request's, the stack's)."""
     return {
         c.id: instance_estimate(
-            c.id, c.instance_type, effective_purchase(c.purchase, request.purchase, stack_default), region
+            c.id,
+            c.instance_type,
+            effective_purchase(c.purchase, request.purchase, stack_default, machines=c.instance_count),
+            region,
         )
         for c in request.configs
     }

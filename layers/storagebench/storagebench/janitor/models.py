@@ -19,6 +19,8 @@ ResourceKind = Literal[
     "ebs-volume",
     "efs-file-system",
     "fsx-file-system",
+    "security-group",
+    "placement-group",
 ]
 RESOURCE_KINDS: tuple[ResourceKind, ...] = (
     "gateway-file-share",
@@ -27,6 +29,8 @@ RESOURCE_KINDS: tuple[ResourceKind, ...] = (
     "ebs-volume",
     "efs-file-system",
     "fsx-file-system",
+    "security-group",
+    "placement-group",
 )
 Outcome = Literal["deleted", "pending", "failed"]
 

@@ -106,7 +106,8 @@ def plan_sweep(found: list[TaggedResource], stack: str, now: datetime) -> SweepP
             plan.settled.append(leak.model_copy(update={"outcome": "deleted", "detail": detail}))
         # else: goes with an instance already terminating - not a leak of this sweep
     # a File Gateway's shares before the gateway, the gateway before its appliance (as Cleanup does);
-    # instances before volumes: their volumes' fate depends on them; then file systems
+    # instances before volumes: their volumes' fate depends on them; then file systems; a config's
+    # security and placement groups last: EC2 refuses them while an instance still holds them (pending)
     order = {
         "gateway-file-share": 0,
         "storage-gateway": 1,
@@ -114,6 +115,8 @@ def plan_sweep(found: list[TaggedResource], stack: str, now: datetime) -> SweepP
         "ebs-volume": 3,
         "efs-file-system": 4,
         "fsx-file-system": 5,
+        "security-group": 6,
+        "placement-group": 7,
     }
     plan.delete.sort(key=lambda pair: (order[pair[0].kind], pair[0].resource_id))
     return plan

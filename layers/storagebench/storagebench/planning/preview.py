@@ -286,34 +286,6 @@ def _target_problems(configs: list[Config], limits: Guardrails) -> list[Guardrai
     return problems
 
 
-TOPOLOGY_NOT_LAUNCHED = (
-    "validated and priced as a whole (storagebench cost), but this version's workflow launches one "
-    "client per config and no nodes: running node groups and several clients is not built yet, so "
-    "the run is refused rather than run without its servers"
-)
-
-
-def _topology_problems(configs: list[Config]) -> list[GuardrailProblem]:
-    """Configs with nodes or several clients are refused until the workflow launches them all."""
-    problems: list[GuardrailProblem] = []
-    for position, config in enumerate(configs):
-        for field, value, present in (
-            ("nodes", [g.role for g in config.nodes], bool(config.nodes)),
-            ("clients", config.clients, config.clients > 1),
-        ):
-            if present:
-                problems.append(
-                    GuardrailProblem(
-                        field=f"configs[{position}].{field}",
-                        limit="Topology",
-                        limit_value="one client, no nodes",
-                        value=value,
-                        message=f"{config.id}: {TOPOLOGY_NOT_LAUNCHED}",
-                    )
-                )
-    return problems
-
-
 def _instance_problems(configs: list[Config], limits: Guardrails) -> list[GuardrailProblem]:
     """A config whose clients and nodes alone outnumber MaxConcurrentInstances cannot run at all:
     the cap on configs at once cannot help it."""
@@ -418,7 +390,6 @@ def preview_request(
 
     wanted = min(request.max_concurrency or limits.max_concurrency, limits.max_concurrency, len(configs))
     problems += _instance_problems(configs, limits)
-    problems += _topology_problems(configs)
     # The Map runs any `concurrency` configs at once: the largest ones together must fit.
     largest = sorted((instances_per_config(c) for c in configs), reverse=True)
     by_instances = max(

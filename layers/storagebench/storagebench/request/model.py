@@ -817,6 +817,16 @@ class Config(_Model):
                 "places several instances together or apart: add nodes or clients > 1, or remove it",
             )
 
+    @rule("purchase", "nodes", "clients")
+    def _on_demand_topology(self, problems: Problems) -> None:
+        if self.purchase not in (None, "on-demand") and self.instance_count > 1:
+            problems.add(
+                ("purchase",),
+                self.purchase,
+                "a config of several machines (nodes or clients) is bought on-demand: one Spot "
+                "interruption would stop them all; remove purchase or set on-demand",
+            )
+
     @property
     def machines(self) -> str:
         """What the config launches, for people: ``4 x c5.2xlarge + 5 controller r5b.24xlarge``."""

@@ -53,8 +53,14 @@ def effective_purchase(
     config_purchase: Purchase | None,
     request_purchase: Purchase | None,
     stack_default: Purchase = DEFAULT_PURCHASE,
+    *,
+    machines: int = 1,
 ) -> Purchase:
-    """The config's own purchase, else the request's, else the stack's default."""
+    """The config's own purchase, else the request's, else the stack's default; on-demand for a
+    config of several ``machines`` (nodes, clients), whose one interrupted machine would stop all
+    (a config asking for Spot itself is refused by the request model)."""
+    if machines > 1:
+        return "on-demand"
     if config_purchase is not None:
         return config_purchase
     if request_purchase is not None:

@@ -10,14 +10,30 @@ rules and names they share with the workflow, the bill and the network.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal, Protocol
 
 from storagebench.workloads import get_profile
 
-if TYPE_CHECKING:
-    from storagebench.request.model import BenchmarkRequest as _Request
+
+class _Workload(Protocol):
+    id: str
+    profile: str
+
+
+class _Config(Protocol):
+    clients: int
+
+
+class _Request(Protocol):
+    """What the multi-client rule reads of a request (``request.model`` imports this module)."""
+
+    @property
+    def configs(self) -> Sequence[_Config]: ...
+
+    def resolved_workloads(self) -> Sequence[_Workload]: ...
+
 
 CLIENT_ROLE = "client"
 """The role of the config's own instances; a node group cannot take it."""

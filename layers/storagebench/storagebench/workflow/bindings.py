@@ -12,26 +12,39 @@ from storagebench.agent.plan import TargetSpec
 from storagebench.catalog import architecture
 from storagebench.catalog.images import image_ref
 from storagebench.core.launch import DATA_DEVICE_LETTERS, ROOT_DEVICE, Market, client_token
-from storagebench.core.state import LaunchSpec, LaunchVolume, Resources
+from storagebench.core.state import LaunchSpec, LaunchVolume, NetworkRef, Resources
 from storagebench.kinds import kind_of, storage_option
-from storagebench.request.model import Config
+from storagebench.request.model import Config, NodeGroup
 
 __all__ = ["agent_targets", "launch_spec", "storage_option"]  # storage_option: kinds' own, re-exported
 
 
 def launch_spec(
-    config: Config, run_id: str, tags: dict[str, str], *, market: Market = "on-demand"
+    config: Config,
+    run_id: str,
+    tags: dict[str, str],
+    *,
+    market: Market = "on-demand",
+    machine: NodeGroup | None = None,
+    name: str | None = None,
+    network: NetworkRef | None = None,
 ) -> LaunchSpec:
-    """The config's instance and volumes, bought on ``market`` (``request.purchase.market_for``)."""
-    root = config.root_volume
+    """The config's instance and volumes, bought on ``market`` (``request.purchase.market_for``).
+
+    ``name`` launches another machine of the config (``controller-2``, ``client-1``; its own client
+    token): a node of ``machine``'s group with that group's type, image and volumes, or, without a
+    group, another client like the config's instance. ``network`` puts it in the config's groups."""
+    shape: Config | NodeGroup = machine if machine is not None else config
+    root = shape.root_volume
     devices = (f"/dev/sd{letter}" for letter in DATA_DEVICE_LETTERS)
     volumes: list[LaunchVolume] = []
-    for target in config.targets:
+    # An extra client mounts the config's shared targets: it has no volumes of its own.
+    for target in shape.targets if machine is not None or name is None else []:
         volumes += kind_of(target).launch_volumes(target, devices)
     return LaunchSpec(
-        client_token=client_token(run_id, config.id),
-        instance_type=config.instance_type,
-        architecture=architecture(config.instance_type),
+        client_token=client_token(run_id, config.id if name is None else f"{config.id}/{name}"),
+        instance_type=shape.instance_type,
+        architecture=architecture(shape.instance_type),
         root=LaunchVolume(
             target_id="root",
             member=0,
@@ -44,9 +57,11 @@ def launch_spec(
         ),
         volumes=volumes,
         tags=tags,
-        image=image_ref(config.image, architecture(config.instance_type)),
-        ebs_optimized=config.launch_ebs_optimized,
+        image=image_ref(shape.image, architecture(shape.instance_type)),
+        ebs_optimized=shape.launch_ebs_optimized,
         market=market,
+        security_group_ids=[network.security_group_id] if network and network.security_group_id else [],
+        placement_group=network.placement_group if network else None,
     )
 
 

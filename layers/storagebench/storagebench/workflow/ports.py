@@ -16,6 +16,7 @@ from typing import Any, Protocol
 
 from storagebench.agent.plan import Plan
 from storagebench.core.clock import Clock, SystemClock
+from storagebench.core.errors import ProvisioningError
 from storagebench.core.guardrails import Guardrails
 from storagebench.core.regression import Regression
 from storagebench.core.state import (
@@ -25,6 +26,8 @@ from storagebench.core.state import (
     FileSystemRef,
     FileSystemSpec,
     LaunchSpec,
+    NetworkRef,
+    NetworkSpec,
     Resources,
     RunSummary,
 )
@@ -63,6 +66,44 @@ class FileSystems(Protocol):
         """File systems still carrying this run's and config's tags (not being deleted)."""
 
 
+class Network(Protocol):
+    def open(self, spec: NetworkSpec) -> NetworkRef:
+        """Create the config's security group (its nodes reach each other on ``spec.ingress`` alone)
+        and placement group, tagged; a retry finds what the first call created."""
+
+    def close(self, ref: NetworkRef) -> list[str]:
+        """Delete the ref's groups (already gone is done); returns what was deleted. Raises
+        ResourceBusyError while an instance still holds one (retried after its termination)."""
+
+    def find(self, run_id: str, config_id: str) -> list[NetworkRef]:
+        """The groups still carrying this run's and config's tags (an open whose answer was lost)."""
+
+    def leftovers(self, run_id: str, config_id: str) -> list[str]:
+        """Security groups and placement groups still carrying this run's and config's tags."""
+
+
+class NoNetwork:
+    """The network of a deployment that creates none: it refuses to open one, so it has none to
+    find or close (tests and fakes that build ``Services`` without a network)."""
+
+    def open(self, spec: NetworkSpec) -> NetworkRef:
+        raise ProvisioningError(
+            f"config {spec.config_id}: this deployment has no network port, so it cannot create the "
+            "security group its nodes need (wire Services.network)"
+        )
+
+    def close(self, ref: NetworkRef) -> list[str]:
+        if ref.security_group_id or ref.placement_group:
+            raise ProvisioningError(f"no network port to delete {ref.model_dump(exclude_none=True)}")
+        return []
+
+    def find(self, run_id: str, config_id: str) -> list[NetworkRef]:
+        return []
+
+    def leftovers(self, run_id: str, config_id: str) -> list[str]:
+        return []
+
+
 class Agents(Protocol):
     def online(self, resources: Resources) -> bool:
         """Can a command reach the machine (SSM agent online; locally: the agent can run)."""
@@ -82,6 +123,12 @@ class Agents(Protocol):
     ) -> AgentRun:
         """Run the agent with this plan, its output going under ``output_prefix``; the machine
         reports back on the task token, which it reads from its own prefix."""
+
+    def start_node(
+        self, state: ConfigState, name: str, plan: Plan, output_prefix: str, timeout_s: int
+    ) -> AgentRun:
+        """Run the agent with ``plan`` on another machine of the config (``state.resources`` is it:
+        a node or an extra client); nothing reports on a task token for it."""
 
     def stop(self, run_id: str, config_id: str, resources: Resources) -> list[str]:
         """Stop the config's agent if it still runs; returns what its machine still holds."""
@@ -261,6 +308,7 @@ class Services:
     spot_prices: Callable[[str], SpotPriceHistory] | None = None
     notifier: Notifier = field(default_factory=LogNotifier)  # SNS on AWS, a file locally
     gateways: GatewayServices | None = None  # Storage Gateway on AWS; local mode has none
+    network: Network = field(default_factory=NoNetwork)  # a config's own security and placement groups
     # How long after a stop a launching step may still be running: SweepRun sweeps again then.
     in_flight_s: float = IN_FLIGHT_S
     sleep: Callable[[float], None] = time.sleep

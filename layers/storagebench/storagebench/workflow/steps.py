@@ -42,6 +42,8 @@ from storagebench.core.state import (
     ConfigStatus,
     ErrorInfo,
     FileSystemSpec,
+    NetworkRef,
+    NodeRef,
     PlanResult,
     ReadyStatus,
     Resources,
@@ -50,7 +52,7 @@ from storagebench.core.state import (
     StepTiming,
     WorkItem,
 )
-from storagebench.core.tags import TAG_CONFIG, TAG_EXPIRES, TAG_RUN, TAG_STACK, TAG_TARGET
+from storagebench.core.tags import TAG_CONFIG, TAG_EXPIRES, TAG_NODE, TAG_RUN, TAG_STACK, TAG_TARGET
 from storagebench.export.rows import FIO_VERSION_LABEL
 from storagebench.kinds import kind_of
 from storagebench.planning import build_plan
@@ -82,6 +84,13 @@ from storagebench.workflow.gateways import (
 from storagebench.workflow.ports import Services
 from storagebench.workflow.run_ids import occurrence_key, schedule_group
 from storagebench.workflow.run_outputs import notify_run, record_run_economics, record_run_report
+from storagebench.workflow.topology import (
+    is_topology,
+    network_spec,
+    node_plan,
+    other_machines,
+    with_topology,
+)
 
 log = logging.getLogger("storagebench.workflow.steps")
 REGRESSIONS_IN_SUMMARY = 100  # flagged verdicts the summary carries (the state's output stays small)
@@ -239,15 +248,17 @@ def provision(state: ConfigState, services: Services) -> ConfigState:
                 settings=target.model_dump(mode="json"),
             )
             resources.file_systems.append(services.filesystems.create(spec, None))
+    if is_topology(config) and resources.network is None:
+        resources.network = services.network.open(network_spec(config, item.run_id, labels))
     market = interruptions.market_of(purchase_of(request, config, services), item.attempt)
-    launched = services.compute.launch(
-        interruptions.attempt_launch(launch_spec(config, item.run_id, labels, market=market), state)
-    )
+    launch = launch_spec(config, item.run_id, labels, market=market, network=resources.network)
+    launched = services.compute.launch(interruptions.attempt_launch(launch, state))
     resources.instance_id = launched.instance_id
     resources.volumes = launched.volumes
     resources.launched_at = launched.launched_at
     resources.market = launched.market  # what EC2 reports, priced at Finalize
     resources.availability_zone = launched.availability_zone
+    launch_others(config, item.run_id, labels, resources, services)
     updated = state.model_copy(update={"resources": resources})
     services.store.put_config(updated, "PROVISIONING")
     # A stop records STOPPING before it stops the execution, and Step Functions lets an invocation
@@ -265,6 +276,37 @@ def provision(state: ConfigState, services: Services) -> ConfigState:
         services.store.put_config(ended, "STOPPED")  # the config's end, whoever ends the run
         raise stopped
     return updated
+
+
+def launch_others(
+    config: Config, run_id: str, labels: dict[str, str], resources: Resources, services: Services
+) -> None:
+    """Launch the config's nodes and extra clients not launched yet (each its own client token:
+    a retried Provision finds the first instance). Nodes are bought on-demand, like every machine
+    of a multi-machine config (``request.purchase``)."""
+    for machine in other_machines(config):
+        if any(n.role == machine.role and n.index == machine.index for n in resources.nodes):
+            continue
+        spec = launch_spec(
+            config,
+            run_id,
+            {**labels, TAG_NODE: machine.name, "Name": f"{labels['Name']} {machine.name}"},
+            machine=machine.group,
+            name=machine.name,
+            network=resources.network,
+        )
+        launched = services.compute.launch(spec)
+        resources.nodes.append(
+            NodeRef(
+                role=machine.role,
+                index=machine.index,
+                instance_id=launched.instance_id,
+                volumes=launched.volumes,
+                launched_at=launched.launched_at,
+                market=launched.market,
+                availability_zone=launched.availability_zone,
+            )
+        )
 
 
 # ---------------------------------------------------------------------------------- readiness
@@ -317,6 +359,10 @@ def check_ready(state: ConfigState, services: Services) -> ConfigState:
         )
         awaited = advance_gateways(resources, plans, services.gateways)
         checks["gateways_available"] = not awaited
+    if resources.nodes:
+        resources.nodes, waiting_nodes = _nodes_ready(resources.nodes, services)
+        checks["nodes_ready"] = not waiting_nodes
+        awaited += waiting_nodes
     checks["agent_online"] = all(checks.values()) and services.agents.online(resources)
     waited = (now - parse_iso(first)).total_seconds()
     if all(checks.values()):
@@ -338,6 +384,44 @@ def check_ready(state: ConfigState, services: Services) -> ConfigState:
     return state.model_copy(update={"resources": resources, "ready": ready})
 
 
+def _nodes_ready(nodes: list[NodeRef], services: Services) -> tuple[list[NodeRef], list[str]]:
+    """Each node polled like the primary (running, checks passed, volumes attached and initialised,
+    its agent reachable): the nodes with their addresses, and what each one still waits for. A node
+    gone before the benchmark started fails the config (NotReadyError names it)."""
+    polled: list[NodeRef] = []
+    waiting: list[str] = []
+    for recorded in nodes:
+        status = services.compute.status(recorded.view())
+        if status.instance_state in ("shutting-down", "terminated", "stopping", "stopped"):
+            raise NotReadyError(
+                f"{recorded.name} ({recorded.instance_id}) is {status.instance_state} before the "
+                f"benchmark started: {status.reason or 'no reason given'}"
+            )
+        node = recorded.model_copy(
+            update={
+                "volumes": status.volumes or recorded.volumes,
+                "private_ip": status.private_ip or recorded.private_ip,
+            }
+        )
+        polled.append(node)
+        missing = [
+            what
+            for what, ok in (
+                ("running", status.instance_state == "running"),
+                ("status checks", status.status_checks_ok),
+                ("volumes in use", status.volumes_in_use),
+                ("volumes initialized", status.volumes_initialized),
+                ("address", bool(node.private_ip)),
+            )
+            if not ok
+        ]
+        if not missing and not services.agents.online(node.view()):
+            missing.append("agent online")
+        if missing:
+            waiting.append(f"{node.name}: {', '.join(missing)}")
+    return polled, waiting
+
+
 # ---------------------------------------------------------------------------------- agent
 
 
@@ -352,6 +436,18 @@ def start_agent(state: ConfigState, task_token: str, services: Services) -> Conf
     plan = interruptions.without_kept(plan, interruptions.kept_steps(state))  # after a Spot interruption
     if state.resources.instance_id is None:
         raise AgentError("no instance to run the agent on")
+    if state.resources.nodes:
+        ready_s = item.timing.ready_timeout_s
+        plan = with_topology(plan, config, state.resources, ready_s)
+        for node in state.resources.nodes:  # servers first: their hooks run before any client's
+            node_state = state.model_copy(update={"resources": node.view()})
+            services.agents.start_node(
+                node_state,
+                node.name,
+                node_plan(config, node, state.resources, item.run_id, item.region, ready_s),
+                agent_output_prefix(item, services.agents.principal(str(node.instance_id))),
+                item.timing.command_timeout_s,
+            )
     services.artifacts.put_json(f"{item.artifacts_prefix}plan.json", plan)
     run = services.agents.start(
         state,
@@ -489,7 +585,12 @@ def _market(services: Services, state: ConfigState) -> Market | None:
 
 def purchase_of(request: BenchmarkRequest, config: Config, services: Services) -> Purchase:
     """The config's purchase: its own, else the request's, else the stack's DefaultPurchase."""
-    return effective_purchase(config.purchase, request.purchase, services.guardrails.default_purchase)
+    return effective_purchase(
+        config.purchase,
+        request.purchase,
+        services.guardrails.default_purchase,
+        machines=config.instance_count,
+    )
 
 
 def _document_failure(state: ConfigState, services: Services) -> str | None:
@@ -635,6 +736,8 @@ def release(run_id: str, config_id: str, resources: Resources, services: Service
     """
     report = CleanupReport()
     machine_leftovers = services.agents.stop(run_id, config_id, resources)
+    for node in resources.nodes:
+        machine_leftovers += services.agents.stop(run_id, config_id, node.view())
     gateway_leftovers: list[str] = []
     if services.gateways is not None:  # before the client: its tag-based terminate takes the appliance too
         try:
@@ -652,13 +755,31 @@ def release(run_id: str, config_id: str, resources: Resources, services: Service
     for ref in refs.values():
         services.filesystems.delete(ref)  # ResourceBusyError while EFS mount targets go: retried by name
         report.deleted.append(ref.file_system_id)
+    report.deleted.extend(release_network(run_id, config_id, resources, services))
     report.leftovers = [
         *machine_leftovers,
         *gateway_leftovers,
         *services.compute.leftovers(run_id, config_id),
         *(ref.file_system_id for ref in services.filesystems.find(run_id, config_id)),
+        *services.network.leftovers(run_id, config_id),
     ]
     return report
+
+
+def release_network(run_id: str, config_id: str, resources: Resources, services: Services) -> list[str]:
+    """Close the config's security and placement groups, recorded or only tagged (an open whose answer
+    was lost), once its instances are terminated: EC2 refuses while one still holds a group
+    (ResourceBusyError, which Cleanup retries by name)."""
+    refs = [resources.network] if resources.network is not None else []
+    refs += services.network.find(run_id, config_id)
+    groups = dict.fromkeys(r.security_group_id for r in refs if r.security_group_id is not None)
+    placements = dict.fromkeys(r.placement_group for r in refs if r.placement_group is not None)
+    deleted: list[str] = []
+    for group_id in groups:
+        deleted.extend(services.network.close(NetworkRef(security_group_id=group_id)))
+    for name in placements:
+        deleted.extend(services.network.close(NetworkRef(placement_group=name)))
+    return deleted
 
 
 def cleanup_run(run_id: str, config_ids: list[str], services: Services) -> dict[str, CleanupReport]:

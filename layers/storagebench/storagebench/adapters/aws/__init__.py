@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from storagebench.adapters.aws.dynamodb import DynamoResultsStore
 from storagebench.adapters.aws.ec2 import Ec2Compute
 from storagebench.adapters.aws.filesystems import AwsFileSystems
+from storagebench.adapters.aws.network import Ec2Network
 from storagebench.adapters.aws.s3 import S3Artifacts
 from storagebench.adapters.aws.settings import AwsSettings, SettingsError
 from storagebench.adapters.aws.sns import notifier_from_env
@@ -35,6 +36,7 @@ __all__ = [
     "AwsSettings",
     "DynamoResultsStore",
     "Ec2Compute",
+    "Ec2Network",
     "S3Artifacts",
     "SettingsError",
     "SsmAgents",
@@ -69,6 +71,7 @@ def build_services(
         spot_prices=partial(Ec2SpotPriceHistory.from_settings, settings),
         notifier=notifier_from_env(settings, env),
         gateways=gateway_services(settings, env),
+        network=Ec2Network(ec2, settings),
     )
 
 

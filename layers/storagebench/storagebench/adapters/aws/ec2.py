@@ -107,7 +107,9 @@ class Image:
 
 
 class Ec2Compute:
-    """``Compute`` on EC2 in the stack's subnet, security group and instance profile."""
+    """``Compute`` on EC2 in the stack's subnet, security group and instance profile, plus the
+    config's own security group and placement group when its launch spec names them
+    (``adapters.aws.network``)."""
 
     def __init__(self, ec2: Any, ssm: Any, settings: AwsSettings, clock: Clock | None = None) -> None:
         self.ec2 = ec2
@@ -184,7 +186,10 @@ class Ec2Compute:
             "MinCount": 1,
             "MaxCount": 1,
             "SubnetId": self.settings.subnet_id,
-            "SecurityGroupIds": [self.settings.security_group_id],
+            # the stack's group (egress to the AWS APIs), and the config's own: its nodes to each other
+            "SecurityGroupIds": list(
+                dict.fromkeys([self.settings.security_group_id, *spec.security_group_ids])
+            ),
             "IamInstanceProfile": {"Arn": self.settings.instance_profile_arn},
             "MetadataOptions": {"HttpTokens": "required", "HttpEndpoint": "enabled"},
             "InstanceInitiatedShutdownBehavior": "terminate",
@@ -198,6 +203,8 @@ class Ec2Compute:
         }
         if spec.ebs_optimized is not None:
             request["EbsOptimized"] = spec.ebs_optimized
+        if spec.placement_group is not None:
+            request["Placement"] = {"GroupName": spec.placement_group}
         if spec.market == "spot":
             request["InstanceMarketOptions"] = copy.deepcopy(SPOT_MARKET_OPTIONS)
             spot_request = {"ResourceType": "spot-instances-request", "Tags": _tags(tags)}

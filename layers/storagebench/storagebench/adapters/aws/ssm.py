@@ -42,6 +42,12 @@ def token_digest(task_token: str) -> str:
     return hashlib.sha256(task_token.encode("utf-8")).hexdigest()
 
 
+def node_token(run_id: str, config_id: str, name: str) -> str:
+    """A node's stand-in for a task token: the same for a retried start (which then finds the
+    command already sent), never sent to Step Functions."""
+    return f"storagebench-node:{run_id}/{config_id}/{name}"
+
+
 def heartbeat_interval(heartbeat_timeout_s: int) -> int:
     """Half the task's heartbeat timeout: one lost heartbeat is not fatal."""
     return max(1, min(HEARTBEAT_MAX_S, heartbeat_timeout_s // 2))
@@ -192,6 +198,31 @@ class SsmAgents:
         timeout_s: int,
     ) -> AgentRun:
         plan_key = f"{state.item.artifacts_prefix}plan.json"
+        return self._send(state, plan, plan_key, output_prefix, task_token, heartbeat_s, timeout_s)
+
+    def start_node(
+        self, state: ConfigState, name: str, plan: Plan, output_prefix: str, timeout_s: int
+    ) -> AgentRun:
+        """The same document on another machine of the config (``state.resources`` is that machine),
+        with its own plan. Nobody waits on a task token for it: the primary client's agent does (its
+        barriers read the node's control endpoint), so the node gets a token of its own that names it
+        and that its agent never reports on (``agent.topology``)."""
+        plan_key = f"{state.item.artifacts_prefix}plan-{name}.json"
+        token = node_token(state.item.run_id, state.item.config_id, name)
+        return self._send(
+            state, plan, plan_key, output_prefix, token, state.item.timing.heartbeat_s, timeout_s
+        )
+
+    def _send(
+        self,
+        state: ConfigState,
+        plan: Plan,
+        plan_key: str,
+        output_prefix: str,
+        task_token: str,
+        heartbeat_s: int,
+        timeout_s: int,
+    ) -> AgentRun:
         self.artifacts.put_json(plan_key, plan)
         plan_sha256 = hashlib.sha256(json_body(plan)).hexdigest()  # the bytes put_json stored
         self.ensure_agent()

@@ -3,11 +3,12 @@
 Discovery asks each service for what carries ``storagebench:stack`` = this stack: EC2 instances and
 volumes through DescribeInstances/DescribeVolumes tag filters (server-side), EFS and FSx through
 their Describe calls (both return tags; neither filters by tag), Storage Gateway gateways and file
-shares through ListGateways/ListFileShares and ListTagsForResource for each. Deletion is the
+shares through ListGateways/ListFileShares and ListTagsForResource for each, a config's security
+groups and placement groups through their Describe calls' tag filters. Deletion is the
 workflow's own code (``Ec2Compute.terminate_instance``/``delete_volume``, ``AwsFileSystems.delete``:
-EFS mount targets first; ``StorageGateways.delete_share``/``delete_gateway``), so the janitor deletes
-exactly as Cleanup does; the function's IAM policy allows those deletes only on resources tagged
-with the stack.
+EFS mount targets first; ``StorageGateways.delete_share``/``delete_gateway``; ``Ec2Network.close``),
+so the janitor deletes exactly as Cleanup does; the function's IAM policy allows those deletes only
+on resources tagged with the stack.
 """
 
 from __future__ import annotations
@@ -19,10 +20,11 @@ from typing import Any
 from storagebench.adapters.aws.ec2 import Ec2Compute
 from storagebench.adapters.aws.errors import ClientError, aws_call
 from storagebench.adapters.aws.filesystems import AwsFileSystems
+from storagebench.adapters.aws.network import Ec2Network
 from storagebench.adapters.aws.storagegateway import GONE, StorageGateways, detail_code
 from storagebench.core.clock import SystemClock
 from storagebench.core.errors import ProvisioningError
-from storagebench.core.state import FileSystemRef
+from storagebench.core.state import FileSystemRef, NetworkRef
 from storagebench.core.tags import TAG_STACK, TAG_TARGET
 from storagebench.janitor.models import RESOURCE_KINDS, Attachment, ResourceKind, TaggedResource
 from storagebench.janitor.service import Janitor
@@ -39,11 +41,17 @@ _FILE_SYSTEM_OF = {"efs-file-system": "efs", "fsx-file-system": "fsx_lustre"}
 
 class AwsTaggedResources:
     def __init__(
-        self, compute: Ec2Compute, filesystems: AwsFileSystems, gateways: StorageGateways | None = None
+        self,
+        compute: Ec2Compute,
+        filesystems: AwsFileSystems,
+        gateways: StorageGateways | None = None,
+        network: Ec2Network | None = None,
     ) -> None:
         self.compute = compute
         self.filesystems = filesystems
         self.gateways = gateways  # None: the stack has no gateway settings, so it made no gateway
+        # None: on the compute's EC2 client and settings (local mode passes its moto-backed one)
+        self.network = network or Ec2Network(compute.ec2, compute.settings)
 
     def tagged(self, kind: ResourceKind, stack: str) -> list[TaggedResource]:
         if kind == "gateway-file-share":
@@ -58,6 +66,10 @@ class AwsTaggedResources:
             return list(self._efs(stack))
         if kind == "fsx-file-system":
             return list(self._fsx(stack))
+        if kind == "security-group":
+            return self._security_groups(stack)
+        if kind == "placement-group":
+            return self._placement_groups(stack)
         raise ProvisioningError(f"resource kind {kind!r} cannot be swept; known: {', '.join(_SWEPT)}")
 
     def delete(self, resource: TaggedResource) -> str:
@@ -75,6 +87,14 @@ class AwsTaggedResources:
         if resource.kind == "ebs-volume":
             gone = not self.compute.delete_volume(resource.resource_id)
             return "already gone" if gone else "deleted"
+        if resource.kind in ("security-group", "placement-group"):
+            # ResourceBusyError while an instance still holds it: the next sweep deletes it
+            group = (
+                NetworkRef(security_group_id=resource.resource_id)
+                if resource.kind == "security-group"
+                else NetworkRef(placement_group=resource.resource_id)
+            )
+            return "deleted" if self.network.close(group) else "already gone"
         kind: Any = _FILE_SYSTEM_OF.get(resource.kind)
         if kind is None:
             raise ProvisioningError(
@@ -157,6 +177,25 @@ class AwsTaggedResources:
             for m in i.get("BlockDeviceMappings") or []
             if "Ebs" in m
         }
+
+    def _security_groups(self, stack: str) -> list[TaggedResource]:
+        return [
+            TaggedResource(
+                kind="security-group", resource_id=str(g["GroupId"]), state="available", tags=_tags(g)
+            )
+            for g in self.network.security_groups(self._stack_filter(stack))
+        ]
+
+    def _placement_groups(self, stack: str) -> list[TaggedResource]:
+        return [
+            TaggedResource(
+                kind="placement-group",
+                resource_id=str(p["GroupName"]),
+                state=str(p.get("State", "unknown")).lower(),
+                tags=_tags(p),
+            )
+            for p in self.network.placement_groups(self._stack_filter(stack))
+        ]
 
     def _gateways(self, stack: str) -> list[TaggedResource]:
         with aws_call("list Storage Gateway gateways", ProvisioningError):
