@@ -6,7 +6,12 @@
 
 Exit status: 0 all steps measured; 1 some steps failed (their siblings' results are kept);
 2 the plan or the command line is invalid; 3 preparation failed, nothing measured;
-130 interrupted (teardown still ran).
+7 another machine of a multi-machine plan failed, was lost or was not ready in time (the
+manifest's error names it; steps measured before stay); 130 interrupted (teardown still ran).
+
+A plan with ``topology`` (agent.topology) is one machine of a multi-machine config: client 0 runs
+the steps as above, any other machine serves its state and holds until client 0 says finish
+(agent.node), locally with ``run`` as on AWS with ``task``.
 """
 
 from __future__ import annotations

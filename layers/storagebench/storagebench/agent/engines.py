@@ -45,8 +45,11 @@ class PhaseContext:
         procs_file: Optional[str],
         is_root: bool,
         on_progress: Optional[Callable[[str], None]] = None,
+        clients: Optional[List[str]] = None,
     ) -> None:
         self.on_progress = on_progress  # a line for people while a long phase runs (search probes)
+        # fio phases of a multi-client step: the fio servers (host,port) one fio --client drives
+        self.clients = list(clients or [])
         self.target_path = target_path
         self.mode = mode  # raw | filesystem
         self.workdir = workdir  # a private directory under the target (file system targets)
@@ -218,6 +221,9 @@ def _listing(directory: str) -> List[str]:
 
 
 def _fio(phase: Phase, ctx: PhaseContext, result: PhaseResult, timeout_s: float) -> None:
+    if ctx.clients:
+        _fio_clients(phase, ctx, result, timeout_s)
+        return
     _fio_run(phase, ctx, ctx.phase_dir, timeout_s, result)
     try:
         directions = _fio_directions(ctx.phase_dir)
@@ -283,6 +289,39 @@ def _fio_run(
         raise CommandError(problem + (": " + " | ".join(tail) if tail else ""))
     if not os.path.exists(os.path.join(directory, "fio.json")):
         raise CommandError("fio finished but wrote no JSON output")
+
+
+def _fio_clients(phase: Phase, ctx: PhaseContext, result: PhaseResult, timeout_s: float) -> None:
+    """One ``fio --client=... --client=...`` run: every client's fio server starts the job file at once.
+
+    Its stdout (the servers' text lines, then one JSON document with ``client_stats``) is the
+    phase's ``fio.json`` as is: ``results.clients`` splits it per client. The job file's paths are
+    the shared target's, the same on every client (fio's server prefixes each file name with the
+    client's address, so the clients never write one another's files); time-series logs come back
+    to ``ts/`` suffixed with each client's address. fio drops a server it cannot reach and still
+    exits 0: that is a warning here, and a missing client in the records.
+    """
+    directory = ctx.phase_dir
+    with open(os.path.join(directory, "job.fio"), "w", encoding="utf-8") as handle:
+        handle.write(fio_job_file(phase, ctx))
+    os.makedirs(os.path.join(directory, "ts"), exist_ok=True)
+    argv = ["fio", *[f"--client={client}" for client in ctx.clients], "--output-format=json+", "job.fio"]
+    finished, wall = _start_all(
+        [argv], ctx, ["fio.stderr"], timeout_s, cwd=directory, stdout_names=["fio.json"]
+    )
+    result["rc"] = finished[0].rc
+    result["timing"] = _timing(finished, wall)
+    result["clients"] = list(ctx.clients)
+    with open(os.path.join(directory, "fio.stderr"), encoding="utf-8", errors="replace") as handle:
+        stderr = [line.strip() for line in handle.read().splitlines() if line.strip()]
+    problem = _failure(finished, timeout_s, "fio --client")
+    if problem:
+        raise CommandError(problem + (": " + " | ".join(stderr[-3:]) if stderr else ""))
+    unreachable = [line for line in stderr if "failed to connect" in line]
+    if unreachable:
+        result["warnings"] = unreachable
+    if os.path.getsize(os.path.join(directory, "fio.json")) == 0:
+        raise CommandError("fio --client finished but wrote no output")
 
 
 def _fio_jobs(phase: Phase) -> int:

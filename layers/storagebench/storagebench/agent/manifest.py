@@ -69,6 +69,7 @@ class PhaseResult(TypedDict, total=False):
     volume: List[Dict[str, Any]]  # each device's view of the phase (agent.ebs_stats.summary)
     warnings: List[str]  # e.g. too small to measure (agent.measurable)
     search: Dict[str, Any]  # a latency-SLA search: every probe and the answer (agent.sla.SearchResult)
+    clients: List[str]  # a multi-client fio phase: the fio servers fio --client drove, in order
 
 
 class StepResult(TypedDict, total=False):
@@ -167,6 +168,9 @@ class Manifest(TypedDict, total=False):
     emulation: Dict[str, Any]
     hooks: Dict[str, Any]
     cleanup: CleanupReport
+    # A machine of a multi-machine config (agent.topology): its role and index, and what went
+    # wrong telling the others to finish (the primary; the workflow's cleanup releases them anyway).
+    topology: Dict[str, Any]
 
 
 def write_json_atomic(path: str, document: Any) -> None:

@@ -28,6 +28,7 @@ import urllib.request
 from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from storagebench.agent.plan import BLOCK_KINDS, Plan
+from storagebench.agent.topology import CLIENT_ROLE, extra_clients
 
 INSTALL_TIMEOUT_S = 1800
 FSX_REPO = "https://fsx-lustre-client-repo.s3.amazonaws.com"
@@ -125,6 +126,9 @@ def needs(plan: Plan) -> List[str]:
         found.add("fio")
     if (plan.get("prewarm") or {}).get("method") == "fio":
         found.add("fio")
+    topology = plan.get("topology")
+    if topology is not None and topology["self"]["role"] == CLIENT_ROLE and extra_clients(topology):
+        found.add("fio")  # every client of a multi-client config serves fio --server
     for target in plan.get("targets", []):
         kind = target.get("kind")
         if kind in BLOCK_KINDS:

@@ -12,6 +12,8 @@ import math
 import re
 from typing import Any, Dict, List, Optional, TypedDict
 
+from storagebench.agent.topology import Topology, check_clients, check_topology, is_primary
+
 PLAN_VERSION = 1
 
 TARGET_KINDS = ("ebs", "instance_store", "efs", "fsx_lustre", "nfs", "directory")
@@ -189,6 +191,9 @@ class Plan(TypedDict, total=False):
     setup: Optional[str]
     teardown: Optional[str]
     fail_fast: bool
+    # A config of several machines (agent.topology): who this agent is and where the others are.
+    # Absent: a single machine's plan.
+    topology: Topology
 
 
 class PlanError(ValueError):
@@ -398,12 +403,28 @@ def _check_steps(problems: List[str], steps: Any, target_ids: set, unprepared: s
         _check_positive_int(problems, f"{path}.repetition", step.get("repetition"))
         if "adaptive" in step:
             _check_adaptive(problems, f"{path}.adaptive", step, policies)
+        if "clients" in step:
+            check_clients(problems, f"{path}.clients", step["clients"])
+            for j, phase in enumerate(step.get("phases") or []):
+                if isinstance(phase, dict) and "search" in phase:
+                    problems.append(
+                        f"{path}.phases[{j}].search: a latency search runs on one client, "
+                        "the step has clients"
+                    )
         phases = step.get("phases")
         if not isinstance(phases, list) or not phases:
             problems.append(f"{path}.phases: at least one phase is required")
             continue
         for j, phase in enumerate(phases):
             _check_phase(problems, f"{path}.phases[{j}]", phase if isinstance(phase, dict) else {})
+
+
+def _primary_or_unknown(topology: Any) -> bool:
+    """Whether the plan is the primary client's (or too malformed to tell: check_topology names why)."""
+    try:
+        return is_primary(topology)
+    except (TypeError, KeyError):
+        return True
 
 
 def check_plan(plan: Any) -> Plan:
@@ -417,8 +438,13 @@ def check_plan(plan: Any) -> Plan:
         )
     _check_id(problems, "run_id", plan.get("run_id"))
     _check_id(problems, "config_id", plan.get("config_id"))
+    node = "topology" in plan and not _primary_or_unknown(plan["topology"])
+    if "topology" in plan:
+        check_topology(problems, plan["topology"])
     targets = plan.get("targets")
-    if not isinstance(targets, list) or not targets:
+    if node and targets is None:
+        targets = []
+    if not isinstance(targets, list) or (not targets and not node):
         problems.append("targets: at least one target is required")
         targets = []
     target_ids = set()
@@ -441,6 +467,10 @@ def check_plan(plan: Any) -> Plan:
             problems.append(f"prewarm.targets[{i}]: {target_id!r} names no target")
     _check_sample(problems, prewarm)
     _check_steps(problems, plan.get("steps"), target_ids, unprepared)
+    if node and plan.get("steps"):
+        problems.append(
+            "steps: a node (topology.self not client 0) runs no steps; the primary client runs them"
+        )
     if problems:
         raise PlanError(problems)
     return plan  # type: ignore[return-value]

@@ -30,6 +30,7 @@ from storagebench.agent.manifest import (
     StepResult,
     write_json_atomic,
 )
+from storagebench.agent.node import Solo, role_for
 from storagebench.agent.plan import Plan, Step, TargetSpec, check_plan
 from storagebench.agent.prewarm import prewarm_announcement, prewarm_summary, prewarm_target
 from storagebench.agent.proc import Child, CommandError
@@ -37,12 +38,14 @@ from storagebench.agent.sla import answer_text
 from storagebench.agent.sysinfo import system_facts
 from storagebench.agent.targets import Prepared, TargetError, Targets
 from storagebench.agent.throttle import ThrottleError
+from storagebench.agent.topology import TopologyError, node_label
 
 EXIT_OK = 0
 EXIT_PARTIAL = 1
 EXIT_INVALID = 2
 EXIT_PREPARE = 3
 EXIT_INTERNAL = 4
+EXIT_TOPOLOGY = 7  # another machine of the config failed, was lost or was not ready in time
 EXIT_INTERRUPTED = 130
 
 
@@ -71,18 +74,27 @@ class Runner:
         volumes_dir: str,
         progress: Optional[Progress] = None,
         packages: Optional[Dict[str, str]] = None,
+        role: Optional[Solo] = None,
     ) -> None:
         self.plan = check_plan(plan)
         self.output_dir = os.path.abspath(output_dir)
+        self.role: Solo = role or Solo()  # what this machine does in the plan's topology (agent.node)
+        self._role_given = role is not None
         # Everything this run makes on the machine is found by run and config id (the local
         # "tags"): <root>/<run>/<config>/ directories and the cgroup storagebench:<run>:<config>
         # (":" cannot appear in ids, so one run's name never prefixes another's).
-        self.run_tag = f"{plan['run_id']}-{plan['config_id']}"
-        self.mount_root = os.path.join(mount_root, plan["run_id"], plan["config_id"])
-        self.volumes_dir = os.path.join(volumes_dir, plan["run_id"], plan["config_id"])
+        # A node of a multi-machine config adds its role and index (server-0): several machines of
+        # one config on one host (local mode) never share a directory, loop device, md array or cgroup.
+        label = node_label(plan.get("topology"))
+        scope = [plan["run_id"], plan["config_id"], *([label] if label else [])]
+        self.run_tag = "-".join(scope)
+        self.mount_root = os.path.join(mount_root, *scope)
+        self.volumes_dir = os.path.join(volumes_dir, *scope)
         self.progress = progress or Progress(self.output_dir)
         self.is_root = os.geteuid() == 0
-        self.fleet = EmulatedFleet(self.volumes_dir, cgroup_name(plan["run_id"], plan["config_id"]))
+        self.fleet = EmulatedFleet(
+            self.volumes_dir, cgroup_name(plan["run_id"], plan["config_id"]) + (f":{label}" if label else "")
+        )
         self.targets = Targets(self.run_tag, self.mount_root, self.fleet, self.progress)
         self.manifest: Manifest = {
             "manifest_version": MANIFEST_VERSION,
@@ -110,29 +122,41 @@ class Runner:
         previous = self._install_signals()
         code = EXIT_OK
         try:
+            if not self._role_given:  # the task starts a node's role itself, before installing packages
+                self.role = role_for(self.plan, self.output_dir, self.progress.say)
+            self.role.start()
             self.manifest["system"] = system_facts()
             self._save()
-            attached = self._prepare([t for t in self.plan["targets"] if t.get("prepare") is False])
+            self.role.before_setup()  # the machines whose hooks run before this one's are ready
+            attached = self._prepare([t for t in self.plan.get("targets", []) if t.get("prepare") is False])
             self._hook("setup", device_environment(attached))
             prepared = {
                 **attached,
-                **self._prepare([t for t in self.plan["targets"] if t.get("prepare") is not False]),
+                **self._prepare([t for t in self.plan.get("targets", []) if t.get("prepare") is not False]),
             }
             self.fleet.start()  # after mkfs: file system creation is not part of any measurement
             self._prewarm(prepared)
+            self.role.ready(self.fleet.procs_file)  # a node holds here until the primary says finish
             code = self._steps(prepared)
         except Interrupted as exc:
             self._fail(str(exc))
+            self.role.failed(str(exc), interrupted=True)
             code = EXIT_INTERRUPTED
+        except TopologyError as exc:  # another machine is lost or failed: named in the message
+            self._fail(f"{type(exc).__name__}: {exc}")
+            self.role.failed(f"{type(exc).__name__}: {exc}", interrupted=False)
+            code = EXIT_TOPOLOGY
         except (TargetError, EmulationError, ThrottleError, CommandError, OSError) as exc:
             self._fail(str(exc))
+            self.role.failed(str(exc), interrupted=False)
             code = EXIT_PREPARE
         except Exception as exc:  # a bug in the agent: recorded as such, never as a success
             self._fail(f"internal error: {type(exc).__name__}: {exc}")
             self.progress.say(traceback.format_exc().rstrip())
+            self.role.failed(f"internal error: {type(exc).__name__}: {exc}", interrupted=False)
             code = EXIT_INTERNAL
         finally:
-            self._teardown()
+            self._end_of_run()
             self._restore_signals(previous)
             if self.manifest["status"] == "running":
                 self.manifest["status"] = STATUS_OK if code == EXIT_OK else "partial"
@@ -147,6 +171,24 @@ class Runner:
             )
             self.progress.close()
         return code
+
+    def _end_of_run(self) -> None:
+        """Teardown on every path, with the topology's ordering around it (a signal during it waits)."""
+        problems: List[str] = []
+        try:
+            self.role.before_teardown()
+        except Interrupted as exc:  # stopped while a failed node held for the primary: tear down now
+            self.progress.say(f"stopped while holding ({exc})")
+        except (TopologyError, CommandError, OSError) as exc:
+            problems.append(f"before teardown: {exc}")
+        self._teardown()
+        try:
+            problems += self.role.after_teardown()
+        except Interrupted as exc:
+            problems.append(f"stopped while telling the other machines to finish ({exc})")
+        topology = self.plan.get("topology")
+        if topology is not None:
+            self.manifest["topology"] = {**topology["self"], "finish_problems": problems}
 
     def _install_signals(self) -> Dict[int, Any]:
         previous: Dict[int, Any] = {}
@@ -188,6 +230,7 @@ class Runner:
                     os.environ,
                     SB_RUN_ID=self.plan["run_id"],
                     SB_CONFIG_ID=self.plan["config_id"],
+                    **self.role.hook_env,  # the topology environment (agent.topology), if any
                     **(extra_env or {}),
                 ),
             ).wait()
@@ -228,6 +271,7 @@ class Runner:
         failed = 0
         decided = 0  # steps of adaptive series that stopped before them
         stop = False
+        previous: Optional[str] = None
         for index, step in enumerate(steps, start=1):
             tracker = series.get(step["adaptive"]["series"]) if "adaptive" in step else None
             if tracker is not None and tracker.stopped:
@@ -238,6 +282,9 @@ class Runner:
                     self._skipped(step, "skipped: fail_fast after an earlier failure")
                 )
                 continue
+            if previous is not None:
+                self.role.between_steps(f"after step {previous}")  # a lost machine stops the run here
+            previous = step["id"]
             self.progress.update(stage="workloads", step=index, steps=len(steps), current=step["id"])
             self.progress.say(f"step {index}/{len(steps)} {step['id']} on {step['target']}")
             try:
@@ -311,6 +358,7 @@ class Runner:
                     self.fleet.procs_file,
                     self.is_root,
                     on_progress=self.progress.say,
+                    clients=step.get("clients"),
                 )
                 probe = VolumeProbe(target.devices)
                 readings = probe.read()

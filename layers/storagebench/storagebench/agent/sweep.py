@@ -72,7 +72,8 @@ def resources_of(
             cgroups += [
                 os.path.join(root, d)
                 for d in os.listdir(root)
-                if (d.startswith(wanted) if config_id is None else d == wanted)
+                # a node of a multi-machine config adds :<role>-<index> (agent.topology.node_label)
+                if (d.startswith(wanted) if config_id is None else d == wanted or d.startswith(wanted + ":"))
             ]
     return {
         "mounts": _mounts_under(mount_dir),

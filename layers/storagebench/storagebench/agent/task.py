@@ -22,6 +22,13 @@ uploaded with the notice in ``manifest.json`` (``interruption``) and the task fa
 ``SpotInterruptionError`` (cause: the notice and the number of completed steps, as JSON), which
 the workflow tells apart from a failure: it keeps what was measured and relaunches the rest.
 
+A node of a multi-machine config (a plan whose ``topology.self`` is not client 0: a storage
+server, an extra client) gets empty ``--task-token-uri`` and ``--task-token-sha256``: it never
+reports to Step Functions (client 0 does, for the whole config). It serves its state on its
+control endpoint from the start, runs its plan, holds until client 0 says finish, uploads its
+output to its own ``--output-uri`` and exits 0, or 1 if it failed. Empty token parameters with
+any other plan are refused (exit 2): nobody would hear of that plan's result.
+
 Exit status: 0 reported success; 1 a step failed (reported); 2 the command line is invalid;
 5 Step Functions could not be told (the workflow learns from the heartbeat timeout, and the
 SSM command's output names the step); 6 the workflow stopped waiting (the plan was stopped);
@@ -50,6 +57,7 @@ from storagebench.agent.caveats import plan_caveats
 from storagebench.agent.interruption import ERROR_NAME as INTERRUPTION_ERROR
 from storagebench.agent.interruption import InterruptionWatcher, notice_cause, record_notice
 from storagebench.agent.log import Progress
+from storagebench.agent.node import Node, in_node_mode
 from storagebench.agent.packages import PackageError, ensure_packages, needs
 from storagebench.agent.plan import Plan, PlanError, check_plan
 from storagebench.agent.runner import EXIT_INTERRUPTED, EXIT_OK, Runner
@@ -122,9 +130,10 @@ def verified_plan(data: bytes, expected_sha256: str) -> Plan:
 
 
 class Heartbeat(threading.Thread):
-    """Every ``interval`` seconds: a heartbeat, then an upload of what the output holds so far."""
+    """Every ``interval`` seconds: a heartbeat (none on a node: ``states`` None), then an upload of
+    what the output holds so far."""
 
-    def __init__(self, states: StepFunctions, sync: DirectorySync, interval: float) -> None:
+    def __init__(self, states: Optional[StepFunctions], sync: DirectorySync, interval: float) -> None:
         super().__init__(name="heartbeat", daemon=True)
         self.states = states
         self.sync = sync
@@ -136,7 +145,8 @@ class Heartbeat(threading.Thread):
     def run(self) -> None:
         while not self.stopped.wait(self.interval):
             try:
-                self.states.heartbeat()
+                if self.states is not None:
+                    self.states.heartbeat()
             except TaskGoneError as exc:
                 self.gone = str(exc)
                 _say(f"the workflow stopped waiting ({exc}): stopping the plan")
@@ -290,9 +300,12 @@ class Task:
         return EXIT_FAILED
 
 
-def check_arguments(args: argparse.Namespace) -> List[str]:
+def check_arguments(args: argparse.Namespace, node: bool = False) -> List[str]:
+    """Every bad argument; ``node``: the task token parameters are empty (agent.node)."""
     problems: List[str] = []
-    digests = (("--plan-sha256", args.plan_sha256), ("--task-token-sha256", args.task_token_sha256))
+    digests = [("--plan-sha256", args.plan_sha256)]
+    if not node:
+        digests.append(("--task-token-sha256", args.task_token_sha256))
     for option, value in digests:
         if len(value) != 64 or any(c not in "0123456789abcdef" for c in value.lower()):
             problems.append(f"{option} {value!r}: 64 hexadecimal digits expected")
@@ -300,7 +313,8 @@ def check_arguments(args: argparse.Namespace) -> List[str]:
         problems.append(f"--heartbeat-s {args.heartbeat_s}: {MIN_HEARTBEAT_S}..{MAX_HEARTBEAT_S} expected")
     if not args.plan_url.startswith(("https://", "http://")):
         problems.append(f"--plan-url {args.plan_url[:60]!r}: an http(s) address expected")
-    for option, uri in (("--output-uri", args.output_uri), ("--task-token-uri", args.task_token_uri)):
+    uris = [("--output-uri", args.output_uri)] + ([] if node else [("--task-token-uri", args.task_token_uri)])
+    for option, uri in uris:
         try:
             parse_s3_uri(uri)
         except ValueError as exc:
@@ -309,6 +323,8 @@ def check_arguments(args: argparse.Namespace) -> List[str]:
 
 
 def main(args: argparse.Namespace) -> int:
+    if args.task_token_uri == "" or args.task_token_sha256 == "":
+        return node_main(args)
     try:
         token = task_token(S3(Client("s3", args.region)), args.task_token_uri, args.task_token_sha256)
     except (AwsError, RuntimeError, ValueError) as exc:  # nothing to report on: SSM keeps this line
@@ -326,3 +342,91 @@ def main(args: argparse.Namespace) -> int:
     except (AwsError, TaskGoneError, ValueError) as exc:
         _say(f"could not report the failure to Step Functions ({exc})")
     return EXIT_USAGE
+
+
+# ---------------------------------------------------------------------- node mode
+
+
+def node_main(args: argparse.Namespace) -> int:
+    """A node of a multi-machine config: empty task-token parameters, never a callback.
+
+    Only a plan whose ``topology.self`` is not the primary client may run this way; anything else
+    is refused before it runs (nobody would hear of its result).
+    """
+    if args.task_token_uri != "" or args.task_token_sha256 != "":
+        _say(
+            "step 'arguments' failed: --task-token-uri and --task-token-sha256 are both empty (a node of "
+            "a multi-machine config) or both given, not one of them"
+        )
+        return EXIT_USAGE
+    problems = check_arguments(args, node=True)
+    for problem in problems:
+        _say(f"step 'arguments' failed: {problem}")
+    if problems:
+        return EXIT_USAGE
+    try:
+        plan = verified_plan(fetch(args.plan_url), args.plan_sha256)
+    except RuntimeError as exc:
+        _say(f"step 'fetch plan' failed: {exc}")
+        return EXIT_UNREPORTED
+    if not in_node_mode(plan):
+        _say(
+            "step 'arguments' failed: empty --task-token-uri and --task-token-sha256 are only for a node of "
+            "a multi-machine config (a plan whose topology.self is not client 0); this plan is "
+            + ("the primary client's" if "topology" in plan else "a single machine's")
+            + ", which reports to the workflow"
+        )
+        return EXIT_USAGE
+    return NodeTask(args, plan).execute()
+
+
+class NodeTask:
+    """Serve the node's state from the start, run its plan, upload its output; report to nobody."""
+
+    def __init__(self, args: argparse.Namespace, plan: Plan) -> None:
+        self.args = args
+        self.plan = plan
+        self.sync = DirectorySync(S3(Client("s3", args.region)), args.out, args.output_uri)
+
+    def execute(self) -> int:
+        args = self.args
+        shutil.rmtree(args.out, ignore_errors=True)
+        os.makedirs(args.out)
+        role = Node(self.plan["topology"], args.out, _say)
+        try:
+            role.start()  # before the packages: the primary sees "setting-up", not silence
+        except OSError as exc:
+            _say(f"step 'control endpoint' failed: {exc}")
+            return EXIT_FAILED
+        uploads = Heartbeat(None, self.sync, args.heartbeat_s)
+        uploads.start()
+        try:
+            installed = ensure_packages(needs(self.plan), _say)
+        except (PackageError, RuntimeError, OSError) as exc:
+            _say(f"step 'install packages' failed: {exc}")
+            role.failed(f"step 'install packages' failed: {exc}", interrupted=False)
+            role.before_teardown()  # holds until the primary has read why, and says finish
+            role.after_teardown()
+            uploads.stop()
+            self._upload()
+            return EXIT_FAILED
+        try:
+            code = Runner(
+                self.plan,
+                args.out,
+                args.mount_root,
+                args.volumes_dir,
+                Progress(args.out, quiet=True),
+                installed,
+                role=role,
+            ).execute()
+        finally:
+            uploads.stop()
+        self._upload()
+        return EXIT_OK if code == EXIT_OK else EXIT_FAILED
+
+    def _upload(self) -> None:
+        try:
+            self.sync.run()
+        except (AwsError, OSError) as exc:
+            _say(f"step 'upload output' failed: {exc}")

@@ -105,7 +105,7 @@ def with_topology(plan: Plan, config: Config, resources: Resources, ready_timeou
         connect = [f"{ip},{FIO_SERVER_PORT}" for ip in clients]
         updated["steps"] = [
             {**step, "clients": connect}
-            if all(phase.get("engine") == "fio" for phase in step.get("phases", []))
+            if all(phase.get("engine") == "fio" and "search" not in phase for phase in step.get("phases", []))
             else step
             for step in plan.get("steps", [])
         ]
