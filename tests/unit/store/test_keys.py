@@ -163,3 +163,15 @@ def test_a_batch_id_depends_on_the_set_of_record_keys_only() -> None:
     assert keys.batch_id(["b", "a"]) == keys.batch_id(["a", "b"])
     assert keys.batch_id(["a"]) != keys.batch_id(["a", "b"])
     assert len(keys.batch_id(["a"])) == 12
+
+
+def test_the_clients_of_a_step_and_their_aggregate_keep_a_key_and_a_series_each() -> None:
+    aggregate = record(clients=2)
+    first = record(client="10.0.1.5:8765", client_index=1)
+    second = record(client="10.0.1.6:8765", client_index=2)
+    stored = {keys.record_key(r) for r in (aggregate, first, second)}
+    assert len(stored) == 3  # none overwrites another ("the last record wins" per key)
+    assert keys.record_key(aggregate) == keys.record_key(record())  # single-client keys unchanged
+    assert keys.record_key(first).endswith("bs=4k,iodepth=32,client=10.0.1.5:8765#run#read#-#r2")
+    series = {keys.series_pk("c5.large/local:/mnt", r) for r in (aggregate, first, second)}
+    assert len(series) == 3

@@ -81,9 +81,19 @@ def variant_text(variant: Mapping[str, Any] | str) -> str:
     return ",".join(f"{k}={v}" for k, v in sorted(variant.items())) or "-"
 
 
+def record_variant(record: ResultRecord) -> str:
+    """The record's variant as stored: a per-client record's client joins it (``client=<host:port>``
+    last, as ``ResultRecord.key`` reads it), so the clients of a step and their aggregate keep a key
+    and a series each instead of overwriting one another."""
+    text = variant_text(record.variant)
+    if record.client is None:
+        return text
+    return ",".join(part for part in (text, f"client={record.client}") if part)
+
+
 def record_key(record: ResultRecord) -> str:
     """Readable and unique within a config: workload, variant, phase, direction, group, repetition."""
-    variant = variant_text(record.variant)
+    variant = record_variant(record)
     group = "-" if record.group is None else str(record.group)
     parts = [
         record.target_id,
@@ -133,7 +143,9 @@ def series_partition(
 
 
 def series_pk(storage_option: str, record: ResultRecord) -> str:
-    return series_partition(storage_option, record.workload, record.variant, record.phase, record.direction)
+    return series_partition(
+        storage_option, record.workload, record_variant(record), record.phase, record.direction
+    )
 
 
 def series_sk(started_at: str, run_id: str, repetition: int) -> str:

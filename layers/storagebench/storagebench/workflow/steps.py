@@ -675,7 +675,12 @@ def collect(state: ConfigState, services: Services) -> ConfigState:
         series=collection.series,
         steady_state=collection.steady_state,
     )
-    errors = [*state.errors, export.error] if export.error is not None else state.errors
+    errors = [*state.errors, export.error] if export.error is not None else list(state.errors)
+    agent_error = _manifest_error(directory)
+    if agent_error is not None and not any(e.step == "agent" for e in errors):
+        # The agent ended on its own terms (a node lost, a barrier timed out: it reports success with
+        # the measured steps and says why it stopped); the config says it too, not only the manifest.
+        errors.append(agent_error)
     state = interruptions.note_collected(state, directory, stored)  # an interrupted attempt: what it kept
     updated = state.model_copy(update={"collected": summary, "errors": errors})
     services.store.put_config(updated, "COLLECTED")
@@ -688,6 +693,21 @@ def _optional_document(services: Services, key: str) -> dict[str, Any] | None:
     except KeyError:
         return None
     return document if isinstance(document, dict) else None
+
+
+def _manifest_error(directory: Any) -> ErrorInfo | None:
+    """The error a failed manifest names (``NodeLostError: server-0 ... stopped answering``)."""
+    try:
+        document = json.loads((directory / "manifest.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    error = document.get("error") if isinstance(document, dict) else None
+    if document.get("status") != "failed" or not isinstance(error, str) or not error:
+        return None
+    name, _, cause = error.partition(": ")
+    if not cause or not name.isidentifier():
+        return ErrorInfo(step="agent", error="AgentError", cause=error[:1000])
+    return ErrorInfo(step="agent", error=name, cause=cause[:1000])
 
 
 def _manifest_status(directory: Any) -> str | None:

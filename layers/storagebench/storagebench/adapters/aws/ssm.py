@@ -42,10 +42,9 @@ def token_digest(task_token: str) -> str:
     return hashlib.sha256(task_token.encode("utf-8")).hexdigest()
 
 
-def node_token(run_id: str, config_id: str, name: str) -> str:
-    """A node's stand-in for a task token: the same for a retried start (which then finds the
-    command already sent), never sent to Step Functions."""
-    return f"storagebench-node:{run_id}/{config_id}/{name}"
+NODE_TOKEN = ""
+"""A node's task token: none. A retried start finds the node's command by its empty digest (each
+node's instance runs one command of the document)."""
 
 
 def heartbeat_interval(heartbeat_timeout_s: int) -> int:
@@ -176,8 +175,11 @@ class SsmAgents:
                 "PlanUrl": [self.presign(plan_key)],
                 "PlanSha256": [plan_sha256],
                 "OutputUri": [self.artifacts.uri(output)],
-                "TaskTokenUri": [self.artifacts.uri(task_token_key(state.item, principal))],
-                "TaskTokenSha256": [token_digest(task_token)],
+                # Empty on a node (NODE_TOKEN): it reports to nobody, the primary's agent waits for it.
+                "TaskTokenUri": [
+                    self.artifacts.uri(task_token_key(state.item, principal)) if task_token else ""
+                ],
+                "TaskTokenSha256": [token_digest(task_token) if task_token else ""],
                 "HeartbeatSeconds": [str(heartbeat_interval(heartbeat_s))],
                 "Region": [self.settings.region],
                 "executionTimeout": [str(timeout_s)],
@@ -205,13 +207,11 @@ class SsmAgents:
     ) -> AgentRun:
         """The same document on another machine of the config (``state.resources`` is that machine),
         with its own plan. Nobody waits on a task token for it: the primary client's agent does (its
-        barriers read the node's control endpoint), so the node gets a token of its own that names it
-        and that its agent never reports on (``agent.topology``)."""
+        barriers read the node's control endpoint), so its token parameters are empty, which the
+        agent accepts only with a node's plan (``agent.node``)."""
         plan_key = f"{state.item.artifacts_prefix}plan-{name}.json"
-        token = node_token(state.item.run_id, state.item.config_id, name)
-        return self._send(
-            state, plan, plan_key, output_prefix, token, state.item.timing.heartbeat_s, timeout_s
-        )
+        heartbeat_s = state.item.timing.heartbeat_s
+        return self._send(state, plan, plan_key, output_prefix, NODE_TOKEN, heartbeat_s, timeout_s)
 
     def _send(
         self,
@@ -226,7 +226,7 @@ class SsmAgents:
         self.artifacts.put_json(plan_key, plan)
         plan_sha256 = hashlib.sha256(json_body(plan)).hexdigest()  # the bytes put_json stored
         self.ensure_agent()
-        if state.resources.instance_id is not None:
+        if state.resources.instance_id is not None and task_token:
             token_key = task_token_key(state.item, self.principal(state.resources.instance_id))
             self.artifacts.put_text(token_key, task_token, "text/plain")
         request = self.command_request(

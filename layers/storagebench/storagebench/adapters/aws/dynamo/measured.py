@@ -201,7 +201,7 @@ class MeasuredItems(TableAccess):
         series = [
             [
                 r.workload,
-                keys.variant_text(r.variant),
+                keys.record_variant(r),
                 r.phase,
                 r.direction,
                 r.group,
