@@ -9,6 +9,7 @@ import pytest
 from reference_book import ReferenceBook
 
 from storagebench.core.state import ConfigState
+from storagebench.costs.monthly import monthly_cost
 from storagebench.costs.run_cost import (
     RUN_LEVEL_TRANSITIONS,
     ConfigTransitions,
@@ -17,6 +18,7 @@ from storagebench.costs.run_cost import (
     LambdaUsage,
     VolumeUsage,
     count_transitions,
+    other_machine_usages,
     run_cost,
     seconds_between,
     transitions_from_state,
@@ -130,6 +132,23 @@ def test_usage_for_config_covers_root_members_and_file_systems() -> None:
     card = load_request(EVENTS / "report-card.json").config("io1")
     members = usage_for_config(card, 60).volumes
     assert [(v.target_id, v.member) for v in members] == [("root", None), ("db", 0), ("db", 1), ("db", 2)]
+
+
+def test_a_run_of_a_virtual_san_pays_for_every_controller() -> None:
+    # An hour of the config, billed per second, is its monthly bill prorated: controllers included.
+    config = load_request(EVENTS / "virtual-san.json").config("r5b-io2-controllers")
+    usages = [usage_for_config(config, 3600), *other_machine_usages(config, 3600)]
+    assert [u.instance_type for u in usages] == ["r5b.24xlarge"] * 6
+    assert [v.target_id for v in usages[1].volumes] == ["root", "controller:data"]
+    cost = run_cost(usages, book())
+    assert cost.infrastructure_usd == pytest.approx(monthly_cost(config, book()).for_hours(1).usd)
+    assert cost.infrastructure_usd == pytest.approx(82145.60 / 730)
+
+
+def test_extra_clients_pay_their_instance_and_root_not_the_shared_target_again() -> None:
+    config = load_request(EVENTS / "genomics-shared-clients.json").config("efs-standard-8clients")
+    extra = other_machine_usages(config, 600)
+    assert len(extra) == 7 and all(not u.file_systems and len(u.volumes) == 1 for u in extra)
 
 
 # ----------------------------------------------------------------------------- transitions

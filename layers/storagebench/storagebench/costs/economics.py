@@ -33,6 +33,7 @@ from storagebench.costs.run_cost import (
     LambdaUsage,
     RunCost,
     count_transitions,
+    other_machine_usages,
     run_cost,
     transitions_from_state,
     usage_for_config,
@@ -197,6 +198,7 @@ def run_economics(
             charge = spot_charge(item, config.instance_type, ended_at, spot_prices, notes)
             usage = replace(usage, spot=charge) if charge is not None else usage
         usages.append(usage)
+        usages += other_machine_usages(config, seconds)  # nodes and extra clients, launched with it
         if item is not None:
             usages += earlier_attempts(config, item, spot_prices, notes)
     paths = [transitions_from_state(s) for s in _states(list(items.values()), notes)]

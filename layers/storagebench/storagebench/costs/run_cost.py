@@ -56,7 +56,7 @@ from storagebench.prices.book import PriceBook
 from storagebench.prices.models import HOURS_PER_MONTH, Price, PriceSource
 from storagebench.prices.products import PriceKey
 from storagebench.prices.spot import SpotCharge
-from storagebench.request.model import Config, EfsTarget, FsxLustreTarget
+from storagebench.request.model import Config, EfsTarget, FsxLustreTarget, RootVolume
 
 __all__ = [
     "EBS_MINIMUM_S",
@@ -338,6 +338,63 @@ def usage_for_config(
         gateways=gateways,
         operating_system=operating_system(config.image),
         ebs_optimized=bool(config.launch_ebs_optimized),
+    )
+
+
+def other_machine_usages(config: Config, seconds: float) -> list[ConfigUsage]:
+    """The config's other machines for ``seconds`` each (they live as long as the config): every
+    extra client with its root volume (the shared targets are the primary's usage), every node with
+    its root and data volumes; on-demand, as multi-machine configs are bought."""
+    usages: list[ConfigUsage] = []
+    client_root = _root_usage(config.root_volume, seconds)
+    for _ in range(1, config.clients):
+        usages.append(
+            ConfigUsage(
+                config_id=config.id,
+                instance_type=config.instance_type,
+                instance_seconds=seconds,
+                volumes=[client_root],
+                operating_system=operating_system(config.image),
+                ebs_optimized=bool(config.launch_ebs_optimized),
+            )
+        )
+    for group in config.nodes:
+        volumes = [_root_usage(group.root_volume, seconds)]
+        for target in group.targets:
+            for item in kind_of(target).bill(target, group.instance_type).items:
+                if isinstance(item, EbsVolumeBill):
+                    volumes.append(
+                        VolumeUsage(
+                            volume_type=item.volume_type,
+                            size_gib=item.size_gib,
+                            seconds=seconds,
+                            iops=item.iops,
+                            throughput_mibps=item.throughput_mibps,
+                            target_id=f"{group.role}:{item.target_id}",
+                            member=item.member,
+                        )
+                    )
+        usages += [
+            ConfigUsage(
+                config_id=config.id,
+                instance_type=group.instance_type,
+                instance_seconds=seconds,
+                volumes=volumes,
+                operating_system=operating_system(group.image),
+                ebs_optimized=bool(group.launch_ebs_optimized),
+            )
+            for _ in range(group.count)
+        ]
+    return usages
+
+
+def _root_usage(root: RootVolume, seconds: float) -> VolumeUsage:
+    return VolumeUsage(
+        volume_type=root.type,
+        size_gib=root.size_gib,
+        seconds=seconds,
+        iops=root.iops,
+        throughput_mibps=root.throughput_mibps,
     )
 
 
