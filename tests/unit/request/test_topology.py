@@ -126,8 +126,12 @@ def test_a_config_with_controllers_and_clients_validates() -> None:
         ),
         pytest.param(
             {"clients": 4, "targets": [{"kind": "ebs", "type": "gp3", "size_gib": 100}]},
-            "configs[0].targets[0].kind",
-            ["4 clients drive one shared target", "ebs belongs to one instance", "efs, fsx_lustre"],
+            "configs[0].clients",
+            [
+                "4 clients drive one shared target",
+                "targets[0] (ebs) belong(s) to one instance",
+                "efs, fsx_lustre",
+            ],
             id="clients-on-a-volume",
         ),
         pytest.param(

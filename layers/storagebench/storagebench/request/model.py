@@ -784,14 +784,14 @@ class Config(_Model):
     def _shared_targets(self, problems: Problems) -> None:
         if self.clients == 1:
             return
-        for position, target in enumerate(self.targets):
-            if target.kind not in SHARED_KINDS:
-                problems.add(
-                    ("targets", position, "kind"),
-                    target.kind,
-                    f"{self.clients} clients drive one shared target; {target.kind} belongs to one "
-                    f"instance (shared kinds: {', '.join(SHARED_KINDS)}), or set clients 1",
-                )
+        own = [f"targets[{p}] ({t.kind})" for p, t in enumerate(self.targets) if t.kind not in SHARED_KINDS]
+        if own:
+            problems.add(
+                ("clients",),
+                self.clients,
+                f"{self.clients} clients drive one shared target; {', '.join(own)} belong(s) to one "
+                f"instance (shared kinds: {', '.join(SHARED_KINDS)}): set clients 1 or share the target",
+            )
 
     @rule("nodes")
     def _node_groups(self, problems: Problems) -> None:
