@@ -231,7 +231,9 @@ def test_the_task_token_is_not_a_command_parameter() -> None:
     parameters = RESOURCES["AgentDocument"]["Properties"]["Content"]["parameters"]
     assert "TaskToken" not in parameters
     assert set(parameters) >= {"TaskTokenUri", "TaskTokenSha256"}
-    assert parameters["TaskTokenSha256"]["allowedPattern"] == "^[0-9a-f]{64}$"
+    # a digest, or empty on a node of a multi-machine config (which reports to nobody)
+    assert parameters["TaskTokenSha256"]["allowedPattern"] == "^([0-9a-f]{64})?$"
+    assert parameters["TaskTokenUri"]["allowedPattern"].startswith("^(s3://")
 
 
 def test_launches_mirror_the_guardrails_instance_types_and_imdsv2() -> None:
