@@ -677,7 +677,9 @@ def collect(state: ConfigState, services: Services) -> ConfigState:
     )
     errors = [*state.errors, export.error] if export.error is not None else list(state.errors)
     agent_error = _manifest_error(directory)
-    if agent_error is not None and not any(e.step == "agent" for e in errors):
+    # A Spot interruption is recorded as such (interruptions), not as the config's error.
+    interrupted = interruptions.current(state) is not None
+    if agent_error is not None and not interrupted and not any(e.step == "agent" for e in errors):
         # The agent ended on its own terms (a node lost, a barrier timed out: it reports success with
         # the measured steps and says why it stopped); the config says it too, not only the manifest.
         errors.append(agent_error)
