@@ -57,15 +57,17 @@ def test_a_bad_policy_is_refused(minimum: int, maximum: int, ci_pct: float) -> N
         decide([1.0, 2.0], 2, minimum, maximum, ci_pct)
 
 
-def _fio_step(repetition: int, policy: dict[str, object]) -> dict[str, object]:
-    # 0.3 s of buffered reads of a 1 MiB file: never twice the same MiB/s, within ±50 % of each other
+def _fio_step(repetition: int, policy: dict[str, object], vary: bool = False) -> dict[str, object]:
+    # 0.3 s of buffered reads of a 1 MiB file, within ±50 % of each other; ``vary``: 0.3, 0.4, ... s,
+    # a spread no precision target under 1 % can accept (two equal MiB/s were seen in CI)
+    runtime_ms = 200 + 100 * repetition if vary else 300
     options = {
         "rw": "read",
         "bs": "4k",
         "size": "1m",
         "ioengine": "psync",
         "time_based": 1,
-        "runtime": "300ms",
+        "runtime": f"{runtime_ms}ms",
     }
     return {
         "id": f"tiny.dir.r{repetition}",
@@ -81,13 +83,13 @@ def _fio_step(repetition: int, policy: dict[str, object]) -> dict[str, object]:
     }
 
 
-def _plan(tmp_path: object, policy: dict[str, object], steps: int) -> dict[str, object]:
+def _plan(tmp_path: object, policy: dict[str, object], steps: int, vary: bool = False) -> dict[str, object]:
     return {
         "plan_version": 1,
         "run_id": "run-adaptive",
         "config_id": "cfg",
         "targets": [{"id": "dir", "kind": "directory", "path": str(tmp_path)}],
-        "steps": [_fio_step(r, policy) for r in range(1, steps + 1)],
+        "steps": [_fio_step(r, policy, vary) for r in range(1, steps + 1)],
     }
 
 
@@ -109,8 +111,8 @@ def test_the_plan_checks_an_adaptive_policy(tmp_path: object) -> None:
 @pytest.mark.parametrize(
     ("metric", "ci_pct", "stopped"),
     # fio's runtime of a 0.3 s time-based job is ~0.300 s: within ±50 % at once, even on a busy
-    # machine; its MiB/s never repeats to the last digit, so a ±1e-9 % target runs to max
-    [("real_s", 50.0, STOP_PRECISION), ("bw_mibps", 1e-9, STOP_MAX)],
+    # machine; runtimes of 0.3, 0.4, 0.5 and 0.6 s never meet a ±1 % target, so it runs to max
+    [("real_s", 50.0, STOP_PRECISION), ("real_s", 1.0, STOP_MAX)],
 )
 def test_the_runner_stops_a_series_on_a_directory_target(
     tmp_path: Path, metric: str, ci_pct: float, stopped: str
@@ -127,7 +129,8 @@ def test_the_runner_stops_a_series_on_a_directory_target(
     }
     out = tmp_path / "out"
     out.mkdir()
-    runner = Runner(_plan(str(work), policy, 4), str(out), str(tmp_path / "mnt"), str(tmp_path / "vol"))  # type: ignore[arg-type]
+    plan = _plan(str(work), policy, 4, vary=stopped == STOP_MAX)
+    runner = Runner(plan, str(out), str(tmp_path / "mnt"), str(tmp_path / "vol"))  # type: ignore[arg-type]
     assert runner.execute() == EXIT_OK
     manifest = runner.manifest
     (series,) = manifest["adaptive"]
