@@ -49,7 +49,7 @@ class Fault:
     times: int = 1
     message: str = "injected fault"
     action: Callable[[], None] | None = field(default=None, repr=False)  # instead of raising
-    after_s: float | None = None  # instance_died on a node (point node.run/<name>): when it dies
+    after_s: float | None = None  # instance_died on a node (point node.run/<name>): s after it is ready
 
 
 @dataclass

@@ -21,7 +21,10 @@ that never ends, a machine that dies.
 
 from __future__ import annotations
 
+import json
 import threading
+import time
+import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -50,6 +53,7 @@ WRONG_DIGEST = "0" * 64
 LOST_OUTPUT = "lost-output/"  # where the output goes when the fault says it never arrives
 NO_SUCH_BUCKET = "storagebench-no-such-bucket"  # an output bucket the upload cannot reach
 HANG_PLAN_S = 86_400
+NODE_READY_WAIT_S = 120.0  # a node fault waits this long for the node to say ready
 
 
 class LocalSsmAgents(SsmAgents):
@@ -153,10 +157,29 @@ class LocalSsmAgents(SsmAgents):
             self.host.deliver(run.command_id, instance_id)
             fault = self.faults.take(f"node.run/{name}", state.item.config_id)
             if fault is not None and fault.kind == "instance_died":  # the node's machine goes mid-run
-                timer = threading.Timer(fault.after_s or 1.0, self._die, args=(instance_id,))
-                timer.daemon = True
-                timer.start()
+                address = _control_address(plan)
+                killer = threading.Thread(
+                    target=self._die_once_ready,
+                    args=(instance_id, address, fault.after_s or 1.0),
+                    daemon=True,
+                )
+                killer.start()
         return run
+
+    def _die_once_ready(self, instance_id: str, address: str, after_s: float) -> None:
+        """The node dies ``after_s`` seconds after it says ready: mid-run whatever this machine's
+        load (a fixed delay from the start could land before its agent even answered)."""
+        deadline = time.monotonic() + NODE_READY_WAIT_S
+        while time.monotonic() < deadline:
+            try:
+                with urllib.request.urlopen(f"http://{address}/status", timeout=2) as response:
+                    if json.loads(response.read()).get("state") == "ready":
+                        break
+            except (OSError, ValueError):
+                pass  # not up yet: asked again
+            time.sleep(0.2)
+        time.sleep(after_s)
+        self._die(instance_id)
 
     def _world(self, fault: Fault | None) -> dict[str, str]:
         """The instance's environment for this command: as booted, or broken as the fault says."""
@@ -247,6 +270,16 @@ class LocalSsmAgents(SsmAgents):
             self.host.cancel(resources.instance_id)
         report = sweep(run_id, self.mount_root, self.volumes_dir, config_id)
         return list(report["leftovers"])
+
+
+def _control_address(plan: Plan) -> str:
+    """``ip:port`` of the node's own control endpoint, from its plan's topology."""
+    topology: Any = plan.get("topology") or {}
+    me = topology.get("self") or {}
+    for machine in topology.get("machines") or []:
+        if (machine.get("role"), machine.get("index")) == (me.get("role"), me.get("index")):
+            return f"{machine.get('ip')}:{topology.get('control_port')}"
+    raise AgentError("a node's plan without its own machine in the topology")
 
 
 def _hanging(plan: Plan) -> Plan:

@@ -283,9 +283,29 @@ class LocalInstance:
                     os.killpg(process.pid, sig)
 
     def terminate(self) -> None:
-        """The machine goes away: every process it runs dies at once, nothing is torn down."""
+        """The machine goes away: every process it runs dies at once, nothing is torn down. That
+        includes daemons its commands started in sessions of their own (a hook's server, ``fio
+        --server``), found by the metadata address every process of the instance inherits."""
         self.terminated = True
         self.signal_all(signal.SIGKILL)
         for process in self.processes:
             process.wait()
+        for pid in self._daemons():
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
         self.metadata.stop()
+
+    def _daemons(self) -> list[int]:
+        """Processes still alive whose environment holds this instance's metadata address."""
+        marker = f"AWS_EC2_METADATA_SERVICE_ENDPOINT={self.metadata.endpoint}".encode()
+        found: list[int] = []
+        for entry in Path("/proc").iterdir():
+            if not entry.name.isdigit() or int(entry.name) == os.getpid():
+                continue
+            try:
+                environment = (entry / "environ").read_bytes()
+            except OSError:  # gone meanwhile, or not ours to read
+                continue
+            if marker in environment.split(b"\0"):
+                found.append(int(entry.name))
+        return found

@@ -12,7 +12,7 @@ import json
 import time
 import urllib.error
 import urllib.request
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional, Set
 
 from storagebench.agent.control import FAILED, FINISHED, READY, STATES
 from storagebench.agent.topology import (
@@ -30,7 +30,12 @@ FINISH_WAIT_S = 600.0  # per group of machines: their teardown hooks run meanwhi
 
 
 class UnreachableError(Exception):
-    """No usable answer from a machine's control endpoint (said in the message)."""
+    """No usable answer from a machine's control endpoint (said in the message). ``refused``: nothing
+    listens there any more (the connection was refused), unlike a slow answer."""
+
+    def __init__(self, message: str, refused: bool = False) -> None:
+        super().__init__(message)
+        self.refused = refused
 
 
 def _request(url: str, method: str, timeout_s: float) -> Dict[str, Any]:
@@ -42,7 +47,8 @@ def _request(url: str, method: str, timeout_s: float) -> Dict[str, Any]:
         raise UnreachableError(f"HTTP {exc.code} from {url}") from None
     except (urllib.error.URLError, OSError) as exc:
         reason = getattr(exc, "reason", exc)
-        raise UnreachableError(f"no answer from {url} ({reason})") from None
+        refused = isinstance(reason, ConnectionRefusedError)
+        raise UnreachableError(f"no answer from {url} ({reason})", refused) from None
     try:
         document = json.loads(body.decode("utf-8"))
     except ValueError:
@@ -71,11 +77,14 @@ def wait_ready(
     """Return once every machine answers ``ready``; a ``failed`` one raises at once with its error.
 
     A machine that does not answer yet is still booting (asked again until the timeout); one that
-    already says ``finished`` was told to stop by someone else: it will not be ready again.
+    answered and then refuses connections has gone (its machine died while setting up: lost at
+    once, not at the deadline); one that already says ``finished`` was told to stop by someone
+    else: it will not be ready again.
     """
     deadline = time.monotonic() + timeout_s
     waiting = list(machines)
     seen: Dict[str, str] = {}
+    answered: Set[str] = set()
     if waiting:
         say("waiting for " + ", ".join(machine_name(m) for m in waiting) + " to be ready")
     while waiting:
@@ -84,8 +93,11 @@ def wait_ready(
             try:
                 answer = status(machine, port, min(STATUS_TIMEOUT_S, max(0.5, deadline - time.monotonic())))
             except UnreachableError as exc:
+                if exc.refused and name in answered:
+                    raise NodeLostError(f"{name} stopped answering while {seen[name]} ({exc})") from None
                 seen[name] = str(exc)
                 continue
+            answered.add(name)
             seen[name] = f"state {answer['state']}"
             if answer["state"] == READY:
                 waiting.remove(machine)

@@ -182,6 +182,27 @@ def test_a_killed_server_stops_the_run_between_steps_keeping_what_was_measured(
     assert (lead.out / "steps" / "s1" / "run").is_dir()
 
 
+def test_a_server_killed_while_setting_up_fails_the_primary_at_once(cluster: Cluster, tmp_path: Path) -> None:
+    primary = cluster.machine("client", 0)
+    server = cluster.machine("server", 0)
+    node = cluster.start("server", cluster.plan(server, setup="sleep 30"))
+    cluster.await_state(server, "setting-up")
+    started = time.monotonic()
+    lead = cluster.start(
+        "primary",
+        cluster.plan(primary, targets=[shared_target(tmp_path)], steps=[command_step("s1", "true")]),
+    )
+    time.sleep(1.5)  # the primary has seen it setting up
+    os.killpg(node.process.pid, signal.SIGKILL)  # its machine dies: nothing listens any more
+    assert lead.wait(30) == EXIT_TOPOLOGY
+    assert time.monotonic() - started < 15  # at once, not at ready_timeout_s
+    error = lead.manifest()["error"]
+    assert error.startswith(
+        f"NodeLostError: server-0 (i-server0, {server['ip']}) stopped answering while state setting-up"
+    ), error
+    assert lead.manifest()["steps"] == []
+
+
 def test_a_node_stopped_by_a_signal_tears_down_and_exits(cluster: Cluster, tmp_path: Path) -> None:
     cluster.machine("client", 0)
     server = cluster.machine("server", 0)
