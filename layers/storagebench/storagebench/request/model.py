@@ -9,7 +9,7 @@ from a request that does not validate.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import Field, StringConstraints, field_validator, model_validator
 from pydantic.json_schema import SkipJsonSchema
@@ -544,8 +544,7 @@ def target_mode(target: Target) -> Literal["raw", "filesystem"]:
 # ------------------------------------------------------------------------- configs
 
 
-# What one machine of a config must satisfy, a client or a node, in four rules so that a field
-# that failed to parse hides none of the others' problems (request.rules).
+# What one machine of a config must satisfy, a client or a node (_Machine's rules).
 
 
 def _type_problems(problems: Problems, instance: str) -> None:
@@ -614,10 +613,37 @@ def _tool_problems(problems: Problems, instance: str, image: str, targets: list[
                 )
 
 
+class _Machine(_Model):
+    """What a config's client and a node group have alike: a known type, an image for its
+    architecture shipping what the targets need, targets the type can hold (one rule per set of
+    inputs, so a field that failed to parse hides none of the others' problems)."""
+
+    if TYPE_CHECKING:  # the subclasses' own fields, in their own order (the schema keeps it)
+        instance_type: str
+        image: str
+        targets: list[Any]
+
+    @rule("instance_type")
+    def _known_instance_type(self, problems: Problems) -> None:
+        _type_problems(problems, self.instance_type)
+
+    @rule("instance_type", "targets")
+    def _targets_fit(self, problems: Problems) -> None:
+        _target_problems(problems, self.instance_type, list(self.targets))
+
+    @rule("instance_type", "image")
+    def _image_architecture(self, problems: Problems) -> None:
+        _architecture_problems(problems, self.instance_type, self.image)
+
+    @rule("instance_type", "image", "targets")
+    def _image_tools(self, problems: Problems) -> None:
+        _tool_problems(problems, self.instance_type, self.image, list(self.targets))
+
+
 NodeTarget = Annotated[EbsTarget | InstanceStoreTarget, Field(discriminator="kind")]
 
 
-class NodeGroup(_Model):
+class NodeGroup(_Machine):
     """Servers a config launches besides its clients: launched, awaited, priced and released with it.
 
     Each node runs the group's hooks (privileged shell, like a config's) with the topology in its
@@ -661,22 +687,6 @@ class NodeGroup(_Model):
                 "client names the config's own instances (set clients for several); pick another role",
             )
 
-    @rule("instance_type")
-    def _known_instance_type(self, problems: Problems) -> None:
-        _type_problems(problems, self.instance_type)
-
-    @rule("instance_type", "targets")
-    def _targets_fit(self, problems: Problems) -> None:
-        _target_problems(problems, self.instance_type, list(self.targets))
-
-    @rule("instance_type", "image")
-    def _image_architecture(self, problems: Problems) -> None:
-        _architecture_problems(problems, self.instance_type, self.image)
-
-    @rule("instance_type", "image", "targets")
-    def _image_tools(self, problems: Problems) -> None:
-        _tool_problems(problems, self.instance_type, self.image, list(self.targets))
-
     @rule("ports")
     def _ports(self, problems: Problems) -> None:
         for position, port in enumerate(self.ports):
@@ -686,7 +696,7 @@ class NodeGroup(_Model):
                 problems.add(("ports", position), port, str(exc))
 
 
-class Config(_Model):
+class Config(_Machine):
     id: Slug
     description: str | None = Field(default=None, max_length=500)
     instance_type: Annotated[str, StringConstraints(pattern=INSTANCE_TYPE_PATTERN)]
@@ -763,22 +773,6 @@ class Config(_Model):
                 "file_gateway",
                 f"one file gateway per config (targets[{gateways[0]}] is one); compare gateways as configs",
             )
-
-    @rule("instance_type")
-    def _known_instance_type(self, problems: Problems) -> None:
-        _type_problems(problems, self.instance_type)
-
-    @rule("instance_type", "targets")
-    def _targets_fit(self, problems: Problems) -> None:
-        _target_problems(problems, self.instance_type, list(self.targets))
-
-    @rule("instance_type", "image")
-    def _image_architecture(self, problems: Problems) -> None:
-        _architecture_problems(problems, self.instance_type, self.image)
-
-    @rule("instance_type", "image", "targets")
-    def _image_tools(self, problems: Problems) -> None:
-        _tool_problems(problems, self.instance_type, self.image, list(self.targets))
 
     @rule("clients", "targets")
     def _shared_targets(self, problems: Problems) -> None:
