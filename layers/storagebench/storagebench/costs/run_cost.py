@@ -289,15 +289,7 @@ def usage_for_config(
 
     ``efs_stored_gib`` and ``efs_transfer_gb`` ((read, written) GB) are per EFS target id.
     """
-    volumes = [
-        VolumeUsage(
-            volume_type=config.root_volume.type,
-            size_gib=config.root_volume.size_gib,
-            seconds=seconds,
-            iops=config.root_volume.iops,
-            throughput_mibps=config.root_volume.throughput_mibps,
-        )
-    ]
+    volumes = [_root_usage(config.root_volume, seconds)]
     file_systems: list[FileSystemUsage] = []
     gateways: list[GatewayUsage] = []
     fs_seconds = seconds if file_system_seconds is None else file_system_seconds
@@ -306,17 +298,7 @@ def usage_for_config(
             if isinstance(item, InstanceBill):
                 gateways.append(GatewayUsage(item.target_id, item.instance_type, seconds))
             elif isinstance(item, EbsVolumeBill):
-                volumes.append(
-                    VolumeUsage(
-                        volume_type=item.volume_type,
-                        size_gib=item.size_gib,
-                        seconds=seconds,
-                        iops=item.iops,
-                        throughput_mibps=item.throughput_mibps,
-                        target_id=item.target_id,
-                        member=item.member,
-                    )
-                )
+                volumes.append(_volume_usage(item, seconds))
             else:
                 tid = str(item.target.id)
                 read, written = (efs_transfer_gb or {}).get(tid, (0.0, 0.0))
@@ -363,17 +345,7 @@ def other_machine_usages(config: Config, seconds: float) -> list[ConfigUsage]:
         for target in group.targets:
             for item in kind_of(target).bill(target, group.instance_type).items:
                 if isinstance(item, EbsVolumeBill):
-                    volumes.append(
-                        VolumeUsage(
-                            volume_type=item.volume_type,
-                            size_gib=item.size_gib,
-                            seconds=seconds,
-                            iops=item.iops,
-                            throughput_mibps=item.throughput_mibps,
-                            target_id=f"{group.role}:{item.target_id}",
-                            member=item.member,
-                        )
-                    )
+                    volumes.append(_volume_usage(item, seconds, prefix=f"{group.role}:"))
         usages += [
             ConfigUsage(
                 config_id=config.id,
@@ -386,6 +358,19 @@ def other_machine_usages(config: Config, seconds: float) -> list[ConfigUsage]:
             for _ in range(group.count)
         ]
     return usages
+
+
+def _volume_usage(item: EbsVolumeBill, seconds: float, prefix: str = "") -> VolumeUsage:
+    """A billed data volume for ``seconds`` (``prefix``: a node's ``<role>:``)."""
+    return VolumeUsage(
+        volume_type=item.volume_type,
+        size_gib=item.size_gib,
+        seconds=seconds,
+        iops=item.iops,
+        throughput_mibps=item.throughput_mibps,
+        target_id=f"{prefix}{item.target_id}",
+        member=item.member,
+    )
 
 
 def _root_usage(root: RootVolume, seconds: float) -> VolumeUsage:

@@ -664,7 +664,8 @@ def collect(state: ConfigState, services: Services) -> ConfigState:
         request.region,
         services.artifacts,
     )
-    manifest_status = _manifest_status(directory)
+    manifest = _manifest(directory)
+    manifest_status = _manifest_status(manifest)
     ok = not collection.problems and manifest_status == "ok" and stored > 0
     summary = CollectSummary(
         status="ok" if ok else ("partial" if stored else "failed"),
@@ -676,7 +677,7 @@ def collect(state: ConfigState, services: Services) -> ConfigState:
         steady_state=collection.steady_state,
     )
     errors = [*state.errors, export.error] if export.error is not None else list(state.errors)
-    agent_error = _manifest_error(directory)
+    agent_error = _manifest_error(manifest)
     # A Spot interruption is recorded as such (interruptions), not as the config's error.
     interrupted = interruptions.current(state) is not None
     if agent_error is not None and not interrupted and not any(e.step == "agent" for e in errors):
@@ -697,14 +698,19 @@ def _optional_document(services: Services, key: str) -> dict[str, Any] | None:
     return document if isinstance(document, dict) else None
 
 
-def _manifest_error(directory: Any) -> ErrorInfo | None:
-    """The error a failed manifest names (``NodeLostError: server-0 ... stopped answering``)."""
+def _manifest(directory: Any) -> dict[str, Any]:
+    """The agent's manifest as it reached the artifacts ({} when missing or not a JSON object)."""
     try:
         document = json.loads((directory / "manifest.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):
-        return None
-    error = document.get("error") if isinstance(document, dict) else None
-    if document.get("status") != "failed" or not isinstance(error, str) or not error:
+        return {}
+    return document if isinstance(document, dict) else {}
+
+
+def _manifest_error(manifest: dict[str, Any]) -> ErrorInfo | None:
+    """The error a failed manifest names (``NodeLostError: server-0 ... stopped answering``)."""
+    error = manifest.get("error")
+    if manifest.get("status") != "failed" or not isinstance(error, str) or not error:
         return None
     name, _, cause = error.partition(": ")
     if not cause or not name.isidentifier():
@@ -712,12 +718,8 @@ def _manifest_error(directory: Any) -> ErrorInfo | None:
     return ErrorInfo(step="agent", error=name, cause=cause[:1000])
 
 
-def _manifest_status(directory: Any) -> str | None:
-    try:
-        document = json.loads((directory / "manifest.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    value = document.get("status")
+def _manifest_status(manifest: dict[str, Any]) -> str | None:
+    value = manifest.get("status")
     return str(value) if value is not None else None
 
 
