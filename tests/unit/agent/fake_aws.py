@@ -13,6 +13,8 @@ import urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+import pytest
+
 ROLE = "storagebench-instance"
 TOKEN = "imds-session-token"
 
@@ -155,3 +157,14 @@ def environment(fake: FakeAws, extra: dict[str, str] | None = None) -> dict[str,
     env = {"AWS_ENDPOINT_URL": fake.url, "AWS_EC2_METADATA_SERVICE_ENDPOINT": fake.url}
     env.update(extra or {})
     return env
+
+
+def use_fake_aws(server: FakeAws, monkeypatch: pytest.MonkeyPatch) -> None:
+    """This process as the agent on an instance talking to ``server``: no credentials of the host,
+    the fake's endpoints, and no waits between the agent's retries and polls."""
+    for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_ENDPOINT_URL_SFN"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in environment(server).items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.setattr("storagebench.agent.task.time.sleep", lambda _: None)
+    monkeypatch.setattr("storagebench.agent.aws.client.time.sleep", lambda _: None)

@@ -10,11 +10,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fake_aws import FakeAws, environment
+from fake_aws import FakeAws, use_fake_aws
 from test_agent_task import arguments, uploaded
 
 from storagebench.agent import interruption
-from storagebench.agent import task as task_module
 from storagebench.agent.interruption import InterruptionWatcher, NoticeError, parse_notice, read_notice
 from storagebench.agent.log import Progress
 from storagebench.agent.runner import EXIT_INTERRUPTED
@@ -26,12 +25,7 @@ NOTICE = {"action": "terminate", "time": "2026-11-25T20:05:44Z"}
 @pytest.fixture
 def fake(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeAws]:
     server = FakeAws()
-    for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_ENDPOINT_URL_SFN"):
-        monkeypatch.delenv(name, raising=False)
-    for name, value in environment(server).items():
-        monkeypatch.setenv(name, value)
-    monkeypatch.setattr(task_module.time, "sleep", lambda _: None)
-    monkeypatch.setattr("storagebench.agent.aws.client.time.sleep", lambda _: None)
+    use_fake_aws(server, monkeypatch)
     monkeypatch.setattr(interruption, "POLL_S", 0.1)
     monkeypatch.setattr(interruption, "_STOP", {})
     yield server

@@ -10,21 +10,16 @@ from pathlib import Path
 from typing import Any, Dict, Iterator
 
 import pytest
-from fake_aws import FakeAws, environment
+from fake_aws import FakeAws, use_fake_aws
 from machines import Cluster
 
-from storagebench.agent import task as task_module
 from storagebench.agent.task import EXIT_FAILED, EXIT_USAGE, main
 
 
 @pytest.fixture
 def fake(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeAws]:
     server = FakeAws()
-    for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_ENDPOINT_URL_SFN"):
-        monkeypatch.delenv(name, raising=False)
-    for name, value in environment(server).items():
-        monkeypatch.setenv(name, value)
-    monkeypatch.setattr(task_module.time, "sleep", lambda _: None)
+    use_fake_aws(server, monkeypatch)
     yield server
     server.close()
 
