@@ -488,8 +488,8 @@ class LocalSession:
         for placement in ec2.describe_placement_groups(Filters=run_filter)["PlacementGroups"]:
             leaked.append(f"placement group {placement['GroupName']}")
         machine = resources_of(run_id, str(self.mount_root), str(self.volumes_dir))
-        for kind in ("mounts", "arrays", "loops", "cgroups"):
-            leaked.extend(f"{kind[:-1]} {item}" for item in machine[kind])
+        for kind in ("mounts", "arrays", "loops", "cgroups", "twins", "twin_mounts"):
+            leaked.extend(f"{kind[:-1].replace('_', ' ')} {item}" for item in machine[kind])
         return leaked
 
     # ------------------------------------------------------------------ running

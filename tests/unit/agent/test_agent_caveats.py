@@ -13,7 +13,14 @@ from typing import Any, ClassVar, Dict, List
 import pytest
 
 from storagebench.agent import cli
-from storagebench.agent.caveats import directory_caveat, emulated_caveat, label_caveats, plan_caveats
+from storagebench.agent.caveats import (
+    directory_caveat,
+    emulated_caveat,
+    label_caveats,
+    plan_caveats,
+    throttle_caveat,
+    twin_caveat,
+)
 from storagebench.agent.plan import PLAN_VERSION
 
 RUNNING = "FAKE RUNNER STARTED"
@@ -66,7 +73,16 @@ def test_emulated_targets_get_the_emulated_caveat_naming_them() -> None:
     (caveat,) = plan_caveats([emulated_target("data", "io1")])
     assert caveat == emulated_caveat(["data: io1"])
     assert caveat.startswith("emulated volumes (data: io1): ")
-    assert "not EBS latency" in caveat
+    assert "an EBS twin" in caveat and "throttled by the kernel" in caveat
+    assert "not a measurement of it" in caveat
+
+
+@pytest.mark.parametrize("emulator", ["twin", "throttle"])
+def test_a_plan_that_names_its_emulator_gets_that_emulators_words(emulator: str) -> None:
+    target = emulated_target("data", "gp3")
+    target["emulate"] = [{**target["emulate"][0], "emulator": emulator}]
+    (caveat,) = plan_caveats([target])
+    assert caveat == (twin_caveat if emulator == "twin" else throttle_caveat)(["data: gp3"])
 
 
 def test_directory_targets_get_the_page_cache_caveat() -> None:
@@ -87,8 +103,12 @@ def test_both_kinds_in_one_plan_give_both_caveats_emulated_first() -> None:
 
 def test_the_report_labels_give_the_same_words() -> None:
     by_config = {"gp3": ["emulated:gp3:100GiB", "burst"], "local": ["directory:unthrottled"], "aws": []}
-    assert label_caveats(by_config) == [emulated_caveat(["gp3"]), directory_caveat(["local"])]
+    # Records from before the twin carry no emulator label: they were measured on the throttle.
+    assert label_caveats(by_config) == [throttle_caveat(["gp3"]), directory_caveat(["local"])]
     assert label_caveats({"aws": ["burst"]}) == []
+    twins = {"a": ["emulated:gp3:100GiB", "emulator:twin"], "b": ["emulated:io2:8GiB", "emulator:throttle"]}
+    assert label_caveats(twins) == [twin_caveat(["a"]), throttle_caveat(["b"])]
+    assert "not EBS latency" in throttle_caveat() and "latency model" in twin_caveat()
 
 
 class FakeRunner:

@@ -266,7 +266,7 @@ def test_emulated_results_say_so_first() -> None:
     assert result.emulated
     assert by_id(result)["io1"].emulated and not by_id(result)["gp2"].emulated
     assert result.notes[0].startswith("emulated volumes (io1)")
-    assert "not EBS latency" in result.notes[0]
+    assert "not a measurement of it" in result.notes[0]
 
 
 def test_the_pre_warm_read_is_not_judged() -> None:

@@ -163,7 +163,8 @@ def test_one_repetition_shows_no_interval_and_says_why() -> None:
 def test_markdown_opens_with_the_emulated_caveat(wide: Report) -> None:
     lines = [line for line in render_markdown(wide).splitlines() if line.strip()]
     assert lines[0].startswith("# ")
-    assert lines[1].startswith("> **Caveat: emulated volumes (gp2, gp3, io1): ")
+    # Records from before the EBS twin carry no emulator label: the throttle measured them.
+    assert lines[1].startswith("> **Caveat: throttled emulated volumes (gp2, gp3, io1): ")
     assert "not EBS latency" in lines[1]
 
 
@@ -172,7 +173,7 @@ def test_html_opens_with_the_emulated_caveat(wide: Report) -> None:
     caveat = html.index('<ul class="findings caveats" id="caveats">')
     assert html.index("</h1>") < caveat < html.index('<dl class="meta">')
     assert caveat < html.index('<div class="summary">') < html.index("<section")
-    assert "emulated volumes (gp2, gp3, io1): " in html[caveat : html.index('<dl class="meta">')]
+    assert "throttled emulated volumes (gp2, gp3, io1): " in html[caveat : html.index('<dl class="meta">')]
 
 
 def test_grades_verdicts_and_frontier_on_emulated_volumes_are_marked(wide: Report) -> None:

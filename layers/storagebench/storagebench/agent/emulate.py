@@ -1,6 +1,12 @@
-"""Emulated EBS volumes: sparse file -> loop device -> cgroup throttle at the type's envelope.
+"""Emulated EBS volumes: an EBS twin where it works, a loop device under a cgroup throttle where not.
 
-What makes the emulation faithful:
+The twin (``agent.twin``, the default): sparse file -> FUSE file served by a process that admits
+every I/O at the type's envelope and answers it after the catalog's service time -> loop device
+with direct I/O. Its latency is the model's, queueing included (Little's law at the limit).
+
+The throttle (the fallback, labelled ``emulator:throttle``): sparse file -> loop device -> cgroup
+throttle at the envelope. It holds the limits but its latency is an artefact of the kernel's
+accounting slices. What makes it faithful to the limits:
 
 * the loop device uses direct I/O on its backing file (no second page cache) and caps its
   request size at the volume type's I/O accounting unit (256 KiB on SSD, 1 MiB on HDD), so a
@@ -17,6 +23,7 @@ What makes the emulation faithful:
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import threading
@@ -24,9 +31,11 @@ import time
 from typing import Callable, Dict, List, Optional, Tuple
 
 from storagebench.agent.log import utc_now
-from storagebench.agent.plan import Emulation, EmulationLimits
+from storagebench.agent.plan import EMULATORS, Emulation, EmulationLimits
 from storagebench.agent.proc import CommandError, run
 from storagebench.agent.throttle import Served, Throttle, ThrottleError, create_throttle
+from storagebench.agent.twin.fuse import FuseError
+from storagebench.agent.twin.volume import TwinError, TwinVolume, twin_unavailable
 
 MIB = 1 << 20
 FLOOR_SHARE = 0.10  # an idle direction keeps this share, so a change of mix is seen within ~0.1 s
@@ -41,11 +50,23 @@ class EmulationError(RuntimeError):
 
 
 class LoopDevice:
-    def __init__(self, backing_file: str, path: str, major_minor: str, direct_io: bool) -> None:
+    def __init__(
+        self,
+        backing_file: str,
+        path: str,
+        major_minor: str,
+        direct_io: bool,
+        twin: Optional[TwinVolume] = None,
+    ) -> None:
         self.backing_file = backing_file
         self.path = path
         self.major_minor = major_minor
         self.direct_io = direct_io
+        self.twin = twin
+
+    @property
+    def emulator(self) -> str:
+        return "twin" if self.twin is not None else "throttle"
 
     @property
     def name(self) -> str:
@@ -53,15 +74,52 @@ class LoopDevice:
 
 
 def create_loop(backing_file: str, capacity_bytes: int, io_size_kib: int, sysfs: str = "/sys") -> LoopDevice:
-    """A loop device over a new sparse file, with direct I/O and EBS's request size."""
+    """A loop device over a new sparse file, with direct I/O and EBS's request size (throttle)."""
     if os.path.exists(backing_file):
         raise EmulationError(f"{backing_file} already exists; refusing to reuse another run's volume")
     with open(backing_file, "wb") as handle:
         handle.truncate(capacity_bytes)
     try:
-        path = run(["losetup", "--find", "--show", "--direct-io=on", backing_file]).stdout.strip()
-    except CommandError as exc:
+        path, major_minor, direct_io = _attach(backing_file, io_size_kib, sysfs)
+    except EmulationError:
         os.unlink(backing_file)
+        raise
+    return LoopDevice(backing_file, path, major_minor, direct_io)
+
+
+def create_twin_loop(backing_file: str, spec: Emulation, sysfs: str = "/sys") -> LoopDevice:
+    """A loop device with direct I/O over a twin's FUSE file, calibrated and not yet modelling."""
+    latency = spec.get("latency")
+    if not latency:
+        raise EmulationError("the plan carries no latency model for this volume (catalog latency)")
+    io_size = int(spec["limits"].get("io_size_kib") or 256)
+    twin = TwinVolume(
+        backing_file,
+        backing_file + ".twin",
+        int(spec["capacity_bytes"]),
+        {"limits": dict(spec["limits"]), "latency": dict(latency)},
+    )
+    twin.start()
+    path = None
+    try:
+        path, major_minor, direct_io = _attach(twin.volume_path, io_size, sysfs)
+        if not direct_io:
+            # Buffered loop I/O is served one request at a time: no queue could build up.
+            raise EmulationError("the loop device refused direct I/O on the twin's file")
+        twin.calibrate(path)
+    except (EmulationError, TwinError, CommandError, OSError) as exc:
+        if path is not None:
+            run(["losetup", "--detach", path], check=False)
+        with contextlib.suppress(TwinError, FuseError, OSError):
+            twin.stop()  # the failure above is the one to report
+        raise EmulationError(str(exc)) from None
+    return LoopDevice(backing_file, path, major_minor, direct_io, twin)
+
+
+def _attach(file: str, io_size_kib: int, sysfs: str) -> Tuple[str, str, bool]:
+    try:
+        path = run(["losetup", "--find", "--show", "--direct-io=on", file]).stdout.strip()
+    except CommandError as exc:
         raise EmulationError(f"cannot create a loop device: {exc}") from None
     name = os.path.basename(path)
     queue = os.path.join(sysfs, "block", name, "queue")
@@ -72,18 +130,24 @@ def create_loop(backing_file: str, capacity_bytes: int, io_size_kib: int, sysfs:
             with open(os.path.join(queue, setting), "w", encoding="ascii") as handle:
                 handle.write(value)
         except OSError:
-            pass  # older kernels: the throttle still holds; the I/O unit is then the kernel's
+            pass  # older kernels: the limits still hold; the I/O unit is then the kernel's
     direct_io = False
     try:
         with open(os.path.join(sysfs, "block", name, "loop", "dio"), encoding="ascii") as handle:
             direct_io = handle.read().strip() == "1"
     except OSError:
         pass
-    return LoopDevice(backing_file, path, major_minor, direct_io)
+    return path, major_minor, direct_io
 
 
 def destroy_loop(loop: LoopDevice) -> None:
     run(["losetup", "--detach", loop.path])
+    if loop.twin is not None:
+        try:
+            loop.twin.stop()
+        except (TwinError, FuseError) as exc:
+            raise EmulationError(f"twin of {loop.path}: {exc}") from None
+        return
     if os.path.exists(loop.backing_file):
         os.unlink(loop.backing_file)
 
@@ -325,40 +389,83 @@ def cgroup_name(run_id: str, config_id: str) -> str:
 
 
 class EmulatedFleet:
-    """Every emulated volume of one agent run, sharing one throttle cgroup."""
+    """Every emulated volume of one agent run: twins, or loop devices sharing one throttle cgroup."""
 
     def __init__(self, backing_dir: str, cgroup_name: str) -> None:
         self.backing_dir = backing_dir
         self.cgroup_name = cgroup_name
+        self.fallback_reason: Optional[str] = None  # why "auto" fell back to the throttle
         self.loops: List[LoopDevice] = []
         self.specs: List[Emulation] = []
         self.throttle: Optional[Throttle] = None
         self.governor: Optional[Governor] = None
 
     def add(self, name: str, spec: Emulation) -> LoopDevice:
+        """A loop device for one volume, on the emulator its spec asks for (``auto`` by default)."""
         os.makedirs(self.backing_dir, exist_ok=True)
-        io_size = int(spec["limits"].get("io_size_kib") or 256)
-        loop = create_loop(
-            os.path.join(self.backing_dir, f"{name}.img"), int(spec["capacity_bytes"]), io_size
-        )
+        backing_file = os.path.join(self.backing_dir, f"{name}.img")
+        choice = spec.get("emulator", "auto")
+        if choice not in EMULATORS:
+            raise EmulationError(f"emulator {choice!r}: one of {', '.join(EMULATORS)} expected")
+        loop: Optional[LoopDevice] = None
+        if choice != "throttle" and self._twin_possible(spec, choice):
+            try:
+                loop = create_twin_loop(backing_file, spec)
+            except EmulationError as exc:
+                if choice == "twin":
+                    raise EmulationError(f"EBS twin: {exc}") from None
+                self.fallback_reason = f"EBS twin failed: {exc}"
+        if loop is None:
+            io_size = int(spec["limits"].get("io_size_kib") or 256)
+            loop = create_loop(backing_file, int(spec["capacity_bytes"]), io_size)
         self.loops.append(loop)
         self.specs.append(spec)
         return loop
 
+    def _twin_possible(self, spec: Emulation, choice: str) -> bool:
+        """Whether to try a twin; "auto" stops trying after the first failure on this machine."""
+        if choice == "auto" and self.fallback_reason is not None:
+            return False
+        reason = twin_unavailable() or (None if spec.get("latency") else "the plan carries no latency model")
+        if reason is None:
+            return True
+        if choice == "twin":
+            raise EmulationError(f"EBS twin: {reason}")
+        self.fallback_reason = reason
+        return False
+
     def start(self) -> None:
-        if not self.loops:
+        """Limits on from here: file-system creation is not part of any measurement."""
+        throttled = [(loop, spec) for loop, spec in zip(self.loops, self.specs) if loop.twin is None]
+        for loop in self.loops:
+            if loop.twin is not None:
+                try:
+                    loop.twin.command("model")
+                except TwinError as exc:
+                    raise EmulationError(str(exc)) from None
+        if not throttled:
             return
         try:
             self.throttle = create_throttle(self.cgroup_name)
         except ThrottleError as exc:
             raise EmulationError(str(exc)) from None
-        budgets = [DeviceBudget(loop, spec["limits"]) for loop, spec in zip(self.loops, self.specs)]
+        budgets = [DeviceBudget(loop, spec["limits"]) for loop, spec in throttled]
         self.governor = Governor(self.throttle, budgets)
         self.governor.start()
 
     @property
     def procs_file(self) -> Optional[str]:
         return self.throttle.procs_file if self.throttle is not None else None
+
+    def twin_reports(self) -> List[Dict[str, object]]:
+        """What each twin reported when it stopped (counters, CPU, burst events)."""
+        reports: List[Dict[str, object]] = []
+        for loop in self.loops:
+            if loop.twin is not None:
+                reports.append(
+                    {"device": loop.path, "overhead_s": loop.twin.overhead_s, "state": loop.twin.state or {}}
+                )
+        return reports
 
     def stop(self) -> List[str]:
         """Stop throttling and remove the cgroup; returns what could not be undone."""

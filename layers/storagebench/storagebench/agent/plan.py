@@ -13,6 +13,7 @@ import re
 from typing import Any, Dict, List, Optional, TypedDict
 
 from storagebench.agent.topology import Topology, check_clients, check_topology, is_primary
+from storagebench.agent.twin.model import ModelError, ServiceTime
 
 PLAN_VERSION = 1
 
@@ -46,7 +47,19 @@ class EmulationLimits(TypedDict, total=False):
     io_size_kib: int
 
 
-class Emulation(TypedDict):
+EMULATORS = ("auto", "twin", "throttle")
+"""``auto``: the EBS twin where this machine can run one, else the throttle (with the reason)."""
+
+
+class _EmulationOptional(TypedDict, total=False):
+    # The volume type's service-time distribution (catalog ``latency``): {"modes": [{"weight",
+    # "p50_ms", "p99_ms"}], "source": ...}; the EBS twin draws every I/O's service time from it.
+    latency: Dict[str, Any]
+    # "auto" (the twin where this machine can run one, else the throttle), "twin" or "throttle".
+    emulator: str
+
+
+class Emulation(_EmulationOptional):
     """A loop device standing in for one EBS volume on a machine without EBS."""
 
     volume_type: str
@@ -246,6 +259,16 @@ def _check_target(problems: List[str], path: str, target: Dict[str, Any]) -> Non
                 value = limits.get(key)
                 if not isinstance(value, (int, float)) or value <= 0:
                     problems.append(f"{path}.emulate[{i}].limits.{key}: {value!r} must be a number > 0")
+            emulator = emu.get("emulator", "auto")
+            if emulator not in EMULATORS:
+                problems.append(
+                    f"{path}.emulate[{i}].emulator: {emulator!r}, one of {', '.join(EMULATORS)} expected"
+                )
+            if "latency" in emu:
+                try:
+                    ServiceTime.from_spec(emu["latency"])
+                except ModelError as exc:
+                    problems.append(f"{path}.emulate[{i}].{exc}")
     if kind == "instance_store":
         _check_positive_int(problems, f"{path}.count", target.get("count", 0), 0)
     if kind in NETWORK_KINDS:

@@ -419,6 +419,17 @@ class Runner:
             }
         cleanup = self.targets.teardown()
         problems = self.fleet.stop()
+        twins = self.fleet.twin_reports()  # complete once teardown has stopped every twin
+        if twins or self.fleet.fallback_reason:
+            emulation = self.manifest.setdefault("emulation", {})
+            emulation["twins"] = twins
+            emulation["fallback_reason"] = self.fleet.fallback_reason
+            for twin in twins:
+                state = twin["state"]
+                events = state.get("events", []) if isinstance(state, dict) else []
+                self.manifest["emulation_events"].extend(
+                    {"device": twin["device"], **event} for event in events
+                )
         hook_error = None
         try:
             self._hook("teardown")

@@ -2,7 +2,8 @@
 
 Every machine-side resource of a run is named by its run id: mounts under
 ``<mount root>/<run id>/``, loop devices whose backing file lies under ``<volumes dir>/<run id>/``,
-md arrays over those loop devices and cgroups named ``storagebench:<run id>:<config id>``.
+md arrays over those loop devices, cgroups named ``storagebench:<run id>:<config id>``, and EBS
+twins: their processes (``--mountpoint`` under the volumes directory) and FUSE mounts there.
 A killed agent cannot run its own teardown; this can. It never deletes through a mount: a
 directory that still has something mounted below it is reported, not removed.
 """
@@ -20,6 +21,7 @@ from storagebench.agent.emulate import CGROUP_PREFIX
 from storagebench.agent.proc import CommandError, run
 from storagebench.agent.targets import unmount
 from storagebench.agent.throttle import V1_ROOT, V2_ROOTS
+from storagebench.agent.twin.fuse import unmount as fuse_unmount
 
 
 def _mounts_under(prefix: str) -> List[str]:
@@ -43,6 +45,37 @@ def _loops_backed_under(prefix: str) -> List[str]:
         if len(parts) == 2 and parts[1].strip().startswith(prefix + "/"):
             loops.append(parts[0])
     return loops
+
+
+def _twins_under(prefix: str) -> List[int]:
+    """EBS twin processes serving a mount under ``prefix`` (agent.twin.serve)."""
+    pids = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as handle:
+                argv = handle.read().split(b"\0")
+        except OSError:
+            continue  # ended meanwhile, or not ours to read
+        if b"storagebench.agent.twin.serve" not in argv or b"--mountpoint" not in argv:
+            continue
+        index = argv.index(b"--mountpoint") + 1
+        mountpoint = argv[index].decode("utf-8", "replace") if index < len(argv) else ""
+        if mountpoint.startswith(prefix + "/"):
+            pids.append(int(entry))
+    return sorted(pids)
+
+
+def _kill(pids: List[int], wait_s: float = 10.0) -> None:
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+    deadline = time.monotonic() + wait_s
+    while any(os.path.exists(f"/proc/{pid}") for pid in pids):
+        if time.monotonic() > deadline:
+            raise OSError(f"twin processes {pids} survived SIGKILL for {wait_s:.0f} s")
+        time.sleep(0.05)
 
 
 def _md_over(devices: List[str]) -> List[str]:
@@ -80,6 +113,8 @@ def resources_of(
         "arrays": _md_over(loops),
         "loops": loops,
         "cgroups": cgroups,
+        "twins": [str(pid) for pid in _twins_under(volume_dir)],
+        "twin_mounts": _mounts_under(volume_dir),
         "directories": [d for d in (mount_dir, volume_dir) if os.path.isdir(d)],
     }
 
@@ -138,6 +173,12 @@ def sweep(
         attempt(f"stop {array}", lambda a=array: run(["mdadm", "--stop", a]))  # type: ignore[misc]
     for loop in found["loops"]:
         attempt(f"detach {loop}", lambda device=loop: run(["losetup", "--detach", device]))  # type: ignore[misc]
+    # A twin's loop device is detached above, so its process can go, then its (now dead) mount.
+    if found["twins"]:
+        pids = [int(pid) for pid in found["twins"]]
+        attempt(f"stop EBS twin processes {', '.join(found['twins'])}", lambda: _kill(pids))
+    for mount in found["twin_mounts"]:
+        attempt(f"unmount {mount}", lambda m=mount: fuse_unmount(m))  # type: ignore[misc]
     for cgroup in found["cgroups"]:
         attempt(f"remove cgroup {cgroup}", lambda c=cgroup: os.rmdir(c))  # type: ignore[misc]
     mount_dir = os.path.join(mount_root, *_scope(run_id, config_id))
@@ -150,8 +191,11 @@ def sweep(
     volume_dir = os.path.join(volumes_dir, *_scope(run_id, config_id))
     if os.path.isdir(volume_dir):
         still_attached = _loops_backed_under(volume_dir)
+        still_mounted = _mounts_under(volume_dir)
         if still_attached:
             leftovers.append(f"{volume_dir} kept: backing {', '.join(still_attached)}")
+        elif still_mounted:  # never delete through a mount
+            leftovers.append(f"{volume_dir} kept: still mounted at {', '.join(still_mounted)}")
         else:
             attempt(f"remove {volume_dir}", lambda: shutil.rmtree(volume_dir))
     return {

@@ -17,6 +17,7 @@ import shutil
 import time
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
+from storagebench.agent.caveats import EMULATOR_LABEL_PREFIX
 from storagebench.agent.devices import (
     BlockDevice,
     DeviceError,
@@ -158,6 +159,14 @@ class Targets:
                     "limits": dict(emulation["limits"]),
                     "backing_file": loop.backing_file,
                     "direct_io": loop.direct_io,
+                    "emulator": loop.emulator,
+                    "latency": dict(emulation.get("latency") or {}) if loop.twin is not None else None,
+                    "calibrated_overhead_us": (
+                        round(loop.twin.overhead_s * 1e6, 1)
+                        if loop.twin is not None and loop.twin.overhead_s is not None
+                        else None
+                    ),
+                    "fallback_reason": self.fleet.fallback_reason if loop.twin is None else None,
                 }
             return members
         if spec["kind"] == "ebs":
@@ -167,12 +176,13 @@ class Targets:
     def _block(self, spec: TargetSpec) -> Prepared:
         members = self._members(spec)
         if spec.get("prepare") is False:  # the setup hook owns it: found and reported, never written
-            return Prepared(spec, "attached", ":".join(m.path for m in members), members, self._labels(spec))
+            labels = [*self._labels(spec), *self._emulator_labels(members)]
+            return Prepared(spec, "attached", ":".join(m.path for m in members), members, labels)
         allow = bool(spec.get("allow_destroy"))
         problems = [p for m in members for p in safety_problems(m, allow, sysfs=self.sysfs)]
         if problems:
             raise DeviceError("refusing to write: " + "; ".join(problems))
-        labels = self._labels(spec)
+        labels = [*self._labels(spec), *self._emulator_labels(members)]
         filesystem = spec.get("filesystem", "xfs")
         layout = spec.get("layout", "raid0")
         md_device = None
@@ -259,6 +269,11 @@ class Targets:
         for emulation in spec.get("emulate", []) or []:
             labels.append(f"emulated:{emulation['volume_type']}:{emulation['size_gib']:g}GiB")
         return sorted(set(labels))
+
+    def _emulator_labels(self, members: List[BlockDevice]) -> List[str]:
+        """``emulator:twin`` or ``emulator:throttle``: which stand-in measured the record."""
+        emulators = {str(self.emulated[m.path]["emulator"]) for m in members if m.path in self.emulated}
+        return sorted(f"{EMULATOR_LABEL_PREFIX}{name}" for name in emulators)
 
     def _did(self, description: str, undo: Callable[[], None]) -> None:
         self._undo.append((description, undo))

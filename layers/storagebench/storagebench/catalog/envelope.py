@@ -13,12 +13,13 @@ hard-coded here except unit conversions. Three layers:
   that hits the instance limit rather than the volume limit can say so.
 
 :func:`emulation_limits` turns a volume envelope into the ceilings of a loop-device emulation
-(``storagebench.agent.plan.EmulationLimits``), with the credit bucket scaled down in time.
+(``storagebench.agent.plan.EmulationLimits``), with the credit bucket scaled down in time;
+:func:`emulation_latency` gives the emulation the volume type's per-I/O service time.
 """
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
@@ -34,6 +35,7 @@ __all__ = [
     "InstanceStoreDevices",
     "TargetEnvelope",
     "VolumeEnvelope",
+    "emulation_latency",
     "emulation_limits",
     "instance_limits",
     "mb_to_mib",
@@ -641,3 +643,23 @@ def emulation_limits(
         limits["credit_refill_per_s"] = env.baseline_mibps
         limits["credit_unit"] = "mib"
     return limits
+
+
+def emulation_latency(volume_type: str) -> dict[str, Any]:
+    """The per-I/O service time of an emulated volume: the catalog's modes and their source.
+
+    ``{"modes": [{"weight", "p50_ms", "p99_ms"}, ...], "source": id}``, the plan's ``latency``
+    (read by the agent's twin). It is the QD1 service time of one small I/O, so it is the same
+    for one volume and for a RAID0 stripe of them: striping adds rate, not speed. Raises
+    ValueError when the catalog holds no latency for the type.
+    """
+    spec = ebs_volume_type(volume_type)
+    if spec.latency is None:
+        raise ValueError(
+            f"EBS volume type {volume_type!r} has no latency in the catalog (ebs.{volume_type}.latency); "
+            "an emulation needs its modes (p50_ms, p99_ms per mode) and their source"
+        )
+    return {
+        "modes": [mode.model_dump(include={"weight", "p50_ms", "p99_ms"}) for mode in spec.latency.modes],
+        "source": spec.latency.source,
+    }

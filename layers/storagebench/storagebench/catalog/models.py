@@ -78,6 +78,39 @@ class SizeTier(_Frozen):
     burst_value: float | None = Field(default=None, description="value while burst credits last; None = same")
 
 
+class LatencyMode(_Frozen):
+    """One lognormal mode of a volume's service time: the median and the 99th percentile (ms)."""
+
+    weight: float = Field(gt=0, allow_inf_nan=False, description="share of I/Os in this mode (relative)")
+    p50_ms: float = Field(gt=0, allow_inf_nan=False, description="median service time, milliseconds")
+    p99_ms: float = Field(gt=0, allow_inf_nan=False, description="99th percentile, milliseconds")
+
+    @model_validator(mode="after")
+    def _p99_not_below_p50(self) -> LatencyMode:
+        if self.p99_ms < self.p50_ms:
+            raise ValueError(
+                f"p99_ms {self.p99_ms!r} is below p50_ms {self.p50_ms!r}: p99_ms >= p50_ms expected"
+            )
+        return self
+
+
+class LatencyModel(_Frozen):
+    """A volume type's service time for one small (4-16 KiB) I/O with one I/O in flight.
+
+    A mixture of lognormal modes (one mode: the usual unimodal volume). This is what the local
+    twin adds to each I/O after admission; queueing at the limits comes from the limits, not
+    from here. ``source`` backs the numbers; ``bound_source`` is AWS's published expectation
+    they stay within, where AWS publishes one.
+    """
+
+    modes: list[LatencyMode] = Field(min_length=1)
+    basis: str = Field(min_length=1, description="what the numbers are and how they were derived")
+    source: str
+    bound_source: str | None = Field(
+        default=None, description="source of AWS's published latency expectation (e.g. single-digit ms)"
+    )
+
+
 class EbsVolumeType(_Frozen):
     media: Literal["ssd", "hdd", "magnetic"]
     description: str
@@ -123,6 +156,9 @@ class EbsVolumeType(_Frozen):
         default=None, description="source of a rule the envelope derives (gp2 throughput without credits)"
     )
     history: str | None = None
+    latency: LatencyModel | None = Field(
+        default=None, description="QD1 service time of a small I/O, for the local twin"
+    )
 
 
 class InstanceStoreSpec(_Frozen):
@@ -240,35 +276,43 @@ class Catalog(_Frozen):
 
     @model_validator(mode="after")
     def _sources_resolve(self) -> Catalog:
-        """Every ``source`` (or ``*_source``) id used anywhere must be in the sources table."""
-        missing: set[str] = set()
+        """Every ``source`` (or ``*_source``) id used anywhere must be in the sources table.
 
-        def visit(node: object) -> None:
+        The error names each citing field by its path (``ebs.gp3.latency.source``), the unknown
+        id, and the ids the table does hold.
+        """
+        missing: list[tuple[str, str]] = []  # (field path, unknown id)
+
+        def visit(node: object, path: str) -> None:
             if isinstance(node, BaseModel):
                 for name in type(node).model_fields:
                     value = getattr(node, name)
                     cites = name == "source" or name.endswith("_source")
                     if cites and isinstance(value, str) and value not in self.sources:
-                        missing.add(value)
-                    visit(value)
+                        missing.append((f"{path}.{name}", value))
+                    visit(value, f"{path}.{name}")
             elif isinstance(node, dict):
-                for value in node.values():
-                    visit(value)
+                for key, value in node.items():
+                    visit(value, f"{path}.{key}")
             elif isinstance(node, list):
-                for value in node:
-                    visit(value)
+                for index, value in enumerate(node):
+                    visit(value, f"{path}[{index}]")
 
-        visit(self.ebs)
-        visit(self.instances)
-        visit(self.efs)
-        visit(self.fsx_lustre)
-        visit(self.images)
-        missing.update(
-            source
-            for families in self.package_rules.values()
-            for source in families.values()
+        visit(self.ebs, "ebs")
+        visit(self.instances, "instances")
+        visit(self.efs, "efs")
+        visit(self.fsx_lustre, "fsx_lustre")
+        visit(self.images, "images")
+        missing.extend(
+            (f"package_rules.{tool}.{family}", source)
+            for tool, families in self.package_rules.items()
+            for family, source in families.items()
             if source not in self.sources
         )
         if missing:
-            raise ValueError(f"catalog cites unknown sources: {sorted(missing)}")
+            cited = "; ".join(f"{path} {source!r}" for path, source in missing)
+            raise ValueError(
+                f"catalog cites unknown sources: {cited}; allowed: the ids of the sources table "
+                f"({', '.join(sorted(self.sources))})"
+            )
         return self

@@ -86,14 +86,22 @@ def agent(
     knee_seconds: Annotated[
         float, typer.Option(help="gp2/st1/sc1: a full burst bucket lasts this long")
     ] = 60.0,
+    emulator: Annotated[
+        str,
+        typer.Option(
+            help="for emulated volumes: auto (the EBS twin where it works, else the throttle), twin, throttle"
+        ),
+    ] = "auto",
     as_json: Annotated[bool, typer.Option("--json", help="print the records as JSON")] = False,
 ) -> None:
     """Run workloads on this machine with the benchmark agent and print the normalized records."""
-    from storagebench.agent.plan import PlanError, check_plan
+    from storagebench.agent.plan import EMULATORS, PlanError, check_plan
     from storagebench.agent.runner import EXIT_OK, Runner
     from storagebench.planning import LocalOptions, LocalTargetError, build_plan, local_targets
     from storagebench.request import RequestError, load_request, parse_request
 
+    if emulator not in EMULATORS:
+        raise fail(f"--emulator {emulator!r}: one of {', '.join(EMULATORS)} expected")
     sources = [bool(workload), suite is not None, plan_file is not None]
     if sum(sources) != 1:
         raise fail("give exactly one of --workload, --suite or --plan")
@@ -122,7 +130,9 @@ def agent(
                 assert suite is not None
                 request = load_request(suite)
             config_id = config or request.configs[0].id
-            options = LocalOptions(capacity_bytes=int(capacity_gib * (1 << 30)), knee_seconds=knee_seconds)
+            options = LocalOptions(
+                capacity_bytes=int(capacity_gib * (1 << 30)), knee_seconds=knee_seconds, emulator=emulator
+            )
             plan = build_plan(request, config_id, run_id, local_targets(request.config(config_id), options))
     except RequestError as exc:
         raise fail(str(exc)) from None

@@ -1,10 +1,12 @@
 """Bind a config's targets to this machine: emulated EBS volumes and directories.
 
-An EBS target becomes loop devices throttled to the volume type's envelope, one per volume.
+An EBS target becomes loop devices held to the volume type's envelope, one per volume, each
+carrying the type's per-I/O service time (catalog ``latency``) for the agent's twin.
 A RAID0 stripe needs the kernel's md driver; where the kernel has none (containers, some
 sandboxes) the stripe is emulated as one device carrying the summed envelope (what RAID0
-delivers when it scales perfectly) and labelled so. Kinds that need AWS (EFS, FSx, NFS
-servers, instance store) cannot be emulated and are refused with the reason.
+delivers when it scales perfectly) and the members' service time (striping adds rate, not
+speed), and labelled so. Kinds that need AWS (EFS, FSx, NFS servers, instance store) cannot
+be emulated and are refused with the reason.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from storagebench.agent.plan import Emulation, EmulationLimits, TargetSpec
-from storagebench.catalog.envelope import emulation_limits, volume_envelope
+from storagebench.catalog.envelope import emulation_latency, emulation_limits, volume_envelope
 from storagebench.kinds import kind_of
 from storagebench.kinds.ebs import disk_spec
 from storagebench.request.model import Config, EbsTarget
@@ -31,6 +33,7 @@ class LocalOptions:
     capacity_bytes: int = GIB  # of each emulated volume (sparse; pre-warm reads all of it)
     knee_seconds: float = 60.0  # when a full gp2/st1/sc1 bucket empties at full burst demand
     can_stripe: bool = Path("/proc/mdstat").exists()
+    emulator: str = "auto"  # agent.emulate.EMULATORS: the EBS twin where it works, else the throttle
 
 
 def _summed(limits: EmulationLimits, count: int) -> EmulationLimits:
@@ -48,6 +51,7 @@ def _summed(limits: EmulationLimits, count: int) -> EmulationLimits:
 def emulated_ebs(target: EbsTarget, options: LocalOptions) -> TargetSpec:
     envelope = volume_envelope(target.type, target.size_gib, target.iops, target.throughput_mibps)
     limits = emulation_limits(envelope, knee_seconds=options.knee_seconds)
+    latency = emulation_latency(target.type)
     capacity = min(options.capacity_bytes, target.size_gib * GIB)
     if target.filesystem == "xfs":
         capacity = max(capacity, XFS_MINIMUM)  # mkfs.xfs refuses smaller devices
@@ -56,6 +60,8 @@ def emulated_ebs(target: EbsTarget, options: LocalOptions) -> TargetSpec:
         "size_gib": float(target.size_gib),
         "capacity_bytes": capacity,
         "limits": limits,
+        "latency": latency,
+        "emulator": options.emulator,
     }
     spec = disk_spec(target)
     if target.count > 1 and target.layout == "raid0" and not options.can_stripe:
@@ -64,6 +70,8 @@ def emulated_ebs(target: EbsTarget, options: LocalOptions) -> TargetSpec:
             "size_gib": float(target.size_gib * target.count),
             "capacity_bytes": capacity * target.count,
             "limits": _summed(limits, target.count),
+            "latency": latency,  # each I/O still lands on one member: same service time
+            "emulator": options.emulator,
         }
         spec["emulate"] = [merged]
         spec["count"] = 1
