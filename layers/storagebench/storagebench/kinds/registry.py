@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from storagebench.agent.caveats import EMULATED_LABEL_PREFIX, EMULATOR_LABEL_PREFIX
 from storagebench.kinds.base import StorageKind, UnknownKindError
 from storagebench.kinds.ebs import Ebs
 from storagebench.kinds.efs import Efs
@@ -41,6 +42,19 @@ def storage_option(config: Config, target_id: str) -> str:
     SAN of 5 controllers and one of 8 keep separate histories, and 4 clients on EFS are not 1)."""
     option = option_of(config.instance_type, next(t for t in config.targets if t.id == target_id))
     return option + topology_key(config)
+
+
+def emulator_key(labels: Iterable[str]) -> str:
+    """``+emulated=twin`` or ``+emulated=throttle`` for records measured on an emulated volume, else
+    ``""``: an EBS twin's latency and the throttle's are different measurements of no EBS at all, so
+    neither joins the other's history (nor, with the same storage option, a real volume's)."""
+    seen = list(labels)
+    emulators = sorted(
+        {label[len(EMULATOR_LABEL_PREFIX) :] for label in seen if label.startswith(EMULATOR_LABEL_PREFIX)}
+    )
+    if not emulators and any(label.startswith(EMULATED_LABEL_PREFIX) for label in seen):
+        emulators = ["throttle"]  # the only emulator before the twin
+    return "".join(f"+emulated={name}" for name in emulators)
 
 
 def topology_key(config: Config) -> str:

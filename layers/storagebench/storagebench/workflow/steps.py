@@ -54,7 +54,7 @@ from storagebench.core.state import (
 )
 from storagebench.core.tags import TAG_CONFIG, TAG_EXPIRES, TAG_NODE, TAG_RUN, TAG_STACK, TAG_TARGET
 from storagebench.export.rows import FIO_VERSION_LABEL
-from storagebench.kinds import kind_of
+from storagebench.kinds import emulator_key, kind_of
 from storagebench.planning import build_plan
 from storagebench.planning.preview import preview_request
 from storagebench.request import BenchmarkRequest, RequestError, parse_request
@@ -644,7 +644,7 @@ def collect(state: ConfigState, services: Services) -> ConfigState:
     for target_id, records in by_target.items():
         option = (
             storage_option(config, target_id) if any(t.id == target_id for t in config.targets) else target_id
-        )
+        ) + emulator_key(label for record in records for label in record.labels)
         labels = {"storage_option": option, "suite": item.suite}
         if fio_version is not None:
             labels[FIO_VERSION_LABEL] = fio_version
