@@ -3,7 +3,8 @@
 Every test gets an ``AgentEnv``: a unique run id and its own output, mount-root and volumes
 directories under ``tmp_path``. After the test the fixture checks that the run left nothing on
 the machine (no loop device backed under its volumes directory, no ``storagebench:<run>:*``
-cgroup, no mount under its mount root), cleans up whatever it finds (so a failing test never
+cgroup, no mount under its mount root, no EBS twin process or FUSE mount under its volumes
+directory), cleans up whatever it finds (so a failing test never
 leaves a throttled loop device behind for the next one) and reports it as an error.
 
 Markers: ``root`` (loop devices, mkfs, mount, cgroup blkio), ``fio`` (the fio binary) and
@@ -179,8 +180,8 @@ class AgentEnv:
                 loops.append(f"{parts[0]} ({parts[1].strip()})")
         return loops
 
-    def mounts(self) -> list[str]:
-        prefix = str(self.mount_root)
+    def mounts(self, root: Path | None = None) -> list[str]:
+        prefix = str(root or self.mount_root)
         found = []
         for line in Path("/proc/self/mountinfo").read_text().splitlines():
             fields = line.split()
@@ -188,10 +189,32 @@ class AgentEnv:
                 found.append(fields[4])
         return found
 
+    def twin_mounts(self) -> list[str]:
+        """EBS twins' FUSE mounts (``<volumes>/.../<name>.img.twin``), dead or alive."""
+        return self.mounts(self.volumes)
+
+    def twins(self) -> list[int]:
+        """EBS twin processes serving a mount under this run's volumes directory."""
+        pids = []
+        for entry in Path("/proc").iterdir():
+            if not entry.name.isdigit():
+                continue
+            try:
+                argv = (entry / "cmdline").read_bytes().split(b"\0")
+            except OSError:
+                continue
+            if b"storagebench.agent.twin.serve" in argv and b"--mountpoint" in argv:
+                index = argv.index(b"--mountpoint") + 1
+                if index < len(argv) and argv[index].decode().startswith(str(self.volumes) + "/"):
+                    pids.append(int(entry.name))
+        return pids
+
     def leftovers(self) -> list[str]:
         left = [f"mount {m}" for m in self.mounts()]
         left += [f"loop {loop}" for loop in self.loops()]
         left += [f"cgroup {c}" for c in self.cgroups()]
+        left += [f"EBS twin process {pid}" for pid in self.twins()]
+        left += [f"EBS twin mount {m}" for m in self.twin_mounts()]
         return left
 
     def assert_clean(self) -> None:
@@ -205,9 +228,10 @@ class AgentEnv:
         deadline = time.monotonic() + 10
         while self.cgroup_pids() and time.monotonic() < deadline:
             time.sleep(0.1)
-        sweep(self.run_id, str(self.mount_root), str(self.volumes))
+        sweep(self.run_id, str(self.mount_root), str(self.volumes))  # twins and their mounts too
         deadline = time.monotonic() + 10
-        while self.loops() and time.monotonic() < deadline:  # lazily unmounted / autoclear loops
+        # lazily unmounted / autoclear loops; twins the sweep killed, still exiting
+        while (self.loops() or self.twins()) and time.monotonic() < deadline:
             time.sleep(0.2)
 
 

@@ -68,7 +68,7 @@ def test_gp3_xfs_prewarm_and_randread(agent_env: Any, fidelity: dict[str, Any]) 
     (prepared,) = manifest["targets"]
     assert prepared["mode"] == "filesystem"
     assert prepared["filesystem"] == "xfs"
-    assert prepared["labels"] == ["emulated:gp3:100GiB"]
+    assert prepared["labels"] == ["emulated:gp3:100GiB", "emulator:throttle"]  # the plan gives no latency
     (device,) = prepared["devices"]
     assert device["emulated"]["direct_io"] is True
     assert device["emulated"]["capacity_bytes"] == 512 * MIB

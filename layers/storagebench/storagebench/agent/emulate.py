@@ -99,7 +99,10 @@ def create_twin_loop(backing_file: str, spec: Emulation, sysfs: str = "/sys") ->
         int(spec["capacity_bytes"]),
         {"limits": dict(spec["limits"]), "latency": dict(latency)},
     )
-    twin.start()
+    try:
+        twin.start()  # cleans up after itself when the twin does not come up
+    except (TwinError, OSError) as exc:
+        raise EmulationError(str(exc)) from None
     path = None
     try:
         path, major_minor, direct_io = _attach(twin.volume_path, io_size, sysfs)
@@ -443,12 +446,18 @@ class EmulatedFleet:
                     loop.twin.command("model")
                 except TwinError as exc:
                     raise EmulationError(str(exc)) from None
-        if not throttled:
+        if not self.loops:
             return
+        # The run's cgroup also names its processes (fio runs in it) for sweep, which stops them
+        # when the agent was killed: twins need it for that alone, with no limit set.
         try:
             self.throttle = create_throttle(self.cgroup_name)
         except ThrottleError as exc:
-            raise EmulationError(str(exc)) from None
+            if throttled:
+                raise EmulationError(str(exc)) from None
+            return  # twins without a cgroup: a killed agent's fio ends on EIO once its twin goes
+        if not throttled:
+            return
         budgets = [DeviceBudget(loop, spec["limits"]) for loop, spec in throttled]
         self.governor = Governor(self.throttle, budgets)
         self.governor.start()

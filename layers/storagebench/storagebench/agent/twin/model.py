@@ -86,9 +86,8 @@ class ServiceTime:
             p50 = _number(f"{path}.p50_ms", item["p50_ms"], "a number expected")
             p99 = _number(f"{path}.p99_ms", item["p99_ms"], "a number expected")
             if not 0 < p50 <= p99:
-                raise ModelError(
-                    f"{path}: p50_ms {item['p50_ms']!r}, p99_ms {item['p99_ms']!r}: 0 < p50_ms <= p99_ms expected"
-                )
+                given = f"p50_ms {item['p50_ms']!r}, p99_ms {item['p99_ms']!r}"
+                raise ModelError(f"{path}: {given}: 0 < p50_ms <= p99_ms expected")
             modes.append(Mode(weight, p50 / 1000.0, p99 / 1000.0))
         return cls(modes, seed)
 

@@ -1,0 +1,341 @@
+"""EBS twins end to end: FUSE twin process + loop device through ``EmulatedFleet``, measured by fio.
+
+Each test checks what fio sees against the model (the service time at QD1, Little's law at the
+IOPS limit), and that every way out (teardown, a crashed twin, a sweep) leaves no loop device,
+no FUSE mount, no twin process and no file. The auto/twin choice and its fallback reasons are
+checked on the same machinery. Volumes are small (256 MiB) and fio runs short (2-3 s).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from agent_plans import MIB, ebs_target, fio_step
+
+from storagebench.agent.emulate import EmulatedFleet, EmulationError, LoopDevice, cgroup_name, destroy_loop
+from storagebench.agent.sweep import sweep
+from storagebench.agent.twin.volume import twin_unavailable
+
+pytestmark = [pytest.mark.root, pytest.mark.fio]
+
+LATENCY = {"modes": [{"weight": 1, "p50_ms": 0.6, "p99_ms": 1.4}], "source": "test: gp3-like"}
+
+
+@pytest.fixture(autouse=True)
+def _fuse() -> None:
+    reason = twin_unavailable()
+    if reason is not None:
+        pytest.skip(reason)
+
+
+def gp3_like(iops: int = 3000, latency: Any = LATENCY, **extra: Any) -> dict[str, Any]:
+    spec: dict[str, Any] = {
+        "volume_type": "gp3",
+        "size_gib": 100.0,
+        "capacity_bytes": 256 * MIB,
+        "limits": {"iops": iops, "mibps": 125, "io_size_kib": 256},
+    }
+    spec.update(extra)
+    if latency is not None:
+        spec["latency"] = latency
+    return spec
+
+
+def fleet_of(env: Any) -> EmulatedFleet:
+    return EmulatedFleet(
+        str(env.volumes / env.run_id / env.config_id), cgroup_name(env.run_id, env.config_id)
+    )
+
+
+def fio_args(device: str, iodepth: int, seconds: float, **options: Any) -> list[str]:
+    args = [
+        "fio",
+        "--name=twin",
+        f"--filename={device}",
+        "--direct=1",
+        "--ioengine=libaio",
+        f"--iodepth={iodepth}",
+        "--bs=4k",
+        "--rw=randread",
+        f"--runtime={seconds}",
+        "--time_based",
+        "--ramp_time=0.5",
+        "--output-format=json",
+    ]
+    return args + [f"--{key}={value}" for key, value in options.items()]
+
+
+def fio_read(device: str, iodepth: int, seconds: float = 2.0) -> dict[str, float]:
+    done = subprocess.run(
+        fio_args(device, iodepth, seconds), capture_output=True, text=True, timeout=60, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    job = json.loads(done.stdout)["jobs"][0]["read"]
+    percentiles = job["clat_ns"]["percentile"]
+    return {
+        "iops": job["iops"],
+        "p50_ms": percentiles["50.000000"] / 1e6,
+        "p99_ms": percentiles["99.000000"] / 1e6,
+        "mean_ms": job["clat_ns"]["mean"] / 1e6,
+    }
+
+
+def files_under(root: Path) -> list[str]:
+    return sorted(str(Path(d) / f) for d, _, files in os.walk(root) for f in files)
+
+
+def assert_nothing_left(env: Any) -> None:
+    assert env.leftovers() == []
+    assert files_under(env.volumes) == []
+
+
+def process_gone(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[-1].split()[0]
+    except (OSError, IndexError):
+        return True
+    return state == "Z"
+
+
+# ---------------------------------------------------------------- life cycle and fidelity
+
+
+def test_twin_life_cycle_and_latency_through_the_fleet(agent_env: Any, fidelity: dict[str, Any]) -> None:
+    fleet = fleet_of(agent_env)
+    qd1 = fleet.add("vol-0", gp3_like(iops=3000, emulator="twin"))
+    qd8 = fleet.add("vol-1", gp3_like(iops=2000, emulator="twin"))
+    loops: list[LoopDevice] = [qd1, qd8]
+    try:
+        assert fleet.fallback_reason is None
+        for loop in loops:
+            assert loop.emulator == "twin"
+            assert loop.direct_io
+            assert loop.twin is not None and loop.twin.process is not None
+            assert loop.twin.process.poll() is None
+            assert os.path.ismount(loop.twin.mountpoint)
+            assert 0 < (loop.twin.overhead_s or 0) < 0.005  # calibrated: this machine's own I/O path
+        assert sorted(agent_env.twins()) == sorted(loop.twin.process.pid for loop in loops)  # type: ignore[union-attr]
+        fleet.start()  # the model is on from here
+
+        single = fio_read(qd1.path, iodepth=1)
+        fidelity["twin QD1 4k randread p50 ms (model 0.600)"] = round(single["p50_ms"], 3)
+        assert single["p50_ms"] == pytest.approx(0.6, rel=0.15)
+
+        queued = fio_read(qd8.path, iodepth=8, seconds=3.0)
+        fidelity["twin QD8 4k randread at 2,000 IOPS: IOPS, p50 ms (model 4.0)"] = (
+            round(queued["iops"]),
+            round(queued["p50_ms"], 3),
+        )
+        assert queued["iops"] == pytest.approx(2000, rel=0.03)
+        assert queued["p50_ms"] == pytest.approx(8 / 2000 * 1000, rel=0.10)
+    finally:
+        problems = []
+        for loop in loops:
+            try:
+                destroy_loop(loop)
+            except EmulationError as exc:
+                problems.append(str(exc))
+        problems += fleet.stop()
+    assert problems == []
+    assert_nothing_left(agent_env)
+    reports = fleet.twin_reports()
+    assert [report["device"] for report in reports] == [qd1.path, qd8.path]
+    for report in reports:
+        state = report["state"]
+        assert isinstance(state, dict)
+        assert state["ios"] > 1000  # fio's reads, modelled (calibration and fio's layout are not)
+        assert state["events"] == []  # gp3: no credits
+        assert state["cpu_s"] > 0
+
+
+def test_a_teardown_right_after_creation_leaves_nothing(agent_env: Any) -> None:
+    fleet = fleet_of(agent_env)
+    loop = fleet.add("vol-0", gp3_like(emulator="twin"))
+    destroy_loop(loop)
+    assert fleet.stop() == []
+    assert_nothing_left(agent_env)
+    ((report),) = fleet.twin_reports()
+    assert report["state"]["ios"] == 0  # type: ignore[index]
+
+
+# ---------------------------------------------------------------- a crashed twin
+
+
+def test_a_killed_twin_fails_fio_without_hanging_and_sweep_leaves_nothing(agent_env: Any) -> None:
+    fleet = fleet_of(agent_env)
+    loop = fleet.add("vol-0", gp3_like(iops=1000, emulator="twin"))
+    assert loop.twin is not None and loop.twin.process is not None
+    fleet.start()
+    fio = subprocess.Popen(
+        fio_args(loop.path, iodepth=8, seconds=30), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        time.sleep(1.5)
+        assert fio.poll() is None, "fio ended before the twin was killed"
+        loop.twin.process.send_signal(signal.SIGKILL)
+        began = time.monotonic()
+        out, err = fio.communicate(timeout=20)  # a hang would raise TimeoutExpired
+        assert time.monotonic() - began < 20
+    finally:
+        if fio.poll() is None:
+            fio.kill()
+            fio.wait(timeout=10)
+    assert fio.returncode != 0
+    reported = out + err
+    errors = ("Input/output error", "Transport endpoint is not connected", "err=5")
+    assert any(word in reported for word in errors), reported[-2000:]
+    assert loop.twin.process.wait(timeout=10) == -signal.SIGKILL
+    # What the agent's own teardown would meet: a loop device over a dead FUSE mount.
+    assert agent_env.loops() and agent_env.twin_mounts()
+    report = sweep(agent_env.run_id, str(agent_env.mount_root), str(agent_env.volumes))
+    assert report["leftovers"] == []
+    assert_nothing_left(agent_env)
+    fleet.stop()
+
+
+def test_teardown_after_the_twin_died_cleans_up_or_says_why(agent_env: Any) -> None:
+    """The agent's destroy_loop on a twin that crashed: the loop, the dead mount and the files go."""
+    fleet = fleet_of(agent_env)
+    loop = fleet.add("vol-0", gp3_like(emulator="twin"))
+    assert loop.twin is not None and loop.twin.process is not None
+    loop.twin.process.kill()
+    loop.twin.process.wait(timeout=10)
+    destroy_loop(loop)
+    assert fleet.stop() == []
+    assert_nothing_left(agent_env)
+
+
+def fio_of(env: Any) -> list[int]:
+    """fio processes of this run: the agent starts fio in a phase directory of its output."""
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                argv = (entry / "cmdline").read_bytes().split(b"\0")
+                cwd = str((entry / "cwd").readlink())
+            except OSError:
+                continue
+            if argv[0].rsplit(b"/", 1)[-1] == b"fio" and cwd.startswith(str(env.out) + "/"):
+                pids.append(int(entry.name))
+    return [pid for pid in pids if not process_gone(pid)]
+
+
+def test_sweep_after_a_killed_agent_leaves_nothing(agent_env: Any) -> None:
+    """SIGKILL on an agent whose volume is a twin: its fio runs in the run's cgroup (a cgroup with
+    no limit, kept to name the run's processes), so sweep stops it at once, then leaves nothing."""
+    volume = gp3_like(emulator="twin", capacity_bytes=512 * MIB)  # mkfs.xfs needs 300 MiB
+    target = ebs_target("vol", [volume], filesystem="xfs")
+    job = {"rw": "randread", "bs": "4k", "iodepth": 16, "runtime": 60, "size": "16M"}
+    agent = agent_env.start(agent_env.plan([target], [fio_step("s-long", "vol", {"rr": job}, time_based=1)]))
+    try:
+
+        def measuring() -> bool:
+            assert agent.poll() is None, f"the agent exited early: {agent_env.stderr_path.read_text()}"
+            return bool(fio_of(agent_env)) and (agent_env.phase_dir("s-long", "p") / "ts").is_dir()
+
+        agent_env.wait_for(measuring, "fio to measure the twin volume", timeout_s=60)
+        time.sleep(1.0)
+        twins = agent_env.twins()
+        assert len(twins) == 1
+        agent.kill()
+        agent.wait(timeout=10)
+    finally:
+        if agent.poll() is None:
+            agent.kill()
+            agent.wait()
+    (group,) = agent_env.cgroups()
+    assert set(fio_of(agent_env)) <= set(agent_env.cgroup_pids())  # fio is found by the run's cgroup
+    assert not any((group / name).exists() and (group / name).read_text().strip() for name in THROTTLE_FILES)
+    report = sweep(agent_env.run_id, str(agent_env.mount_root), str(agent_env.volumes))
+    assert report["leftovers"] == []
+    assert not fio_of(agent_env)  # stopped by sweep, not left to fail on its own
+    agent_env.wait_for(lambda: not agent_env.loops(), "the loop device to go", timeout_s=10)
+    assert_nothing_left(agent_env)
+
+
+# No limit is written for a twin: the cgroup only names the run's processes.
+THROTTLE_FILES = ("blkio.throttle.read_iops_device", "blkio.throttle.write_iops_device")
+
+
+def test_sweep_of_a_live_twin_stops_it(agent_env: Any) -> None:
+    """A killed agent leaves its twin serving: sweep detaches the loop, stops the twin, unmounts."""
+    fleet = fleet_of(agent_env)
+    loop = fleet.add("vol-0", gp3_like(emulator="twin"))
+    assert loop.twin is not None and loop.twin.process is not None
+    pid = loop.twin.process.pid
+    report = sweep(agent_env.run_id, str(agent_env.mount_root), str(agent_env.volumes))
+    assert report["leftovers"] == []
+    assert f"stop EBS twin processes {pid}" in report["removed"]
+    assert process_gone(pid)
+    assert loop.twin.process.wait(timeout=10) == -signal.SIGKILL
+    assert_nothing_left(agent_env)
+
+
+# ---------------------------------------------------------------- choosing the emulator
+
+
+def test_auto_without_a_latency_falls_back_to_the_throttle_with_the_reason(agent_env: Any) -> None:
+    fleet = fleet_of(agent_env)
+    loop = fleet.add("vol-0", gp3_like(latency=None, emulator="auto"))
+    try:
+        assert loop.emulator == "throttle"
+        assert loop.twin is None
+        assert fleet.fallback_reason == "the plan carries no latency model"
+        assert agent_env.twins() == []
+        assert agent_env.twin_mounts() == []
+    finally:
+        destroy_loop(loop)
+        fleet.stop()
+    assert_nothing_left(agent_env)
+
+
+def test_auto_falls_back_when_the_twin_cannot_start_and_leaves_nothing_of_it(agent_env: Any) -> None:
+    fleet = fleet_of(agent_env)
+    broken = {"modes": [{"p50_ms": 2, "p99_ms": 1}]}  # refused by the twin's model
+    loop = fleet.add("vol-0", gp3_like(latency=broken))  # "auto" is the default
+    try:
+        assert loop.emulator == "throttle"
+        reason = fleet.fallback_reason or ""
+        assert reason.startswith("EBS twin failed: ")
+        assert "latency.modes[0]: p50_ms 2, p99_ms 1" in reason
+        assert agent_env.twins() == []
+        assert agent_env.twin_mounts() == []
+        assert files_under(agent_env.volumes) == [loop.backing_file]  # the throttle's, only
+        second = fleet.add("vol-1", gp3_like())  # auto stops trying after a failure
+        assert second.emulator == "throttle"
+        destroy_loop(second)
+    finally:
+        destroy_loop(loop)
+        fleet.stop()
+    assert_nothing_left(agent_env)
+
+
+def test_twin_without_a_latency_is_refused_with_the_reason(agent_env: Any) -> None:
+    fleet = fleet_of(agent_env)
+    with pytest.raises(EmulationError, match=r"^EBS twin: the plan carries no latency model$"):
+        fleet.add("vol-0", gp3_like(latency=None, emulator="twin"))
+    assert fleet.loops == []
+    assert fleet.fallback_reason is None
+    assert_nothing_left(agent_env)
+
+
+def test_twin_that_cannot_start_is_refused_with_the_twins_own_reason(agent_env: Any) -> None:
+    fleet = fleet_of(agent_env)
+    with pytest.raises(EmulationError, match=r"^EBS twin: .*error spec: limits\.iops: 0, a positive number"):
+        fleet.add("vol-0", dict(gp3_like(emulator="twin"), limits={"iops": 0, "mibps": 125}))
+    assert fleet.loops == []
+    assert_nothing_left(agent_env)
+
+
+def test_an_unknown_emulator_is_refused(agent_env: Any) -> None:
+    fleet = fleet_of(agent_env)
+    with pytest.raises(EmulationError, match=r"^emulator 'nbd': one of auto, twin, throttle expected$"):
+        fleet.add("vol-0", gp3_like(emulator="nbd"))
+    assert_nothing_left(agent_env)
