@@ -79,7 +79,10 @@ def detect_bimodal(
     max_valley: float = 0.5,
     per_octave: int = BUCKETS_PER_OCTAVE,
 ) -> Bimodal | None:
-    """The most balanced qualifying pair of modes, or None when the histogram is not bimodal."""
+    """The most balanced qualifying pair of modes, or None when the histogram is not bimodal.
+
+    Of pairs equally balanced (the same valley), the one with the tallest peaks: each side's mode.
+    """
     counts_by_k: dict[int, int] = {}
     for bucket in buckets:
         if bucket.count < 0:
@@ -99,7 +102,7 @@ def detect_bimodal(
     min_gap = per_octave * math.log2(min_separation)
 
     where = {i: i + _peak_offset(smooth, i) for i in peaks}
-    best: tuple[float, Bimodal] | None = None
+    best: tuple[tuple[float, float], Bimodal] | None = None
     for a, low in enumerate(peaks):
         for high in peaks[a + 1 :]:
             gap = where[high] - where[low]
@@ -122,7 +125,9 @@ def detect_bimodal(
                 valley_ratio=ratio,
                 separation=2.0 ** (gap / per_octave),
             )
-            score = min(low_mass, high_mass)
+            # Pairs sharing a valley split the I/O alike; the taller peaks then name each side's
+            # mode, not a small spike beside it (a cache hit, or I/O answered at once).
+            score = (min(low_mass, high_mass), smooth[low] + smooth[high])
             if best is None or score > best[0]:
                 best = (score, found)
     return None if best is None else best[1]

@@ -92,6 +92,17 @@ def test_a_malformed_overhead_answers_an_error_and_keeps_the_old_value(
     assert capsys.readouterr().out == "error overhead 'soon': seconds expected\n"
 
 
+def test_delay_answers_unmodelled_io_that_late_until_the_model_starts(twin: Twin, pipe: Pipe) -> None:
+    control = Control(twin, pipe)
+    pipe.send("delay 0.0003\n")
+    control.poll()
+    due, _ = twin.handle(0, 4096, False, None, 10.0)
+    assert due == pytest.approx(10.0003)
+    pipe.send("delay 0\n")
+    control.poll()
+    assert twin.handle(0, 4096, False, None, 10.0)[0] == 10.0
+
+
 def test_model_switches_the_model_on_and_starts_the_clock(twin: Twin, pipe: Pipe) -> None:
     control = Control(twin, pipe)
     assert (twin.modelling, twin.started) == (False, None)
@@ -108,7 +119,7 @@ def test_an_unknown_command_answers_an_error_line(
     control = Control(twin, pipe)
     pipe.send("faster please\n\n")
     control.poll()
-    assert capsys.readouterr().out == "error unknown command 'faster': overhead, model or stop expected\n"
+    assert capsys.readouterr().out == "error unknown command 'faster': overhead, delay, model or stop expected\n"
     assert not control.stopped  # an empty line is ignored, a bad one does not stop the twin
 
 

@@ -4,9 +4,11 @@ Started by ``agent.twin.volume`` as ``python3 -m storagebench.agent.twin.serve``
 own code on PYTHONPATH. It talks to its parent over a pipe, one line per message:
 
 * stdout ``ready``: the mount answers (the parent may put a loop device on ``<mount>/volume``);
-* stdin ``overhead <s>``: the I/O path's own round trip, measured by the parent through the loop
-  device; every modelled service time is shortened by it, so fio sees the model's latency and
-  not the model's plus this machine's;
+* stdin ``delay <s>``: until the model starts, answer every I/O this long after it arrives (the
+  parent times I/Os through the loop device against this known delay: what they take beyond it
+  is this machine's own I/O path, sleep and wake-ups included);
+* stdin ``overhead <s>``: that path's time, measured by the parent; every modelled service time
+  is shortened by it, so fio sees the model's latency and not the model's plus this machine's;
 * stdin ``model``: from now on I/Os are admitted and delayed by the model (before it they are
   answered at once: file-system creation and calibration are not part of any measurement);
 * stdin ``stop`` or end of input: answer what is pending, print ``state <json>`` and exit.
@@ -37,6 +39,7 @@ class Twin:
         self.clock = clock
         self.modelling = False
         self.overhead_s = 0.0
+        self.fixed_delay_s = 0.0  # before the model: every I/O answered this late (calibration)
         self.started: Optional[float] = None
         self.cpu_started: Optional[float] = None
         self.modelled_ios = 0
@@ -52,7 +55,7 @@ class Twin:
         else:
             payload = os.pread(self.backing_fd, length, offset)
         if not self.modelling:
-            return now, payload
+            return now + self.fixed_delay_s, payload
         self.modelled_ios += 1
         admission = self.model.admission
         start = admission.admit(now, offset, length, write)
@@ -121,19 +124,22 @@ class Control:
 
     def _command(self, line: str) -> None:
         word, _, argument = line.partition(" ")
-        if word == "overhead":
+        if word in ("overhead", "delay"):
             try:
-                value = float(argument)
+                value = min(max(float(argument), 0.0), 0.01)
             except ValueError:
-                _say(f"error overhead {argument!r}: seconds expected")
+                _say(f"error {word} {argument!r}: seconds expected")
                 return
-            self.twin.overhead_s = min(max(value, 0.0), 0.01)
+            if word == "overhead":
+                self.twin.overhead_s = value
+            else:
+                self.twin.fixed_delay_s = value
         elif word == "model":
             self.twin.start_model()
         elif word == "stop":
             self.stopped = True
         elif word:
-            _say(f"error unknown command {word!r}: overhead, model or stop expected")
+            _say(f"error unknown command {word!r}: overhead, delay, model or stop expected")
 
 
 def _say(line: str) -> None:
