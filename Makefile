@@ -141,7 +141,7 @@ test: setup lint typecheck sam-validate security-scan sam-build ## the whole sui
 bench-demo: setup ## the demo measured: wall time, peak memory, time split -> bench-results/demo.json
 	$(BIN)/python bench/demo.py --out bench-results/demo.json
 
-bench-fidelity: setup ## emulated-volume fidelity and agent footprint -> bench-results/fidelity.json
+bench-fidelity: setup ## emulated volumes, EBS twin beside the throttle: limits, latency vs the model, twin CPU, knee, agent footprint (root, ~10 min) -> bench-results/fidelity.json
 	$(BIN)/python bench/fidelity.py --out bench-results/fidelity.json
 
 bench-report: setup ## a 20-config x 10-workload report: build/render time, sizes -> bench-results/report.json

@@ -1,0 +1,53 @@
+"""The twin's CPU figures: per 1,000 IOPS from its own account, and from a sampled counter."""
+
+from __future__ import annotations
+
+import pytest
+
+from fidelity_cpu import cpu_figures, delta_between, twin_cpu_from_state
+from fidelity_latency import FidelityError
+
+
+def test_cpu_per_1000_iops_is_the_cpu_of_one_io_scaled_to_1000_iops() -> None:
+    # 1 s of CPU for 10,000 I/Os in 10 s: 10 % of a core at 1,000 IOPS, 100 us per I/O.
+    assert cpu_figures(1.0, 10.0, 10_000) == {
+        "cpu_share_pct_of_one_core": 10.0,
+        "iops": 1000.0,
+        "cpu_us_per_io": 100.0,
+        "pct_of_one_core_per_1000_iops": 10.0,
+    }
+    # The same CPU at three times the rate: a third of the cost per 1,000 IOPS.
+    assert cpu_figures(1.0, 10.0, 30_000)["pct_of_one_core_per_1000_iops"] == pytest.approx(3.33)
+    assert cpu_figures(0.5, 10.0, 0)["pct_of_one_core_per_1000_iops"] is None
+
+
+def test_the_twins_own_account_becomes_figures() -> None:
+    state = {"cpu_s": 5.5, "ios": 51808, "modelled_s": 31.076, "operations": 51763, "events": []}
+    figures = twin_cpu_from_state(state)
+    assert figures["cpu_share_pct_of_one_core"] == 17.7
+    assert figures["cpu_us_per_io"] == 106.2
+    assert figures["pct_of_one_core_per_1000_iops"] == 10.62
+    assert (figures["ios"], figures["modelled_s"]) == (51808, 31.076)
+
+
+@pytest.mark.parametrize(
+    ("state", "message"),
+    [
+        ({"ios": 10, "modelled_s": 1.0}, "twin state cpu_s: None, a number >= 0 expected"),
+        ({"cpu_s": 1.0, "ios": "many", "modelled_s": 1.0}, "twin state ios: 'many'"),
+        ({"cpu_s": 1.0, "ios": 10, "modelled_s": 0.0}, "0.0 s, a positive duration expected"),
+    ],
+)
+def test_a_state_without_its_counters_is_refused_by_name(state: dict[str, object], message: str) -> None:
+    with pytest.raises(FidelityError, match=message):
+        twin_cpu_from_state(state)
+
+
+def test_a_counter_grows_by_the_interpolated_amount_within_the_samples() -> None:
+    samples = [(100.0, 0.0), (101.0, 1.0), (102.0, 3.0)]
+    assert delta_between(samples, 100.5, 101.5) == pytest.approx(1.5)  # 0.5 -> 2.0
+    assert delta_between(samples, 100.0, 102.0) == pytest.approx(3.0)
+    assert delta_between(samples, 99.0, 101.0) is None  # before the first sample: unknown
+    assert delta_between(samples, 101.0, 102.5) is None
+    with pytest.raises(FidelityError, match=r"end 101\.0 is not after start 101\.0"):
+        delta_between(samples, 101.0, 101.0)
