@@ -16,7 +16,15 @@ from storagebench.agent.proc import CommandError
 from storagebench.agent.sweep import resources_of, sweep
 
 LINE = re.compile(r"^\[storagebench-agent \d\d:\d\d:\d\d\] (.*)$")
-EMPTY = {"mounts": [], "arrays": [], "loops": [], "cgroups": [], "twins": [], "twin_mounts": [], "directories": []}
+EMPTY = {
+    "mounts": [],
+    "arrays": [],
+    "loops": [],
+    "cgroups": [],
+    "twins": [],
+    "twin_mounts": [],
+    "directories": [],
+}
 
 
 def test_utc_now_is_iso_with_milliseconds_and_z() -> None:
