@@ -32,6 +32,7 @@ from agent_plans import python39
 from storagebench.agent.cli import main
 from storagebench.agent.sweep import sweep
 from storagebench.agent.throttle import V1_ROOT, V2_ROOTS
+from storagebench.agent.twin.loop_record import recorded_loops
 
 REPO = Path(__file__).resolve().parents[3]
 AGENT_SOURCE = REPO / "layers" / "storagebench"
@@ -178,6 +179,9 @@ class AgentEnv:
             parts = line.split(None, 1)
             if len(parts) == 2 and parts[1].strip().startswith(str(self.volumes) + "/"):
                 loops.append(f"{parts[0]} ({parts[1].strip()})")
+        # a twin's loop device whose mount went first is named by its record, not its path
+        by_path = {loop.split()[0] for loop in loops}
+        loops += [f"{d} (recorded twin)" for d in recorded_loops(str(self.volumes)) if d not in by_path]
         return loops
 
     def mounts(self, root: Path | None = None) -> list[str]:

@@ -20,7 +20,7 @@ import pytest
 from agent_plans import MIB, ebs_target, fio_step
 
 from storagebench.agent.emulate import EmulatedFleet, EmulationError, LoopDevice, cgroup_name, destroy_loop
-from storagebench.agent.sweep import sweep
+from storagebench.agent.sweep import resources_of, sweep
 from storagebench.agent.twin.volume import twin_unavailable
 
 pytestmark = [pytest.mark.root, pytest.mark.fio]
@@ -275,6 +275,33 @@ def test_sweep_of_a_live_twin_stops_it(agent_env: Any) -> None:
     assert f"stop EBS twin processes {pid}" in report["removed"]
     assert process_gone(pid)
     assert loop.twin.process.wait(timeout=10) == -signal.SIGKILL
+    assert_nothing_left(agent_env)
+
+
+def test_sweep_finds_a_twins_loop_device_after_its_mount_is_gone(agent_env: Any) -> None:
+    """A local instance's mount namespace dies with its processes, taking the twin's FUSE mount
+    before the loop device: the kernel then names the backing file ``/volume``. The record next to
+    the backing file still leads sweep (and the leak check) to the loop device."""
+    fleet = fleet_of(agent_env)
+    loop = fleet.add("vol-0", gp3_like(emulator="twin"))
+    assert loop.twin is not None and loop.twin.process is not None
+    loop.twin.process.kill()
+    loop.twin.process.wait(timeout=10)
+    subprocess.run(["umount", "--lazy", loop.twin.mountpoint], check=True)
+    listing = subprocess.run(
+        ["losetup", "--list", "--noheadings", "--output", "NAME,BACK-FILE"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert f"{loop.path} /volume" in " ".join(listing.split())  # its path no longer says whose it is
+    assert agent_env.loops() == [f"{loop.path} (recorded twin)"]  # the leak check sees it too
+    found = resources_of(agent_env.run_id, str(agent_env.mount_root), str(agent_env.volumes))
+    assert found["loops"] == [loop.path]  # found by its record
+    report = sweep(agent_env.run_id, str(agent_env.mount_root), str(agent_env.volumes))
+    assert report["leftovers"] == []
+    assert f"detach {loop.path}" in report["removed"]
+    assert resources_of(agent_env.run_id, str(agent_env.mount_root), str(agent_env.volumes))["loops"] == []
     assert_nothing_left(agent_env)
 
 

@@ -35,6 +35,7 @@ from storagebench.agent.plan import EMULATORS, Emulation, EmulationLimits
 from storagebench.agent.proc import CommandError, run
 from storagebench.agent.throttle import Served, Throttle, ThrottleError, create_throttle
 from storagebench.agent.twin.fuse import FuseError
+from storagebench.agent.twin.loop_record import remove_record, write_record
 from storagebench.agent.twin.volume import TwinError, TwinVolume, twin_unavailable
 
 MIB = 1 << 20
@@ -106,6 +107,7 @@ def create_twin_loop(backing_file: str, spec: Emulation, sysfs: str = "/sys") ->
     path = None
     try:
         path, major_minor, direct_io = _attach(twin.volume_path, io_size, sysfs)
+        write_record(backing_file, path, twin.volume_path)  # sweep finds it even once the mount is gone
         if not direct_io:
             # Buffered loop I/O is served one request at a time: no queue could build up.
             raise EmulationError("the loop device refused direct I/O on the twin's file")
@@ -113,6 +115,7 @@ def create_twin_loop(backing_file: str, spec: Emulation, sysfs: str = "/sys") ->
     except (EmulationError, TwinError, CommandError, OSError) as exc:
         if path is not None:
             run(["losetup", "--detach", path], check=False)
+            remove_record(backing_file)
         with contextlib.suppress(TwinError, FuseError, OSError):
             twin.stop()  # the failure above is the one to report
         raise EmulationError(str(exc)) from None
@@ -146,6 +149,7 @@ def _attach(file: str, io_size_kib: int, sysfs: str) -> Tuple[str, str, bool]:
 def destroy_loop(loop: LoopDevice) -> None:
     run(["losetup", "--detach", loop.path])
     if loop.twin is not None:
+        remove_record(loop.backing_file)
         try:
             loop.twin.stop()
         except (TwinError, FuseError) as exc:

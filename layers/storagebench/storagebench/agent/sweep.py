@@ -22,6 +22,7 @@ from storagebench.agent.proc import CommandError, run
 from storagebench.agent.targets import unmount
 from storagebench.agent.throttle import V1_ROOT, V2_ROOTS
 from storagebench.agent.twin.fuse import unmount as fuse_unmount
+from storagebench.agent.twin.loop_record import recorded_loops
 
 
 def _mounts_under(prefix: str) -> List[str]:
@@ -107,7 +108,8 @@ def resources_of(
     """What this machine still holds for a run (or one config of it), without changing anything."""
     mount_dir = os.path.join(mount_root, *_scope(run_id, config_id))
     volume_dir = os.path.join(volumes_dir, *_scope(run_id, config_id))
-    loops = _loops_backed_under(volume_dir)
+    # A twin's loop device may have lost its path (its mount namespace died first): its record says.
+    loops = sorted({*_loops_backed_under(volume_dir), *recorded_loops(volume_dir)})
     wanted = f"{CGROUP_PREFIX}{run_id}:" + ("" if config_id is None else config_id)
     cgroups = []
     for root in (V1_ROOT, *V2_ROOTS):
@@ -200,7 +202,7 @@ def sweep(
             attempt(f"remove {mount_dir}", lambda: _remove_empty_tree(mount_dir))
     volume_dir = os.path.join(volumes_dir, *_scope(run_id, config_id))
     if os.path.isdir(volume_dir):
-        still_attached = _loops_backed_under(volume_dir)
+        still_attached = sorted({*_loops_backed_under(volume_dir), *recorded_loops(volume_dir)})
         still_mounted = _mounts_under(volume_dir)
         if still_attached:
             leftovers.append(f"{volume_dir} kept: backing {', '.join(still_attached)}")
