@@ -126,12 +126,13 @@ class TwinVolume:
             "--iodepth=1",
             f"--number_ios={CALIBRATION_IOS}",
             "--randrepeat=1",
+            "--lat_percentiles=1",  # submission to completion, as the agent's own jobs report it
             "--output-format=json",
         ]
         try:
             done = subprocess.run(argv, capture_output=True, text=True, timeout=60, check=False)
             document = json.loads(done.stdout)
-            percentile = document["jobs"][0]["read"]["clat_ns"]["percentile"]["50.000000"]
+            percentile = document["jobs"][0]["read"]["lat_ns"]["percentile"]["50.000000"]
         except (OSError, subprocess.TimeoutExpired, ValueError, KeyError, IndexError, TypeError):
             return None  # no usable fio here: the reads below measure the same path less closely
         return float(percentile) / 1e9 if done.returncode == 0 and percentile > 0 else None
