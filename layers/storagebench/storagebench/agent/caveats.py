@@ -21,6 +21,13 @@ DIRECTORY_LABEL_PREFIX = "directory:"
 """Records measured in a directory target carry ``directory:unthrottled`` (``agent.targets``)."""
 
 
+NOT_EBS = (
+    "grades, verdicts and the cost-performance frontier computed from them say nothing about EBS. "
+    "Run on AWS to measure EBS."
+)
+"""How every emulated-volume caveat ends: one wording for what such numbers cannot say."""
+
+
 def _names(names: Iterable[str]) -> str:
     unique = sorted(set(names))
     return f" ({', '.join(unique)})" if unique else ""
@@ -32,8 +39,7 @@ def emulated_caveat(names: Iterable[str] = ()) -> str:
         f"emulated volumes{_names(names)}: an EBS twin on this host (every I/O admitted at the volume "
         "type's IOPS and throughput envelope and answered after a service time drawn from the catalog's "
         "latency model), or where the twin cannot run a loop device throttled by the kernel. Either way "
-        "IOPS, MiB/s and latency follow a model of EBS, not a measurement of it: grades, verdicts and "
-        "the cost-performance frontier computed from them say nothing about EBS. Run on AWS to measure EBS."
+        "IOPS, MiB/s and latency follow a model of EBS, not a measurement of it: " + NOT_EBS
     )
 
 
@@ -42,9 +48,7 @@ def twin_caveat(names: Iterable[str] = ()) -> str:
     return (
         f"EBS twins{_names(names)}: every I/O was admitted at the volume type's IOPS and throughput "
         "envelope and answered after a service time drawn from the catalog's latency model for the type: "
-        "IOPS, MiB/s and latency show that model (queueing included), not a measurement of EBS. Grades, "
-        "verdicts and the cost-performance frontier computed from them say nothing about EBS. Run on AWS "
-        "to measure EBS."
+        "IOPS, MiB/s and latency show that model (queueing included), not a measurement of EBS: " + NOT_EBS
     )
 
 
@@ -54,8 +58,7 @@ def throttle_caveat(names: Iterable[str] = ()) -> str:
         f"throttled emulated volumes{_names(names)}: a loop device on this host's disk, throttled to the "
         "EBS volume type's IOPS and throughput envelope. Emulated latency is the host disk's and the "
         "throttle's (I/O served in slices), not EBS latency, and IOPS and MiB/s show the emulated "
-        "ceiling, not a measurement of EBS: grades, verdicts and the cost-performance frontier computed "
-        "from them say nothing about EBS. Run on AWS to measure EBS."
+        "ceiling, not a measurement of EBS: " + NOT_EBS
     )
 
 

@@ -36,12 +36,12 @@ from storagebench.agent.proc import CommandError, run
 from storagebench.agent.throttle import Served, Throttle, ThrottleError, create_throttle
 from storagebench.agent.twin.fuse import FuseError
 from storagebench.agent.twin.loop_record import remove_record, write_record
+from storagebench.agent.twin.model import RESTORE_SHARE
 from storagebench.agent.twin.volume import TwinError, TwinVolume, twin_unavailable
 
 MIB = 1 << 20
 FLOOR_SHARE = 0.10  # an idle direction keeps this share, so a change of mix is seen within ~0.1 s
 MIN_SAMPLE_IOS = 8  # with the variance floor below, 8 reads of 8 from an even mix is already 4.5 sigma
-RESTORE_SHARE = 0.05  # credits needed to leave baseline again (avoids flapping at the knee)
 REGIME_CHANGE = 0.1  # a move of the read share this large starts a fresh sample
 MINORITY_SLACK = 0.05  # extra share for the less frequent direction (see _Split._fractions)
 

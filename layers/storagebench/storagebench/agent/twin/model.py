@@ -19,6 +19,7 @@ the same arithmetic; ``predict`` simulates a closed loop of ``iodepth`` I/Os thr
 
 from __future__ import annotations
 
+import heapq
 import math
 import random
 from typing import Any, Dict, List, Optional, Sequence, Tuple
@@ -26,7 +27,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 MIB = 1 << 20
 KIB = 1 << 10
 Z99 = 2.3263478740408408  # the standard normal's 99th percentile
-RESTORE_SHARE = 0.05  # credits needed to leave baseline again (as the throttle governor)
+RESTORE_SHARE = 0.05  # credits needed to leave baseline again (avoids flapping at the knee); both emulators
 
 
 class ModelError(ValueError):
@@ -260,7 +261,6 @@ def predict(
     blocks = max(1, capacity // block_size)
     cursor = 0
     heap: List[Tuple[float, float]] = []
-    import heapq
 
     def next_offset() -> int:
         nonlocal cursor

@@ -20,6 +20,7 @@ import time
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import storagebench
+from storagebench.agent.twin.fuse import unmount
 
 CALIBRATION_IOS = 240
 CALIBRATION_DELAY_S = 0.0003  # about an SSD service time: the twin sleeps and wakes as it will later
@@ -233,8 +234,6 @@ class TwinVolume:
     def _unmount(self) -> None:
         """Always asked of the kernel: once the twin has exited, stat() on the mount fails with
         ENOTCONN, so ``os.path.ismount`` would say "not mounted" and leave it behind."""
-        from storagebench.agent.twin.fuse import unmount
-
         unmount(self.mountpoint)  # "not mounted" (EINVAL, ENOENT) is not an error
 
     def _abandon(self) -> None:
