@@ -6,13 +6,16 @@ the lognormal's percentiles), never read back from the model.
 
 from __future__ import annotations
 
+import heapq
 import math
+import random
 import statistics
 from typing import Any, Dict, List, Tuple
 
 import pytest
 
 from storagebench.agent.twin.model import (
+    PACING_SLOTS,
     Admission,
     Limits,
     ModelError,
@@ -97,38 +100,88 @@ def test_admission_counts_ios_operations_and_bytes() -> None:
 # ---------------------------------------------------------------- pacing
 
 
+def strict(**limits: Any) -> Admission:
+    """Pacing with no tolerance: every I/O in the slot after the last (pacing_slots 0)."""
+    return admission(pacing_slots=0, **limits)
+
+
 def test_ios_arriving_together_are_spaced_at_exactly_the_iops_limit() -> None:
-    gate = admission(iops=1000, mibps=1000, io_size_kib=256)
+    gate = strict(iops=1000, mibps=1000, io_size_kib=256)
     starts = [gate.admit(5.0, i * MIB, 4 * KIB, False) for i in range(5)]
     assert starts == pytest.approx([5.0, 5.001, 5.002, 5.003, 5.004], abs=1e-12)
 
 
 def test_an_io_arriving_after_its_slot_starts_at_once() -> None:
-    gate = admission(iops=1000, mibps=1000, io_size_kib=256)
+    gate = strict(iops=1000, mibps=1000, io_size_kib=256)
     assert gate.admit(1.0, 0, 4 * KIB, False) == 1.0
     assert gate.admit(1.0005, MIB, 4 * KIB, False) == pytest.approx(1.001, abs=1e-12)
     assert gate.admit(1.25, 2 * MIB, 4 * KIB, False) == 1.25
 
 
 def test_ios_are_spaced_at_exactly_the_throughput_limit() -> None:
-    gate = admission(iops=16000, mibps=1, io_size_kib=256)  # bytes bind: 4 x 256 KiB per second
+    gate = strict(iops=16000, mibps=1, io_size_kib=256)  # bytes bind: 4 x 256 KiB per second
     starts = [gate.admit(0.0, i * MIB, 256 * KIB, False) for i in range(4)]
     assert starts == pytest.approx([0.0, 0.25, 0.5, 0.75], abs=1e-12)
 
 
-def test_a_1_mib_io_takes_four_operation_slots() -> None:
-    gate = admission(iops=100, mibps=1000, io_size_kib=256)
-    assert gate.admit(0.0, 0, MIB, False) == 0.0
+def test_a_1_mib_io_takes_four_operation_slots_and_completes_after_its_last() -> None:
+    gate = strict(iops=100, mibps=1000, io_size_kib=256)
+    assert gate.admit(0.0, 0, MIB, False) == pytest.approx(0.03, abs=1e-12)  # its 4th unit's slot
     assert gate.admit(0.0, 64 * MIB, 4 * KIB, False) == pytest.approx(0.04, abs=1e-12)
 
 
-def test_no_burst_after_idle() -> None:
-    """EBS spreads I/O out: a second of idleness saves up no tokens for a backlog."""
-    gate = admission(iops=1000, mibps=1000, io_size_kib=256)
+def test_a_1_mib_io_bound_by_throughput_completes_when_its_last_unit_is_served() -> None:
+    gate = strict(iops=16000, mibps=1, io_size_kib=256)  # 256 KiB every 0.25 s
+    assert gate.admit(0.0, 0, MIB, False) == pytest.approx(0.75, abs=1e-12)
+    assert gate.admit(0.0, 64 * MIB, 256 * KIB, False) == pytest.approx(1.0, abs=1e-12)
+
+
+def test_strict_pacing_saves_no_tokens_while_idle() -> None:
+    gate = strict(iops=1000, mibps=1000, io_size_kib=256)
     for i in range(10):
         gate.admit(0.0, i * MIB, 4 * KIB, False)
     later = [gate.admit(2.0, (20 + i) * MIB, 4 * KIB, False) for i in range(3)]
     assert later == pytest.approx([2.0, 2.001, 2.002], abs=1e-12)
+
+
+def test_idleness_saves_up_no_more_than_the_pacing_slots() -> None:
+    """EBS spreads I/O out: after a second of idleness two slots are caught up on, not a backlog."""
+    gate = admission(iops=1000, mibps=1000, io_size_kib=256)
+    assert gate.limits.pacing_slots == PACING_SLOTS == 2
+    for i in range(10):
+        gate.admit(0.0, i * MIB, 4 * KIB, False)
+    later = [gate.admit(2.0, (20 + i) * MIB, 4 * KIB, False) for i in range(5)]
+    assert later == pytest.approx([2.0, 2.0, 2.0, 2.001, 2.002], abs=1e-12)
+
+
+def closed_loop_rate(gate: Admission, late_slots: float, qd: int = 4, service_s: float = 0.003) -> float:
+    """IOPS a client keeping ``qd`` I/Os in flight gets when each reply reaches it up to
+    ``late_slots`` of 1/1000 s late (the twin's or the client's late wake-up), 20,000 I/Os."""
+    draw = random.Random(3)
+    completions = [gate.admit(0.0, i * MIB, 4 * KIB, False) + service_s for i in range(qd)]
+    heapq.heapify(completions)
+    done = 0.0
+    for i in range(20_000):
+        done = heapq.heappop(completions)
+        arrival = done + draw.uniform(0, late_slots / 1000)
+        heapq.heappush(completions, gate.admit(arrival, (i * 7919 % 4096) * MIB, 4 * KIB, False) + service_s)
+    return 20_000 / done
+
+
+def test_late_replies_keep_the_rate_with_the_tolerance_and_lose_it_without() -> None:
+    """4 in flight and 3 ms of service ask for 1,333 IOPS of a 1,000 IOPS volume: at the limit
+    with a little to spare, as a twin is; replies up to 1.5 slots late."""
+    limits = {"iops": 1000, "mibps": 1000, "io_size_kib": 256}
+    assert closed_loop_rate(admission(**limits), 0.0) == pytest.approx(1000, rel=0.001)
+    assert closed_loop_rate(admission(**limits), 1.5) == pytest.approx(1000, rel=0.002)
+    assert closed_loop_rate(strict(**limits), 1.5) < 0.97 * 1000  # each missed slot lost for good
+
+
+def test_the_tolerance_never_lets_a_window_beyond_its_slots_exceed_the_limit() -> None:
+    gate = admission(iops=1000, mibps=1000, io_size_kib=256)
+    starts = sorted(gate.admit(i * 0.0005, (i * 7919 % 4096) * MIB, 4 * KIB, False) for i in range(4000))
+    for first in range(0, len(starts) - 101, 97):  # any 100 consecutive starts span >= 97 slots
+        assert starts[first + 100] - starts[first] >= (100 - PACING_SLOTS) / 1000 - 1e-12
 
 
 # ---------------------------------------------------------------- credits

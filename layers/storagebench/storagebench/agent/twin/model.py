@@ -11,16 +11,24 @@ is therefore what Little's law says: with ``n`` I/Os in flight at ``R`` IOPS eac
   operation until it holds a full unit, as EBS merges sequential I/O;
 * an HDD operation costs a full MiB of throughput however little it moves;
 * gp2 I/O credits and st1/sc1 throughput credits start full, drain with the I/O above baseline
-  and refill at baseline; while any are left the ceilings are the burst ones.
+  and refill at baseline; while any are left the ceilings are the burst ones;
+* each bucket tolerates ``PACING_SLOTS`` of its own slots of lateness (a GCRA): an I/O that
+  reaches the twin late, because the twin or the client woke late, is caught up on instead of
+  its slot being lost for good, and no window longer than those slots ever exceeds the limit.
 
 The model is pure (the clock is an argument) so the twin, the fidelity bench and the tests run
-the same arithmetic; ``predict`` simulates a closed loop of ``iodepth`` I/Os through it.
+the same arithmetic; ``predict`` simulates a closed loop of ``iodepth`` I/Os through it. This
+module is the model's one definition: the compiled twin (``native/twin/src/model.rs``) is its
+port, held to it by the shared table ``tests/data/twin/model-table.json`` that ``replay`` writes
+(``scripts/twin_model_table.py``). Service times are drawn by inverse CDF from a SplitMix64
+stream (``Uniform``), which both implementations compute to the bit.
 """
 
 from __future__ import annotations
 
 import heapq
 import math
+import os
 import random
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
@@ -28,10 +36,32 @@ MIB = 1 << 20
 KIB = 1 << 10
 Z99 = 2.3263478740408408  # the standard normal's 99th percentile
 RESTORE_SHARE = 0.05  # credits needed to leave baseline again (avoids flapping at the knee); both emulators
+PACING_SLOTS = 2.0  # slots of its own rate a bucket may catch up on after a late arrival
+_MASK = (1 << 64) - 1
 
 
 class ModelError(ValueError):
     """A twin's parameters are outside what the model can serve."""
+
+
+class Uniform:
+    """SplitMix64 floats in (0, 1): the draws the Python and the compiled twin share, seed for seed."""
+
+    def __init__(self, seed: int) -> None:
+        self.state = seed & _MASK
+
+    def next(self) -> float:
+        self.state = (self.state + 0x9E3779B97F4A7C15) & _MASK
+        z = self.state
+        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _MASK
+        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK
+        z ^= z >> 31
+        return ((z >> 11) + 0.5) / 9007199254740992.0
+
+
+def random_seed() -> int:
+    """A seed from the kernel: each twin draws its own service times unless told a seed."""
+    return int.from_bytes(os.urandom(8), "little")
 
 
 class Mode:
@@ -63,7 +93,7 @@ class ServiceTime:
         for mode in self.modes:
             running += mode.weight / total
             self._cumulative.append(running)
-        self._random = random.Random(seed)
+        self._uniform = Uniform(random_seed() if seed is None else seed)
 
     @classmethod
     def from_spec(cls, spec: Any, seed: Optional[int] = None) -> ServiceTime:
@@ -93,12 +123,14 @@ class ServiceTime:
         return cls(modes, seed)
 
     def sample(self) -> float:
-        draw = self._random.random()
+        """A mode by its weight, then that lognormal's quantile at a second draw (inverse CDF)."""
+        draw = self._uniform.next()
+        chosen = self.modes[-1]
         for mode, edge in zip(self.modes, self._cumulative):
             if draw <= edge:
-                return self._random.lognormvariate(mode.mu, mode.sigma)
-        mode = self.modes[-1]
-        return self._random.lognormvariate(mode.mu, mode.sigma)
+                chosen = mode
+                break
+        return math.exp(chosen.mu + chosen.sigma * _normal_quantile(self._uniform.next()))
 
 
 class Limits:
@@ -133,6 +165,7 @@ class Limits:
         if unit not in ("io", "mib"):
             raise ModelError(f"limits.credit_unit: {unit!r}, 'io' or 'mib' expected")
         self.credit_unit = str(unit)
+        self.pacing_slots = number("pacing_slots", PACING_SLOTS, positive=False)
         # HDD volumes count I/O in 1 MiB units, and charge a whole unit of throughput per operation.
         self.hdd = self.unit >= MIB
 
@@ -200,24 +233,39 @@ class Admission:
             self.events.append((now, "burst-restored", self.credits, *self.ceilings()))
 
     def admit(self, now: float, offset: int, length: int, write: bool) -> float:
-        """When this I/O, arriving at ``now``, starts being served (>= now)."""
+        """When this I/O, arriving at ``now``, has its last unit start being served (>= now).
+
+        An I/O of several units (1 MiB on an SSD volume is four 256 KiB operations) is served
+        unit by unit at the volume's pace and completes a service time after its last unit, as
+        the pieces a guest kernel splits it into would."""
         operations, charged = self.cost(offset, length, write)
         self.ios += 1
         self.operations += operations
         self.bytes += length
         self._spend(now, operations, charged)
         iops, mibps = self.ceilings()
-        # Strict pacing: an idle bucket holds no saved-up tokens (EBS spreads I/O, it does not
-        # serve a backlog at once), so the start is the later of arrival and each bucket's slot.
+        # Paced, not sliced: EBS spreads I/O out rather than serving a backlog at once. Each
+        # bucket is a GCRA whose tolerance is PACING_SLOTS of its own slots: a bucket left idle
+        # by a late arrival may run that far behind the clock and catch up, so a twin or client
+        # that wakes late does not lose rate for good; over any longer window the limit holds.
+        slots = self.limits.pacing_slots
+        ops_tolerance = slots / iops
+        bytes_rate = mibps * MIB
+        bytes_tolerance = slots * self.limits.unit / bytes_rate
         start = now
+        ops_ready, bytes_ready = self.ops_free_at, self.bytes_free_at
         if operations:
-            start = max(start, self.ops_free_at)
+            ops_ready = max(ops_ready, now - ops_tolerance)
+            start = max(start, ops_ready)
         if charged:
-            start = max(start, self.bytes_free_at)
+            bytes_ready = max(bytes_ready, now - bytes_tolerance)
+            start = max(start, bytes_ready)
         if operations:
-            self.ops_free_at = start + operations / iops
+            self.ops_free_at = max(ops_ready, start - ops_tolerance) + operations / iops
         if charged:
-            self.bytes_free_at = start + charged / (mibps * MIB)
+            self.bytes_free_at = max(bytes_ready, start - bytes_tolerance) + charged / bytes_rate
+        if operations > 1:
+            start += (operations - 1) * max(1.0 / iops, self.limits.unit / bytes_rate)
         return start
 
 
@@ -233,6 +281,30 @@ class VolumeModel:
     def complete_at(self, now: float, offset: int, length: int, write: bool) -> float:
         start = self.admission.admit(now, offset, length, write)
         return start + self.service.sample()
+
+
+def replay(
+    spec: Dict[str, Any], seed: int, ios: Sequence[Sequence[Any]], overhead_s: float = 0.0
+) -> Dict[str, Any]:
+    """The model alone on a trace of ``[now, offset, length, write]`` I/Os: each I/O's start and
+    service time (less ``overhead_s``, never below 0, as the twin answers), the counters and the
+    burst events. ``storagebench-twin replay`` answers the same document with the same figures."""
+    model = VolumeModel(spec["limits"], spec["latency"], seed)
+    starts: List[float] = []
+    services: List[float] = []
+    for now, offset, length, write in ios:
+        starts.append(model.admission.admit(now, offset, length, write))
+        services.append(max(0.0, model.service.sample() - overhead_s))
+    admission = model.admission
+    return {
+        "starts": starts,
+        "services": services,
+        "ios": admission.ios,
+        "operations": admission.operations,
+        "bytes": admission.bytes,
+        "credits": admission.credits,
+        "events": [list(event) for event in admission.events],
+    }
 
 
 def predict(
