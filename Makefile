@@ -29,7 +29,7 @@ $(STAMP): pyproject.toml $(LOCK)
 	$(UV) pip install -q --python $(BIN)/python --no-deps -e .
 	@touch $@
 
-.PHONY: lock layer-requirements field-reference asl-branches
+.PHONY: lock layer-requirements field-reference asl-branches twin twin-model-table
 lock: $(STAMP) ## re-resolve requirements.lock from pyproject.toml (kept versions stay; --upgrade-package X moves one), then the layer's pins
 	$(UV) pip compile -q pyproject.toml --all-extras --universal --python-version 3.11 \
 	  --custom-compile-command "make lock" -o $(LOCK)
@@ -71,7 +71,20 @@ $(EDIVISIVE_VENV)/.installed:
 	$(EDIVISIVE_VENV)/bin/uv pip install -q --python $(EDIVISIVE_VENV)/bin/python signal-processing-algorithms==2.1.6
 	@touch $@
 
-setup: $(STAMP) $(IMDS_MOCK) $(IAM_SIMULATE) $(EDIVISIVE_VENV)/.installed ## virtualenv, Python packages, system tools (fio, mkfs, losetup, mdadm), the local instance's metadata service, the IAM evaluator, the change-point oracle
+# The EBS twin's compiled data path (Rust, native/twin; crates from crates.io pinned by its
+# Cargo.lock). Local mode runs it where it is built, the Python twin where not (labelled).
+TWIN := $(TOOLS)/bin/storagebench-twin
+TWIN_SOURCES := $(wildcard native/twin/src/*.rs) native/twin/Cargo.toml native/twin/Cargo.lock
+
+$(TWIN): $(TWIN_SOURCES) scripts/build-twin.sh
+	@bash scripts/build-twin.sh $@
+
+twin: $(TWIN) ## build the EBS twin's compiled data path (.tools/bin/storagebench-twin)
+
+twin-model-table: $(STAMP) ## rewrite tests/data/twin/model-table.json from agent/twin/model.py (the compiled twin is tested against it)
+	$(BIN)/python scripts/twin_model_table.py
+
+setup: $(STAMP) $(IMDS_MOCK) $(IAM_SIMULATE) $(EDIVISIVE_VENV)/.installed $(TWIN) ## virtualenv, Python packages, system tools (fio, mkfs, losetup, mdadm), the local instance's metadata service, the compiled EBS twin, the IAM evaluator, the change-point oracle
 	@bash scripts/ensure-system-deps.sh
 
 demo: setup ## the main job: the whole workflow on this machine, three emulated EBS options

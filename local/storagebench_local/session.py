@@ -39,6 +39,7 @@ from storagebench_local.adapters.faults import FaultPlan
 from storagebench_local.adapters.notifications import FileNotifier
 from storagebench_local.aws_calls import ENV_VARIABLE as RECORD_AWS_CALLS
 from storagebench_local.aws_calls import AwsCallRecorder
+from storagebench_local.native_twin import with_native_twin
 
 REPO = Path(__file__).resolve().parents[2]
 TOOLS = REPO / ".tools"
@@ -155,7 +156,7 @@ class LocalSession:
         self.image_root = image_root  # instances chroot into a copy of it (None: this machine's root)
         self.published_images: dict[str, str] = {}  # "<image>/<arch>" -> the AMI local mode published
         self.root = root.resolve()
-        self.options = options or LocalOptions()
+        self.options = with_native_twin(options or LocalOptions())
         self.faults = faults or FaultPlan()
         # As many configs as a request may hold (past 40, the Distributed Map), 8 at once on this machine
         limits = guardrails or Guardrails(max_configs_per_run=MAX_CONFIGS, max_concurrency=8)
@@ -293,7 +294,8 @@ class LocalSession:
             endpoint_url=self.aws_endpoint,
             config=botocore.config.Config(signature_version="s3v4"),
         )
-        tools = Tools(imds_mock=TOOLS / "bin" / "ec2-metadata-mock")
+        twin = self.options.twin_program
+        tools = Tools(imds_mock=TOOLS / "bin" / "ec2-metadata-mock", twin=Path(twin) if twin else None)
         self.ssm_agent = self._stack.enter_context(
             LocalSsmAgent(
                 ssm,

@@ -59,6 +59,9 @@ class Tools:
     """Where the instance's metadata service comes from (``make setup`` builds it under ``.tools``)."""
 
     imds_mock: Path
+    # The compiled EBS twin the plan names (LocalOptions.twin_program): hardware this machine
+    # provides, so a chrooted instance sees it at the same path, read-only.
+    twin: Path | None = None
 
     def check(self) -> None:
         if not self.imds_mock.exists():
@@ -253,6 +256,12 @@ class LocalInstance:
                 f" && {system} && cp /etc/resolv.conf {base}/etc/resolv.conf"
                 f' && install -D -m 0700 "$0" {base}/run/ssm/step.sh'
             )
+            twin = self.tools.twin
+            if twin is not None and twin.is_file():
+                binds += (
+                    f' && mkdir -p "{base}{twin.parent}" && touch "{base}{twin}"'
+                    f' && mount --bind "{twin}" "{base}{twin}" && mount -o remount,bind,ro "{base}{twin}"'
+                )
             run = f"exec chroot {base} /bin/bash -c 'cd / && exec /bin/bash /run/ssm/step.sh'"
         with stdout.open("wb") as out, stderr.open("wb") as err:
             process = subprocess.Popen(

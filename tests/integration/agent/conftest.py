@@ -30,7 +30,7 @@ import pytest
 from agent_plans import python39
 
 from storagebench.agent.cli import main
-from storagebench.agent.sweep import sweep
+from storagebench.agent.sweep import is_twin_argv, sweep
 from storagebench.agent.throttle import V1_ROOT, V2_ROOTS
 from storagebench.agent.twin.loop_record import recorded_loops
 
@@ -207,7 +207,7 @@ class AgentEnv:
                 argv = (entry / "cmdline").read_bytes().split(b"\0")
             except OSError:
                 continue
-            if b"storagebench.agent.twin.serve" in argv and b"--mountpoint" in argv:
+            if is_twin_argv(argv) and b"--mountpoint" in argv:
                 index = argv.index(b"--mountpoint") + 1
                 if index < len(argv) and argv[index].decode().startswith(str(self.volumes) + "/"):
                     pids.append(int(entry.name))

@@ -3,7 +3,8 @@
 Each test checks what fio sees against the model (the service time at QD1, Little's law at the
 IOPS limit), and that every way out (teardown, a crashed twin, a sweep) leaves no loop device,
 no FUSE mount, no twin process and no file. The auto/twin choice and its fallback reasons are
-checked on the same machinery. Volumes are small (256 MiB) and fio runs short (2-3 s).
+checked on the same machinery. Volumes are small (256 MiB) and fio runs short (2-3 s). Every test
+runs on both data paths: the compiled twin (``native``, built by make setup) and the Python one.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from agent_plans import MIB, ebs_target, fio_step
 from storagebench.agent.emulate import EmulatedFleet, EmulationError, LoopDevice, cgroup_name, destroy_loop
 from storagebench.agent.sweep import resources_of, sweep
 from storagebench.agent.twin.volume import twin_unavailable
+from storagebench_local.native_twin import NATIVE_TWIN
 
 pytestmark = [pytest.mark.root, pytest.mark.fio]
 
@@ -35,12 +37,27 @@ def _fuse() -> None:
         pytest.skip(reason)
 
 
+PROGRAM: dict[str, str] = {}  # the data path of the running test (set by the fixture below)
+
+
+@pytest.fixture(autouse=True, params=["native", "python"])
+def implementation(request: pytest.FixtureRequest) -> Any:
+    """Every test on both data paths; gp3_like names the compiled twin for the native one."""
+    if request.param == "native":
+        if not NATIVE_TWIN.is_file():
+            pytest.fail(f"{NATIVE_TWIN} is not built (make setup builds it; it needs cargo)")
+        PROGRAM["twin_program"] = str(NATIVE_TWIN)
+    yield request.param
+    PROGRAM.clear()
+
+
 def gp3_like(iops: int = 3000, latency: Any = LATENCY, **extra: Any) -> dict[str, Any]:
     spec: dict[str, Any] = {
         "volume_type": "gp3",
         "size_gib": 100.0,
         "capacity_bytes": 256 * MIB,
         "limits": {"iops": iops, "mibps": 125, "io_size_kib": 256},
+        **PROGRAM,
     }
     spec.update(extra)
     if latency is not None:
@@ -107,7 +124,9 @@ def process_gone(pid: int) -> bool:
 # ---------------------------------------------------------------- life cycle and fidelity
 
 
-def test_twin_life_cycle_and_latency_through_the_fleet(agent_env: Any, fidelity: dict[str, Any]) -> None:
+def test_twin_life_cycle_and_latency_through_the_fleet(
+    agent_env: Any, fidelity: dict[str, Any], implementation: str
+) -> None:
     fleet = fleet_of(agent_env)
     qd1 = fleet.add("vol-0", gp3_like(iops=3000, emulator="twin"))
     qd8 = fleet.add("vol-1", gp3_like(iops=2000, emulator="twin"))
@@ -116,6 +135,7 @@ def test_twin_life_cycle_and_latency_through_the_fleet(agent_env: Any, fidelity:
         assert fleet.fallback_reason is None
         for loop in loops:
             assert loop.emulator == "twin"
+            assert loop.twin is not None and loop.twin.implementation == implementation
             assert loop.direct_io
             assert loop.twin is not None and loop.twin.process is not None
             assert loop.twin.process.poll() is None
@@ -125,11 +145,11 @@ def test_twin_life_cycle_and_latency_through_the_fleet(agent_env: Any, fidelity:
         fleet.start()  # the model is on from here
 
         single = fio_read(qd1.path, iodepth=1)
-        fidelity["twin QD1 4k randread p50 ms (model 0.600)"] = round(single["p50_ms"], 3)
+        fidelity[f"{implementation} twin QD1 4k randread p50 ms (model 0.600)"] = round(single["p50_ms"], 3)
         assert single["p50_ms"] == pytest.approx(0.6, rel=0.15)
 
         queued = fio_read(qd8.path, iodepth=8, seconds=3.0)
-        fidelity["twin QD8 4k randread at 2,000 IOPS: IOPS, p50 ms (model 4.0)"] = (
+        fidelity[f"{implementation} twin QD8 4k randread at 2,000 IOPS: IOPS, p50 ms (model 4.0)"] = (
             round(queued["iops"]),
             round(queued["p50_ms"], 3),
         )
@@ -153,6 +173,8 @@ def test_twin_life_cycle_and_latency_through_the_fleet(agent_env: Any, fidelity:
         assert state["ios"] > 1000  # fio's reads, modelled (calibration and fio's layout are not)
         assert state["events"] == []  # gp3: no credits
         assert state["cpu_s"] > 0
+        assert report["implementation"] == implementation
+        assert state.get("implementation", "python") == implementation
 
 
 def test_a_teardown_right_after_creation_leaves_nothing(agent_env: Any) -> None:

@@ -34,12 +34,13 @@ from storagebench.agent.log import utc_now
 from storagebench.agent.plan import EMULATORS, Emulation, EmulationLimits
 from storagebench.agent.proc import CommandError, run
 from storagebench.agent.throttle import Served, Throttle, ThrottleError, create_throttle
-from storagebench.agent.twin.fuse import FuseError
+from storagebench.agent.twin.fuse import MAX_IO, FuseError
 from storagebench.agent.twin.loop_record import remove_record, write_record
 from storagebench.agent.twin.model import RESTORE_SHARE
-from storagebench.agent.twin.volume import TwinError, TwinVolume, twin_unavailable
+from storagebench.agent.twin.volume import TwinError, TwinVolume, native_problem, twin_unavailable
 
 MIB = 1 << 20
+TWIN_REQUEST_KIB = MAX_IO // 1024  # the largest request a twin takes whole
 FLOOR_SHARE = 0.10  # an idle direction keeps this share, so a change of mix is seen within ~0.1 s
 MIN_SAMPLE_IOS = 8  # with the variance floor below, 8 reads of 8 from an even mix is already 4.5 sigma
 REGIME_CHANGE = 0.1  # a move of the read share this large starts a fresh sample
@@ -88,8 +89,11 @@ def create_loop(backing_file: str, capacity_bytes: int, io_size_kib: int, sysfs:
     return LoopDevice(backing_file, path, major_minor, direct_io)
 
 
-def create_twin_loop(backing_file: str, spec: Emulation, sysfs: str = "/sys") -> LoopDevice:
-    """A loop device with direct I/O over a twin's FUSE file, calibrated and not yet modelling."""
+def create_twin_loop(
+    backing_file: str, spec: Emulation, sysfs: str = "/sys", program: Optional[str] = None
+) -> LoopDevice:
+    """A loop device with direct I/O over a twin's FUSE file, calibrated and not yet modelling;
+    served by the compiled twin ``program``, or by the Python twin when None."""
     latency = spec.get("latency")
     if not latency:
         raise EmulationError("the plan carries no latency model for this volume (catalog latency)")
@@ -99,6 +103,7 @@ def create_twin_loop(backing_file: str, spec: Emulation, sysfs: str = "/sys") ->
         backing_file + ".twin",
         int(spec["capacity_bytes"]),
         {"limits": dict(spec["limits"]), "latency": dict(latency)},
+        program=program,
     )
     try:
         twin.start()  # cleans up after itself when the twin does not come up
@@ -106,7 +111,9 @@ def create_twin_loop(backing_file: str, spec: Emulation, sysfs: str = "/sys") ->
         raise EmulationError(str(exc)) from None
     path = None
     try:
-        path, major_minor, direct_io = _attach(twin.volume_path, io_size, sysfs)
+        # The twin's model splits an I/O into the type's units itself: a 1 MiB I/O reaches it
+        # whole (one request, one reply) instead of as four requests each woken for.
+        path, major_minor, direct_io = _attach(twin.volume_path, max(io_size, TWIN_REQUEST_KIB), sysfs)
         write_record(backing_file, path, twin.volume_path)  # sweep finds it even once the mount is gone
         if not direct_io:
             # Buffered loop I/O is served one request at a time: no queue could build up.
@@ -402,6 +409,7 @@ class EmulatedFleet:
         self.backing_dir = backing_dir
         self.cgroup_name = cgroup_name
         self.fallback_reason: Optional[str] = None  # why "auto" fell back to the throttle
+        self.python_twin_reason: Optional[str] = None  # why twins run on the Python data path
         self.loops: List[LoopDevice] = []
         self.specs: List[Emulation] = []
         self.throttle: Optional[Throttle] = None
@@ -416,8 +424,12 @@ class EmulatedFleet:
             raise EmulationError(f"emulator {choice!r}: one of {', '.join(EMULATORS)} expected")
         loop: Optional[LoopDevice] = None
         if choice != "throttle" and self._twin_possible(spec, choice):
+            program = spec.get("twin_program")
+            problem = native_problem(program)
+            if problem is not None:
+                self.python_twin_reason = problem
             try:
-                loop = create_twin_loop(backing_file, spec)
+                loop = create_twin_loop(backing_file, spec, program=None if problem else program)
             except EmulationError as exc:
                 if choice == "twin":
                     raise EmulationError(f"EBS twin: {exc}") from None
@@ -476,7 +488,12 @@ class EmulatedFleet:
         for loop in self.loops:
             if loop.twin is not None:
                 reports.append(
-                    {"device": loop.path, "overhead_s": loop.twin.overhead_s, "state": loop.twin.state or {}}
+                    {
+                        "device": loop.path,
+                        "implementation": loop.twin.implementation,
+                        "overhead_s": loop.twin.overhead_s,
+                        "state": loop.twin.state or {},
+                    }
                 )
         return reports
 

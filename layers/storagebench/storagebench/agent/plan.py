@@ -57,6 +57,9 @@ class _EmulationOptional(TypedDict, total=False):
     latency: Dict[str, Any]
     # "auto" (the twin where this machine can run one, else the throttle), "twin" or "throttle".
     emulator: str
+    # Local mode: the compiled twin (storagebench-twin) this machine provides; without it, or
+    # where it is missing, twins run on the Python data path (manifest: python_twin_reason).
+    twin_program: str
 
 
 class Emulation(_EmulationOptional):
@@ -269,6 +272,18 @@ def _check_target(problems: List[str], path: str, target: Dict[str, Any]) -> Non
                     ServiceTime.from_spec(emu["latency"])
                 except ModelError as exc:
                     problems.append(f"{path}.emulate[{i}].{exc}")
+            if "twin_program" in emu:
+                program = emu["twin_program"]
+                if (
+                    not isinstance(program, str)
+                    or not program.startswith("/")
+                    or not program.endswith("/storagebench-twin")
+                    or any(c in program for c in "\0\n\r")
+                ):
+                    problems.append(
+                        f"{path}.emulate[{i}].twin_program: {program!r}, an absolute path to "
+                        "storagebench-twin expected"
+                    )
     if kind == "instance_store":
         _check_positive_int(problems, f"{path}.count", target.get("count", 0), 0)
     if kind in NETWORK_KINDS:

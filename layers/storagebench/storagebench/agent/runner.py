@@ -424,6 +424,7 @@ class Runner:
             emulation = self.manifest.setdefault("emulation", {})
             emulation["twins"] = twins
             emulation["fallback_reason"] = self.fleet.fallback_reason
+            emulation["python_twin_reason"] = self.fleet.python_twin_reason
             for twin in twins:
                 state = twin["state"]
                 events = state.get("events", []) if isinstance(state, dict) else []

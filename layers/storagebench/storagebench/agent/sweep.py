@@ -23,6 +23,7 @@ from storagebench.agent.targets import unmount
 from storagebench.agent.throttle import V1_ROOT, V2_ROOTS
 from storagebench.agent.twin.fuse import unmount as fuse_unmount
 from storagebench.agent.twin.loop_record import recorded_loops
+from storagebench.agent.twin.volume import NATIVE_NAME
 
 
 def _mounts_under(prefix: str) -> List[str]:
@@ -48,8 +49,14 @@ def _loops_backed_under(prefix: str) -> List[str]:
     return loops
 
 
+def is_twin_argv(argv: List[bytes]) -> bool:
+    """Whether a command line (``/proc/<pid>/cmdline`` split at NULs) is an EBS twin's."""
+    native = bool(argv) and os.path.basename(argv[0]) == NATIVE_NAME.encode()
+    return native or b"storagebench.agent.twin.serve" in argv
+
+
 def _twins_under(prefix: str) -> List[int]:
-    """EBS twin processes serving a mount under ``prefix`` (agent.twin.serve)."""
+    """EBS twin processes serving a mount under ``prefix``: the compiled twin or agent.twin.serve."""
     pids = []
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
@@ -59,7 +66,7 @@ def _twins_under(prefix: str) -> List[int]:
                 argv = handle.read().split(b"\0")
         except OSError:
             continue  # ended meanwhile, or not ours to read
-        if b"storagebench.agent.twin.serve" not in argv or b"--mountpoint" not in argv:
+        if not is_twin_argv(argv) or b"--mountpoint" not in argv:
             continue
         index = argv.index(b"--mountpoint") + 1
         mountpoint = argv[index].decode("utf-8", "replace") if index < len(argv) else ""

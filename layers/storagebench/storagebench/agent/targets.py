@@ -160,6 +160,7 @@ class Targets:
                     "backing_file": loop.backing_file,
                     "direct_io": loop.direct_io,
                     "emulator": loop.emulator,
+                    "twin_implementation": loop.twin.implementation if loop.twin is not None else None,
                     "latency": dict(emulation.get("latency") or {}) if loop.twin is not None else None,
                     "calibrated_overhead_us": (
                         round(loop.twin.overhead_s * 1e6, 1)

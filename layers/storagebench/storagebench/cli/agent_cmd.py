@@ -99,6 +99,7 @@ def agent(
     from storagebench.agent.runner import EXIT_OK, Runner
     from storagebench.planning import LocalOptions, LocalTargetError, build_plan, local_targets
     from storagebench.request import RequestError, load_request, parse_request
+    from storagebench_local.native_twin import with_native_twin
 
     if emulator not in EMULATORS:
         raise fail(f"--emulator {emulator!r}: one of {', '.join(EMULATORS)} expected")
@@ -130,8 +131,10 @@ def agent(
                 assert suite is not None
                 request = load_request(suite)
             config_id = config or request.configs[0].id
-            options = LocalOptions(
-                capacity_bytes=int(capacity_gib * (1 << 30)), knee_seconds=knee_seconds, emulator=emulator
+            options = with_native_twin(
+                LocalOptions(
+                    capacity_bytes=int(capacity_gib * (1 << 30)), knee_seconds=knee_seconds, emulator=emulator
+                )
             )
             plan = build_plan(request, config_id, run_id, local_targets(request.config(config_id), options))
     except RequestError as exc:

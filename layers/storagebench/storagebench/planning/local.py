@@ -34,6 +34,9 @@ class LocalOptions:
     knee_seconds: float = 60.0  # when a full gp2/st1/sc1 bucket empties at full burst demand
     can_stripe: bool = Path("/proc/mdstat").exists()
     emulator: str = "auto"  # agent.emulate.EMULATORS: the EBS twin where it works, else the throttle
+    # The compiled EBS twin this machine provides (local sessions fill it in where make setup
+    # built it); None: twins run on the Python data path, labelled so in the manifest.
+    twin_program: str | None = None
 
 
 def _summed(limits: EmulationLimits, count: int) -> EmulationLimits:
@@ -63,6 +66,8 @@ def emulated_ebs(target: EbsTarget, options: LocalOptions) -> TargetSpec:
         "latency": latency,
         "emulator": options.emulator,
     }
+    if options.twin_program:
+        one["twin_program"] = options.twin_program
     spec = disk_spec(target)
     if target.count > 1 and target.layout == "raid0" and not options.can_stripe:
         merged: Emulation = {
@@ -73,6 +78,8 @@ def emulated_ebs(target: EbsTarget, options: LocalOptions) -> TargetSpec:
             "latency": latency,  # each I/O still lands on one member: same service time
             "emulator": options.emulator,
         }
+        if options.twin_program:
+            merged["twin_program"] = options.twin_program
         spec["emulate"] = [merged]
         spec["count"] = 1
     else:

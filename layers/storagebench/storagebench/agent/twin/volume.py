@@ -4,6 +4,11 @@ The twin serves ``<mountpoint>/volume``; the emulation puts a loop device with d
 (``agent.emulate``). Calibration times QD1 4 KiB direct reads through that loop device while
 the twin still answers at once: what they take is this machine's own I/O path (block layer,
 loop, FUSE, the twin's loop), which the twin then takes off every modelled service time.
+
+Two programs serve a twin, on one protocol (``agent.twin.serve``'s): the compiled data path
+(``native/twin``, ``storagebench-twin``; a few µs of CPU per I/O, real-time scheduling) where
+the plan names it and this machine has it, else the Python one (about 0.1 ms per I/O), with the
+reason in the manifest (``implementation``, ``fallback_reason``).
 """
 
 from __future__ import annotations
@@ -38,6 +43,23 @@ def code_root() -> str:
     return os.path.dirname(os.path.dirname(os.path.abspath(storagebench.__file__)))
 
 
+NATIVE, PYTHON = "native", "python"
+NATIVE_NAME = "storagebench-twin"  # the compiled program's name, which sweep looks for
+
+
+def native_problem(program: Optional[str]) -> Optional[str]:
+    """Why the compiled twin ``program`` cannot serve here, or None."""
+    if not program:
+        return "the plan names no compiled twin (local mode passes it where make setup built it)"
+    if not os.path.isabs(program) or os.path.basename(program) != NATIVE_NAME:
+        return f"twin_program {program!r}: an absolute path to {NATIVE_NAME} expected"
+    if not os.path.isfile(program):
+        return f"twin_program {program}: not found on this machine (make setup builds it)"
+    if not os.access(program, os.X_OK):
+        return f"twin_program {program}: not executable"
+    return None
+
+
 def twin_unavailable() -> Optional[str]:
     """Why this machine cannot run a twin, or None (checked before anything is created)."""
     if not sys.platform.startswith("linux"):
@@ -52,7 +74,16 @@ def twin_unavailable() -> Optional[str]:
 class TwinVolume:
     """A twin's process and its files; ``volume_path`` is what the loop device goes on."""
 
-    def __init__(self, backing_file: str, mountpoint: str, capacity_bytes: int, spec: Dict[str, Any]) -> None:
+    def __init__(
+        self,
+        backing_file: str,
+        mountpoint: str,
+        capacity_bytes: int,
+        spec: Dict[str, Any],
+        program: Optional[str] = None,
+    ) -> None:
+        """``program``: the compiled twin to run (checked with ``native_problem`` first); None
+        runs the Python twin."""
         self.backing_file = backing_file
         self.mountpoint = mountpoint
         self.capacity_bytes = capacity_bytes
@@ -61,7 +92,12 @@ class TwinVolume:
         self.overhead_s: Optional[float] = None
         self.calibrated_by: Optional[str] = None
         self.state: Optional[Dict[str, Any]] = None
+        self.program = program
         self._stdout = b""
+
+    @property
+    def implementation(self) -> str:
+        return NATIVE if self.program else PYTHON
 
     @property
     def volume_path(self) -> str:
@@ -73,10 +109,9 @@ class TwinVolume:
         os.makedirs(self.mountpoint, exist_ok=False)
         with open(self.backing_file, "wb") as handle:
             handle.truncate(self.capacity_bytes)
+        server = [self.program] if self.program else [sys.executable, "-m", "storagebench.agent.twin.serve"]
         argv = [
-            sys.executable,
-            "-m",
-            "storagebench.agent.twin.serve",
+            *server,
             "--backing",
             self.backing_file,
             "--mountpoint",
