@@ -27,6 +27,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -58,6 +59,7 @@ from storagebench.request import parse_request
 from storagebench.results.collect import collect
 from storagebench.results.fio_logs import read_timeseries
 from storagebench.results.records import ResultRecord
+from storagebench_local.native_twin import with_native_twin
 
 ROOT = Path(__file__).resolve().parent.parent
 PROFILES = {  # profile -> the dimension it is held to at the limit (None: QD1, latency only)
@@ -74,6 +76,7 @@ VOLUMES = [
     {"type": "gp2", "size_gib": 1000},
 ]
 EMULATORS = ("twin", "throttle")
+LOADS = ("quiet", "busy")  # busy: the three volumes at once beside a process spinning on one core
 PARTS = ("profiles", "prewarm", "knee")
 PREWARM_BYTES = 512 << 20  # each emulated volume read end to end: 4 s at gp3's 125 MiB/s
 LATENCY_BASIS = (
@@ -309,70 +312,142 @@ def run_summary(run: AgentRun, emulator: str) -> dict[str, Any]:
     return summary
 
 
+def column(emulator: str, load: str) -> str:
+    """A result column: the emulator, and "busy" when measured beside other work."""
+    return emulator if load == "quiet" else f"{emulator} busy"
+
+
+class Hog:
+    """A process spinning on one core (CPU 0) for as long as the block lasts: the "busy" load."""
+
+    def __init__(self) -> None:
+        self.process: subprocess.Popen[bytes] | None = None
+
+    def __enter__(self) -> Hog:
+        self.process = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+        os.sched_setaffinity(self.process.pid, {0})
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        assert self.process is not None
+        self.process.kill()
+        self.process.wait(timeout=10)
+
+
+def agents_at_once(plans: list[Plan], workdir: Path) -> list[AgentRun]:
+    """Every plan's agent started together (as the demo runs its configs), each in its own thread."""
+    with ThreadPoolExecutor(max_workers=len(plans)) as pool:
+        return list(pool.map(lambda plan: run_agent(plan, workdir), plans))
+
+
+@dataclass
+class VolumePlan:
+    name: str
+    plan: Plan
+    limits: dict[str, Any]
+    latency: dict[str, Any]
+
+
+def volume_plan(
+    volume: dict[str, Any],
+    workloads: list[dict[str, Any]],
+    prewarm: str,
+    options: LocalOptions,
+    emulator: str,
+) -> VolumePlan:
+    name = volume_name(volume)
+    request = request_for(volume, workloads, prewarm)
+    config = request.configs[0]
+    targets = local_targets(config, replace(options, emulator=emulator))
+    emulation = targets[0]["emulate"][0]
+    limits, latency = dict(emulation["limits"]), dict(emulation.get("latency") or {})
+    if not latency:
+        raise SystemExit(f"{name}: the plan carries no latency model (catalog ebs.{volume['type']}.latency)")
+    return VolumePlan(name, build_plan(request, config.id, "fidelity", targets), limits, latency)
+
+
 def bench_profiles(
-    workdir: Path, scale: float, options: LocalOptions, emulators: tuple[str, ...], predict_ios: int
+    workdir: Path,
+    scale: float,
+    options: LocalOptions,
+    emulators: tuple[str, ...],
+    predict_ios: int,
+    loads: tuple[str, ...],
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[Footprint]]:
-    volumes: list[dict[str, Any]] = []
+    """Quiet: one volume at a time. Busy: the three volumes' agents at once beside a CPU hog."""
+    workloads = [{"profile": p, "scale": scale} for p in PROFILES]
+    entries = {volume_name(v): {"volume": volume_name(v), "runs": {}} for v in VOLUMES}
+    predictions: dict[tuple[str, JobShape], dict[str, float]] = {}
     rows: list[dict[str, Any]] = []
     footprints = []
-    for volume in VOLUMES:
-        name = volume_name(volume)
-        request = request_for(volume, [{"profile": p, "scale": scale} for p in PROFILES], "none")
-        config = request.configs[0]
-        predictions: dict[JobShape, dict[str, float]] = {}
-        entry: dict[str, Any] = {"volume": name, "runs": {}}
+    for load in loads:
         for emulator in emulators:
-            targets = local_targets(config, replace(options, emulator=emulator))
-            emulation = targets[0]["emulate"][0]
-            limits, latency = dict(emulation["limits"]), dict(emulation.get("latency") or {})
-            if not latency:
-                raise SystemExit(
-                    f"{name}: the plan carries no latency model (catalog ebs.{volume['type']}.latency)"
-                )
-            entry.update({"limits": limits, "latency": latency})
-            plan = build_plan(request, config.id, "fidelity", targets)
-            run = run_agent(plan, workdir)
-            require_emulator(run, emulator)
-            footprints.append(run.footprint)
-            for step in plan["steps"]:
-                shape = job_shape(step)
-                if shape not in predictions:
-                    predictions[shape] = model_prediction(limits, latency, shape, predict_ios)
-                rows.append(profile_row(name, emulator, dict(step), shape, predictions[shape], limits, run))
-            entry["runs"][emulator] = run_summary(run, emulator)
-            print(f"{name} {emulator}: {progress(rows, name, emulator)}", flush=True)
-        volumes.append(entry)
-    return volumes, rows, footprints
-
-
-def bench_prewarm(workdir: Path, options: LocalOptions, emulators: tuple[str, ...]) -> list[dict[str, Any]]:
-    rows = []
-    for volume in VOLUMES:
-        for emulator in emulators:
-            for method, block_kib in (("dd", 1024), ("fio", 128)):
-                request = request_for(volume, [{"profile": "std-latency-4k-qd1", "scale": 0.006}], method)
-                config = request.configs[0]
-                targets = local_targets(config, replace(options, emulator=emulator))
-                limits = dict(targets[0]["emulate"][0]["limits"])
-                run = run_agent(build_plan(request, config.id, "fidelity", targets), workdir)
+            planned = [volume_plan(v, workloads, "none", options, emulator) for v in VOLUMES]
+            if load == "busy":
+                with Hog():
+                    runs = agents_at_once([p.plan for p in planned], workdir)
+            else:
+                runs = [run_agent(p.plan, workdir) for p in planned]
+            label = column(emulator, load)
+            for planned_volume, run in zip(planned, runs, strict=True):
+                name, limits, latency = planned_volume.name, planned_volume.limits, planned_volume.latency
                 require_emulator(run, emulator)
-                prewarm = next(r for r in run.records if r.engine == "prewarm")
-                limit = limit_expected(limits, "mibps", block_kib)
-                rows.append(
-                    {
-                        "volume": f"{volume['type']}:{volume['size_gib']}",
-                        "emulator": emulator,
-                        "method": method,
-                        "mibps": round(prewarm.bw_mibps or 0.0, 2),
-                        "limit_mibps": round(limit, 2),
-                        "ratio": round((prewarm.bw_mibps or 0.0) / limit, 4),
-                        "seconds": round(prewarm.runtime_s, 2),
-                        "mib_read": round(prewarm.bytes / (1 << 20), 1),
-                    }
-                )
-                print(
-                    f"prewarm {rows[-1]['volume']} {emulator} {method}: {rows[-1]['ratio']:.3f}", flush=True
-                )
+                footprints.append(run.footprint)
+                entries[name].update({"limits": limits, "latency": latency})
+                for step in planned_volume.plan["steps"]:
+                    shape = job_shape(step)
+                    key = (name, shape)
+                    if key not in predictions:
+                        predictions[key] = model_prediction(limits, latency, shape, predict_ios)
+                    row = profile_row(name, emulator, dict(step), shape, predictions[key], limits, run)
+                    rows.append({**row, "load": load, "column": label})
+                entries[name]["runs"][label] = run_summary(run, emulator)
+                print(f"{name} {label}: {progress(rows, name, label)}", flush=True)
+    return list(entries.values()), rows, footprints
+
+
+def prewarm_row(
+    volume: dict[str, Any], emulator: str, load: str, method: str, run: AgentRun
+) -> dict[str, Any]:
+    block_kib = 1024 if method == "dd" else 128
+    emulated = emulated_devices(run.manifest)[0]
+    prewarm = next(r for r in run.records if r.engine == "prewarm")
+    limit = limit_expected(emulated["limits"], "mibps", block_kib)
+    return {
+        "volume": f"{volume['type']}:{volume['size_gib']}",
+        "emulator": emulator,
+        "load": load,
+        "column": column(emulator, load),
+        "method": method,
+        "mibps": round(prewarm.bw_mibps or 0.0, 2),
+        "limit_mibps": round(limit, 2),
+        "ratio": round((prewarm.bw_mibps or 0.0) / limit, 4),
+        "seconds": round(prewarm.runtime_s, 2),
+        "mib_read": round(prewarm.bytes / (1 << 20), 1),
+    }
+
+
+def bench_prewarm(
+    workdir: Path, options: LocalOptions, emulators: tuple[str, ...], loads: tuple[str, ...]
+) -> list[dict[str, Any]]:
+    """Each volume read end to end by dd and by fio; busy: the three volumes at once beside a hog."""
+    rows = []
+    workloads = [{"profile": "std-latency-4k-qd1", "scale": 0.006}]
+    for load in loads:
+        for emulator in emulators:
+            for method in ("dd", "fio"):
+                plans = [volume_plan(v, workloads, method, options, emulator).plan for v in VOLUMES]
+                if load == "busy":
+                    with Hog():
+                        runs = agents_at_once(plans, workdir)
+                else:
+                    runs = [run_agent(plan, workdir) for plan in plans]
+                for volume, run in zip(VOLUMES, runs, strict=True):
+                    require_emulator(run, emulator)
+                    rows.append(prewarm_row(volume, emulator, load, method, run))
+                    print(
+                        f"prewarm {rows[-1]['volume']} {rows[-1]['column']} {method}: {rows[-1]['ratio']:.3f}"
+                    )
     return rows
 
 
@@ -420,7 +495,7 @@ def parse_list(flag: str, text: str, allowed: tuple[str, ...]) -> tuple[str, ...
     return chosen
 
 
-def main() -> None:
+def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
@@ -438,15 +513,32 @@ def main() -> None:
         help="comma-separated, measured side by side: twin,throttle",
     )
     parser.add_argument("--parts", default=",".join(PARTS), help=f"comma-separated: {','.join(PARTS)}")
+    parser.add_argument(
+        "--loads",
+        default=",".join(LOADS),
+        help="comma-separated: quiet (one volume at a time), busy (three at once beside a CPU hog)",
+    )
+    parser.add_argument(
+        "--python-twin", action="store_true", help="twins on the Python data path (default: the compiled one)"
+    )
     parser.add_argument("--predict-ios", type=int, default=200_000, help="I/Os the model simulates per shape")
     args = parser.parse_args()
-    emulators = parse_list("--emulators", args.emulators, EMULATORS)
-    parts = parse_list("--parts", args.parts, PARTS)
+    args.emulators = parse_list("--emulators", args.emulators, EMULATORS)
+    args.parts = parse_list("--parts", args.parts, PARTS)
+    args.loads = parse_list("--loads", args.loads, LOADS)
+    return args
+
+
+def main() -> None:
+    args = parse_args()
+    emulators, parts, loads = args.emulators, args.parts, args.loads
     if os.geteuid() != 0:
         raise SystemExit(
             "bench-fidelity emulates EBS volumes (loop devices, FUSE, cgroup throttling): run it as root"
         )
-    options = LocalOptions(capacity_bytes=1 << 30)
+    options = with_native_twin(LocalOptions(capacity_bytes=1 << 30))
+    if args.python_twin:
+        options = replace(options, twin_program=None)
     started = time.monotonic()
     volumes: list[dict[str, Any]] = []
     rows: list[dict[str, Any]] = []
@@ -457,10 +549,10 @@ def main() -> None:
         workdir = Path(scratch)
         if "profiles" in parts:
             volumes, rows, footprints = bench_profiles(
-                workdir, args.scale, options, emulators, args.predict_ios
+                workdir, args.scale, options, emulators, args.predict_ios, loads
             )
         if "prewarm" in parts:
-            prewarm = bench_prewarm(workdir, replace(options, capacity_bytes=PREWARM_BYTES), emulators)
+            prewarm = bench_prewarm(workdir, replace(options, capacity_bytes=PREWARM_BYTES), emulators, loads)
         if "knee" in parts:
             for emulator in emulators:
                 knee, knee_footprint = bench_knee(workdir, args.knee_seconds, options, emulator)
@@ -470,9 +562,8 @@ def main() -> None:
     cpu_pct = max((f.cpu_s / f.wall_s * 100 for f in footprints if f.wall_s > 0), default=0.0)
     best = best_prewarm(prewarm)
     summary = summarize(rows)
-    goals: dict[str, Any] = {
-        emulator: emulator_goals(emulator, summary, best, knees) for emulator in emulators
-    }
+    columns = [column(emulator, load) for load in loads for emulator in emulators]
+    goals: dict[str, Any] = {label: emulator_goals(label, summary, best, knees) for label in columns}
     goals["agent_rss_below_50mb"] = peak_rss_mb < 50 if footprints else None
     goals["agent_cpu_below_2pct"] = cpu_pct < 2 if footprints else None
     report: dict[str, Any] = {
@@ -483,6 +574,9 @@ def main() -> None:
             "scale": args.scale,
             "knee_seconds": args.knee_seconds,
             "emulators": list(emulators),
+            "loads": list(loads),
+            "busy_load": "the three volumes' agents at once, beside a process spinning on CPU 0",
+            "twin_program": options.twin_program,
             "predict_ios": args.predict_ios,
             "parts": list(parts),
             "capacity_bytes": options.capacity_bytes,

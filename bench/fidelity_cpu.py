@@ -23,9 +23,9 @@ from pathlib import Path
 from typing import Any
 
 from fidelity_latency import FidelityError
+from storagebench.agent.sweep import is_twin_argv
 
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
-TWIN_MODULE = b"storagebench.agent.twin.serve"
 CPU_DEFINITION = (
     "pct_of_one_core_per_1000_iops = cpu_share_pct_of_one_core / (iops / 1000) = 100,000 x cpu_s / ios: "
     "the twin's CPU per I/O scaled to 1,000 IOPS (10 % = 100 us per I/O); run figures count the "
@@ -94,7 +94,7 @@ def cpu_pressure_s() -> float | None:
 class RunSampler:
     """While an agent runs: its EBS twins' summed CPU and the machine's CPU pressure.
 
-    Twins are the agent's children running ``storagebench.agent.twin.serve``; a twin that has
+    Twins are the agent's children running a twin (the compiled one or ``agent.twin.serve``); a twin that has
     ended keeps its last reading in the sum, so the series never goes back. Each series is a
     list of (epoch seconds, cumulative seconds) for :func:`delta_between`. Pressure (PSI) is the
     scheduler's own clock of runnable tasks kept waiting; the machine's busy time in /proc/stat
@@ -136,7 +136,7 @@ class RunSampler:
             argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
         except OSError:
             return False
-        if TWIN_MODULE in argv:
+        if is_twin_argv(argv):
             return True
         self._not_twins.add(pid)
         return False

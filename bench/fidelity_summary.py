@@ -14,7 +14,12 @@ from fidelity_latency import LATENCY_GOALS
 
 
 def row_id(row: Mapping[str, Any]) -> str:
-    return f"{row['volume']} {row['profile']} {row['emulator']}"
+    return f"{row['volume']} {row['profile']} {column_of(row)}"
+
+
+def column_of(row: Mapping[str, Any]) -> str:
+    """The result column a row belongs to: its emulator, "busy" when measured beside other work."""
+    return str(row.get("column", row["emulator"]))
 
 
 def summarize(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
@@ -24,8 +29,8 @@ def summarize(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     3 % and every direction's p50/p95/p99 is within its goal of the model's prediction.
     """
     summary: dict[str, Any] = {}
-    for emulator in sorted({str(row["emulator"]) for row in rows}):
-        mine = [row for row in rows if row["emulator"] == emulator]
+    for emulator in sorted({column_of(row) for row in rows}):
+        mine = [row for row in rows if column_of(row) == emulator]
         limited = [row for row in mine if row.get("limit")]
         worst_limit = max(limited, key=lambda r: abs(r["limit"]["ratio"] - 1), default=None)
         worst_latency: dict[str, Any] = {}
@@ -64,7 +69,7 @@ def progress(rows: list[dict[str, Any]], volume: str, emulator: str) -> str:
     """One line per run: each profile's limit ratio and its worst latency error."""
     parts = []
     for row in rows:
-        if row["volume"] != volume or row["emulator"] != emulator:
+        if row["volume"] != volume or column_of(row) != emulator:
             continue
         errors = [g[p]["error_pct"] for g in row["latency"]["directions"].values() for p in LATENCY_GOALS]
         ratio = f"{row['limit']['ratio']:.3f}" if row["limit"] else "-"
@@ -76,7 +81,7 @@ def best_prewarm(prewarm: list[dict[str, Any]]) -> dict[tuple[str, str], dict[st
     """The faster method per (volume, emulator)."""
     best: dict[tuple[str, str], dict[str, Any]] = {}
     for row in prewarm:
-        key = (row["volume"], row["emulator"])
+        key = (row["volume"], column_of(row))
         if row["ratio"] > best.get(key, {}).get("ratio", 0):
             best[key] = row
     return best
@@ -104,9 +109,10 @@ def emulator_goals(
 def twin_cpu_summary(volumes: list[dict[str, Any]], rows: list[dict[str, Any]]) -> dict[str, Any]:
     """The twin's CPU per run (its own account) and the costliest and busiest steps (sampled)."""
     per_run = [
-        {"volume": v["volume"], **figures}
+        {"volume": v["volume"], "column": label, **figures}
         for v in volumes
-        for figures in v["runs"].get("twin", {}).get("twin_cpu", [])
+        for label, run in v["runs"].items()
+        for figures in run.get("twin_cpu", [])
     ]
     per_step = [(row_id(r), r["twin_cpu"]) for r in rows if r["twin_cpu"]]
     costliest = max(per_step, key=lambda item: item[1]["pct_of_one_core_per_1000_iops"] or 0.0, default=None)
@@ -122,7 +128,7 @@ def twin_cpu_summary(volumes: list[dict[str, Any]], rows: list[dict[str, Any]]) 
 def table(rows: list[dict[str, Any]]) -> list[str]:
     """One line per row and direction: limit ratio, p50/p95/p99 measured/model and error, CPU, pressure."""
     lines = [
-        f"{'volume':<13}{'profile':<22}{'emulator':<9}{'dir':<6}{'limit':>7}{'p50 ms meas/model':>22}"
+        f"{'volume':<13}{'profile':<22}{'emulator':<14}{'dir':<6}{'limit':>7}{'p50 ms meas/model':>22}"
         f"{'p95 ms meas/model':>22}{'p99 ms meas/model':>22}{'cpu%/1k':>8}{'psi%':>6}"
     ]
     for row in rows:
@@ -135,7 +141,7 @@ def table(rows: list[dict[str, Any]]) -> list[str]:
             cpu = row["twin_cpu"]["pct_of_one_core_per_1000_iops"] if row["twin_cpu"] else None
             pressure = row.get("cpu_pressure_some_pct")
             lines.append(
-                f"{row['volume']:<13}{row['profile']:<22}{row['emulator']:<9}{direction:<6}{ratio:>7}"
+                f"{row['volume']:<13}{row['profile']:<22}{column_of(row):<14}{direction:<6}{ratio:>7}"
                 f"{cells}{cpu if cpu is not None else '-':>8}{pressure if pressure is not None else '-':>6}"
             )
     return lines

@@ -42,6 +42,16 @@ def random_ios(times: list[float], block: int, seed: int, write_share: float = 0
     return [[t, draw.randrange(4096) * block, block, draw.random() < write_share] for t in times]
 
 
+def stalled(ios: list[list[Any]], stalls: dict[int, float]) -> list[list[Any]]:
+    """The trace with the twin stalled ``stalls[i]`` seconds before I/O ``i``, arriving that late."""
+    out, delay = [], 0.0
+    for index, io in enumerate(ios):
+        delay += stalls.get(index, 0.0)
+        now = io[0] + delay
+        out.append([now, *io[1:], stalls[index]] if index in stalls else [now, *io[1:]])
+    return out
+
+
 def sequential_ios(times: list[float], block: int, write: bool = False) -> list[list[Any]]:
     return [[t, index * block, block, write] for index, t in enumerate(times)]
 
@@ -85,6 +95,12 @@ def cases() -> list[dict[str, Any]]:
             "spec": {"limits": {**GP3, "pacing_slots": 0}, "latency": GP3_LATENCY},
             "seed": 12,
             "ios": random_ios(arrivals(300, 2900, 3, jitter_s=0.002), 4 * KIB, 4, write_share=0.3),
+        },
+        {
+            "name": "gp3 at the limit with the twin stalled 30 ms then 0.5 s (the stall credit, capped)",
+            "spec": {"limits": GP3, "latency": GP3_LATENCY},
+            "seed": 17,
+            "ios": stalled(random_ios(arrivals(300, 4000, 16), 4 * KIB, 17), {100: 0.03, 200: 0.5}),
         },
         {
             "name": "gp3 sequential 1 MiB writes and 128 KiB reads that merge",

@@ -15,6 +15,10 @@ const Z99: f64 = 2.3263478740408408;
 pub const RESTORE_SHARE: f64 = 0.05;
 /// Slots of rate a late arrival may catch up on (model.PACING_SLOTS).
 pub const PACING_SLOTS: f64 = 2.0;
+/// A reply this late means the twin itself could not run (model.STALL_S).
+pub const STALL_S: f64 = 0.005;
+/// The most of a stall the buckets may catch up on (model.STALL_CREDIT_CAP_S).
+const STALL_CREDIT_CAP_S: f64 = 0.25;
 
 #[derive(Debug)]
 pub struct ModelError(pub String);
@@ -271,6 +275,7 @@ pub struct Admission {
     pub operations: u64,
     pub ios: u64,
     pub bytes: u64,
+    stall_credit: f64,
 }
 
 impl Admission {
@@ -290,6 +295,7 @@ impl Admission {
             operations: 0,
             ios: 0,
             bytes: 0,
+            stall_credit: 0.0,
         }
     }
 
@@ -362,6 +368,13 @@ impl Admission {
         });
     }
 
+    /// The twin could not run for `seconds`: the buckets may catch up on as much (model.forgive).
+    pub fn forgive(&mut self, seconds: f64) {
+        if seconds > 0.0 {
+            self.stall_credit = STALL_CREDIT_CAP_S.min(self.stall_credit + seconds);
+        }
+    }
+
     /// When this I/O, arriving at `now`, has its last unit start being served (>= now): an I/O
     /// of several units is served unit by unit at the volume's pace (model.py's admit).
     ///
@@ -377,9 +390,11 @@ impl Admission {
         self.spend(now, operations, charged);
         let (iops, mibps) = self.ceilings();
         let slots = self.limits.pacing_slots;
-        let ops_tolerance = slots / iops;
         let bytes_rate = mibps * MIB as f64;
-        let bytes_tolerance = slots * self.limits.unit as f64 / bytes_rate;
+        let ops_base = slots / iops;
+        let bytes_base = slots * self.limits.unit as f64 / bytes_rate;
+        let ops_tolerance = ops_base + self.stall_credit;
+        let bytes_tolerance = bytes_base + self.stall_credit;
         let mut start = now;
         let mut ops_ready = self.ops_free_at;
         let mut bytes_ready = self.bytes_free_at;
@@ -397,6 +412,11 @@ impl Admission {
         if charged > 0 {
             self.bytes_free_at =
                 bytes_ready.max(start - bytes_tolerance) + charged as f64 / bytes_rate;
+        }
+        if self.stall_credit != 0.0 {
+            let lag =
+                (now - ops_base - self.ops_free_at).max(now - bytes_base - self.bytes_free_at);
+            self.stall_credit = self.stall_credit.min(lag).max(0.0);
         }
         if operations > 1 {
             start +=

@@ -24,9 +24,12 @@ fn run(document: &Value) -> Result<Value, String> {
         .ok_or("ios: a list expected")?;
     let (mut starts, mut services) = (Vec::new(), Vec::new());
     for (index, io) in ios.iter().enumerate() {
-        let fields = io.as_array().filter(|f| f.len() == 4).ok_or(format!(
-            "ios[{index}]: [now, offset, length, write] expected"
-        ))?;
+        let fields = io
+            .as_array()
+            .filter(|f| f.len() == 4 || f.len() == 5)
+            .ok_or(format!(
+                "ios[{index}]: [now, offset, length, write(, stall_s)] expected"
+            ))?;
         let now = fields[0]
             .as_f64()
             .ok_or(format!("ios[{index}][0]: a number expected"))?;
@@ -39,6 +42,12 @@ fn run(document: &Value) -> Result<Value, String> {
         let write = fields[3]
             .as_bool()
             .ok_or(format!("ios[{index}][3]: true or false expected"))?;
+        if let Some(stall) = fields.get(4) {
+            let seconds = stall
+                .as_f64()
+                .ok_or(format!("ios[{index}][4]: a number expected"))?;
+            model.admission.forgive(seconds);
+        }
         starts.push(model.admission.admit(now, offset, length, write));
         services.push((model.service.sample() - overhead).max(0.0));
     }

@@ -28,7 +28,7 @@ use serde_json::{json, Value};
 
 use crate::clock::{cpu_seconds, monotonic};
 use crate::fuse::{self, Control, IN_HEADER, MAX_IO, READ, READ_BUFFER, RW_IN, WRITE};
-use crate::model::VolumeModel;
+use crate::model::{VolumeModel, STALL_S};
 use crate::store::Store;
 
 /// A gap shorter than this is waited out on the clock: sleeping and waking costs about as much.
@@ -142,7 +142,10 @@ impl InFlight {
     }
 }
 
-/// How far replies left from their due time (µs, log2 buckets, early and late apart).
+const MAX_STALLS_KEPT: usize = 50;
+
+/// How far replies left from their due time (µs, log2 buckets, early and late apart), and the
+/// stalls: replies later than STALL_S, with when they were due.
 #[derive(Default)]
 pub struct Timing {
     late: [u64; 24],
@@ -150,16 +153,28 @@ pub struct Timing {
     max_late_us: f64,
     max_early_us: f64,
     count: u64,
+    stalls: Vec<(f64, f64)>, // (due, late s), one per stall (replies due within it are one stall)
+    stalled_replies: u64,
 }
 
 impl Timing {
-    fn record(&mut self, error_s: f64) {
+    fn record(&mut self, due: f64, error_s: f64) {
         self.count += 1;
         let us = error_s * 1e6;
         if us < 0.0 {
             self.early += 1;
             self.max_early_us = self.max_early_us.max(-us);
             return;
+        }
+        if error_s >= STALL_S {
+            self.stalled_replies += 1;
+            let same = self
+                .stalls
+                .last()
+                .is_some_and(|&(at, late)| due <= at + late);
+            if !same && self.stalls.len() < MAX_STALLS_KEPT {
+                self.stalls.push((due, error_s));
+            }
         }
         self.max_late_us = self.max_late_us.max(us);
         let bucket = if us < 1.0 {
@@ -190,11 +205,19 @@ impl Timing {
         self.max_late_us
     }
 
-    fn summary(&self) -> Value {
+    fn summary(&self, started: Option<f64>) -> Value {
         if self.count == 0 {
             return Value::Null;
         }
+        let origin = started.unwrap_or(0.0);
+        let stalls: Vec<Value> = self
+            .stalls
+            .iter()
+            .map(|&(due, late)| json!({"elapsed_s": round(due - origin, 3), "late_ms": round(late * 1e3, 1)}))
+            .collect();
         json!({
+            "stalls": stalls,
+            "stalled_replies": self.stalled_replies,
             "replies": self.count,
             "early": self.early,
             "max_early_us": round(self.max_early_us, 1),
@@ -289,7 +312,7 @@ impl Twin {
                 Value::Null
             },
             "events": events,
-            "reply_timing": self.timing.summary(),
+            "reply_timing": self.timing.summary(started),
             "coalesce_share": COALESCE_SHARE,
             "loop": self.loop_stats,
         })
@@ -347,6 +370,7 @@ pub struct Server<'a> {
     wakeups: u64,
     spins: u64,
     deferred: u64,
+    forgiven_s: f64,
 }
 
 impl<'a> Server<'a> {
@@ -364,6 +388,7 @@ impl<'a> Server<'a> {
             wakeups: 0,
             spins: 0,
             deferred: 0,
+            forgiven_s: 0.0,
         }
     }
 
@@ -390,7 +415,7 @@ impl<'a> Server<'a> {
                 return Ok(());
             };
             if pending.modelled {
-                self.twin.timing.record(now - pending.due);
+                self.twin.timing.record(pending.due, now - pending.due);
             }
             self.answer(pending)?;
         }
@@ -566,10 +591,19 @@ impl<'a> Server<'a> {
                 result = Err(io::Error::last_os_error());
                 break;
             }
-            if ready == 0 {
-                if wake.is_some() {
-                    self.learn_lateness(monotonic() - (now + timeout));
+            if wake.is_some() {
+                // Woken this much after the time asked for: the machine stalled the twin itself.
+                // The buckets may catch up on it: the volume did not stop, its emulator did.
+                let late = monotonic() - (now + timeout);
+                if late >= STALL_S && self.twin.modelling {
+                    self.twin.model.admission.forgive(late);
+                    self.forgiven_s += late;
                 }
+                if ready == 0 {
+                    self.learn_lateness(late);
+                }
+            }
+            if ready == 0 {
                 if !watch_fuse {
                     self.drain_or_stop(&mut result); // what arrived meanwhile, before replies go
                 }
@@ -592,6 +626,7 @@ impl<'a> Server<'a> {
             "wakeups": self.wakeups,
             "spins": self.spins,
             "deferred_arrivals": self.deferred,
+            "stalls_forgiven_s": round(self.forgiven_s, 4),
             "learnt_early_us": round(self.early_s * 1e6, 1),
         });
         // Answer what is still waiting so no I/O is left hanging in the kernel.

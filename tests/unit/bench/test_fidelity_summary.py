@@ -55,6 +55,14 @@ def test_each_emulator_gets_its_goals_and_its_worst_errors() -> None:
     assert twin["max_cpu_pressure_some_pct"] == 12.5
 
 
+def test_busy_rows_are_their_own_column() -> None:
+    busy = [{**row, "load": "busy", "column": "twin busy"} for row in ROWS if row["emulator"] == "twin"]
+    summary = summarize(ROWS + busy)
+    assert set(summary) == set(summarize(ROWS)) | {"twin busy"}
+    assert summary["twin busy"]["rows"] == summary["twin"]["rows"]
+    assert all(name.endswith(" twin busy") for name in summary["twin busy"]["missed"])
+
+
 def test_goals_name_the_parts_that_did_not_run() -> None:
     summary = summarize(ROWS)
     prewarm = [
@@ -76,11 +84,16 @@ def test_goals_name_the_parts_that_did_not_run() -> None:
 
 
 def test_the_twins_cpu_summary_names_its_costliest_step() -> None:
-    volumes = [
-        {"volume": "gp3:100", "runs": {"twin": {"twin_cpu": [{"pct_of_one_core_per_1000_iops": 10.5}]}}}
+    runs = {
+        "twin": {"twin_cpu": [{"pct_of_one_core_per_1000_iops": 10.5}]},
+        "twin busy": {"twin_cpu": [{"pct_of_one_core_per_1000_iops": 12.0}]},
+        "throttle": {},
+    }
+    summary = twin_cpu_summary([{"volume": "gp3:100", "runs": runs}], ROWS)
+    assert summary["runs"] == [
+        {"volume": "gp3:100", "column": "twin", "pct_of_one_core_per_1000_iops": 10.5},
+        {"volume": "gp3:100", "column": "twin busy", "pct_of_one_core_per_1000_iops": 12.0},
     ]
-    summary = twin_cpu_summary(volumes, ROWS)
-    assert summary["runs"] == [{"volume": "gp3:100", "pct_of_one_core_per_1000_iops": 10.5}]
     assert summary["costliest_step_per_1000_iops"]["row"] == "gp3:100 std-latency-4k-qd1 twin"
     lines = table(ROWS)
     assert len(lines) == 1 + 3

@@ -16,6 +16,7 @@ import pytest
 
 from storagebench.agent.twin.model import (
     PACING_SLOTS,
+    STALL_CREDIT_CAP_S,
     Admission,
     Limits,
     ModelError,
@@ -175,6 +176,45 @@ def test_late_replies_keep_the_rate_with_the_tolerance_and_lose_it_without() -> 
     assert closed_loop_rate(admission(**limits), 0.0) == pytest.approx(1000, rel=0.001)
     assert closed_loop_rate(admission(**limits), 1.5) == pytest.approx(1000, rel=0.002)
     assert closed_loop_rate(strict(**limits), 1.5) < 0.97 * 1000  # each missed slot lost for good
+
+
+def stalled_closed_loop_rate(gate: Admission, stalls: int, stall_s: float, forgive: bool) -> float:
+    """IOPS of 8 I/Os in flight (1 ms of service) for 20 s at 1,000 IOPS, the twin stalled
+    ``stalls`` times: every reply due in a stall leaves when it ends, and the twin then forgives."""
+    completions = [gate.admit(0.0, i * MIB, 4 * KIB, False) + 0.001 for i in range(8)]
+    heapq.heapify(completions)
+    stall_at = [20.0 * (k + 1) / (stalls + 1) for k in range(stalls)]
+    done, index = 0.0, 0
+    while done < 20.0:
+        done = heapq.heappop(completions)
+        if stall_at and done >= stall_at[0]:
+            begun = stall_at.pop(0)
+            done = max(done, begun + stall_s)
+            if forgive:
+                gate.forgive(done - begun)
+        index += 1
+        heapq.heappush(completions, gate.admit(done, (index * 7919 % 4096) * MIB, 4 * KIB, False) + 0.001)
+    return index / done
+
+
+def test_stalls_of_the_twin_itself_are_caught_up_on_when_forgiven() -> None:
+    limits = {"iops": 1000, "mibps": 1000, "io_size_kib": 256}
+    forgiven = stalled_closed_loop_rate(admission(**limits), 20, 0.05, forgive=True)
+    not_forgiven = stalled_closed_loop_rate(admission(**limits), 20, 0.05, forgive=False)
+    assert forgiven == pytest.approx(1000, rel=0.003)
+    assert not_forgiven < 0.96 * 1000  # 20 x 50 ms of a 20 s run lost
+
+
+def test_the_stall_credit_is_capped_and_spent_once_the_buckets_catch_up() -> None:
+    gate = admission(iops=1000, mibps=1000, io_size_kib=256)
+    gate.admit(10.0, 0, 4 * KIB, False)
+    gate.forgive(1.0)  # capped at STALL_CREDIT_CAP_S
+    starts = [gate.admit(11.0, (i + 1) * MIB, 4 * KIB, False) for i in range(400)]
+    at_once = sum(1 for start in starts if start == 11.0)
+    assert at_once == int((STALL_CREDIT_CAP_S + PACING_SLOTS / 1000) * 1000) + 1
+    assert gate.stall_credit == 0.0  # spent: the buckets no longer lag the clock
+    later = [gate.admit(12.0, (500 + i) * MIB, 4 * KIB, False) for i in range(5)]
+    assert later == pytest.approx([12.0, 12.0, 12.0, 12.001, 12.002], abs=1e-9)  # paced again
 
 
 def test_the_tolerance_never_lets_a_window_beyond_its_slots_exceed_the_limit() -> None:

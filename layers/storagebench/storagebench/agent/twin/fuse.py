@@ -25,6 +25,8 @@ import struct
 import time
 from typing import Callable, List, Optional, Tuple
 
+from storagebench.agent.twin.model import STALL_S
+
 # Opcodes (include/uapi/linux/fuse.h)
 LOOKUP, FORGET, GETATTR, SETATTR = 1, 2, 3, 4
 OPEN, READ, WRITE, STATFS, RELEASE, FSYNC = 14, 15, 16, 17, 18, 20
@@ -111,9 +113,16 @@ class VolumeServer:
     """Serves one file of ``size`` bytes on an open /dev/fuse descriptor."""
 
     def __init__(
-        self, fd: int, size: int, handler: Handler, clock: Callable[[], float] = time.monotonic
+        self,
+        fd: int,
+        size: int,
+        handler: Handler,
+        clock: Callable[[], float] = time.monotonic,
+        on_stall: Optional[Callable[[float], None]] = None,
     ) -> None:
+        """``on_stall(seconds)``: a timed wake-up came that much late (the twin could not run)."""
         self.fd = fd
+        self.on_stall = on_stall
         self.size = size
         self.handler = handler
         self.clock = clock
@@ -270,8 +279,12 @@ class VolumeServer:
                 timeout = max(0.0, self.pending[0][0] - now - self.early_s - SPIN_S)
             if timeout > 0:
                 readable, _, _ = select.select(watched, [], [], timeout)
-                if not readable and self.pending:
-                    self._learn_lateness(self.clock() - (now + timeout))
+                if self.pending:
+                    late = self.clock() - (now + timeout)
+                    if late >= STALL_S and self.on_stall is not None:
+                        self.on_stall(late)  # the machine stalled the twin itself
+                    if not readable:
+                        self._learn_lateness(late)
             else:
                 # Within SPIN_S of a due reply: wait it out on the clock alone (a request arriving
                 # meanwhile is read right after, at most SPIN_S late), then send it.

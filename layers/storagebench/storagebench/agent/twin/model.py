@@ -14,7 +14,10 @@ is therefore what Little's law says: with ``n`` I/Os in flight at ``R`` IOPS eac
   and refill at baseline; while any are left the ceilings are the burst ones;
 * each bucket tolerates ``PACING_SLOTS`` of its own slots of lateness (a GCRA): an I/O that
   reaches the twin late, because the twin or the client woke late, is caught up on instead of
-  its slot being lost for good, and no window longer than those slots ever exceeds the limit.
+  its slot being lost for good, and no window longer than those slots ever exceeds the limit;
+* when the machine stalls the twin itself (a reply leaves ``STALL_S`` or more late: the twin
+  could not run), ``forgive`` lets the buckets catch up on that time too, up to
+  ``STALL_CREDIT_CAP_S``: the volume did not stop, its emulator did.
 
 The model is pure (the clock is an argument) so the twin, the fidelity bench and the tests run
 the same arithmetic; ``predict`` simulates a closed loop of ``iodepth`` I/Os through it. This
@@ -37,6 +40,8 @@ KIB = 1 << 10
 Z99 = 2.3263478740408408  # the standard normal's 99th percentile
 RESTORE_SHARE = 0.05  # credits needed to leave baseline again (avoids flapping at the knee); both emulators
 PACING_SLOTS = 2.0  # slots of its own rate a bucket may catch up on after a late arrival
+STALL_S = 0.005  # a reply this late means the twin itself could not run
+STALL_CREDIT_CAP_S = 0.25  # the most of a stall the buckets may catch up on
 _MASK = (1 << 64) - 1
 
 
@@ -187,6 +192,7 @@ class Admission:
         self.operations = 0
         self.ios = 0
         self.bytes = 0
+        self.stall_credit = 0.0
 
     def ceilings(self) -> Tuple[float, float]:
         if self.bursting:
@@ -232,6 +238,13 @@ class Admission:
             self.bursting = True
             self.events.append((now, "burst-restored", self.credits, *self.ceilings()))
 
+    def forgive(self, seconds: float) -> None:
+        """The twin could not run for ``seconds``: I/Os its stall made late may catch up on as
+        much of the rate (capped at STALL_CREDIT_CAP_S); the credit is spent as the buckets
+        catch up and gone once neither lags the clock."""
+        if seconds > 0:
+            self.stall_credit = min(STALL_CREDIT_CAP_S, self.stall_credit + seconds)
+
     def admit(self, now: float, offset: int, length: int, write: bool) -> float:
         """When this I/O, arriving at ``now``, has its last unit start being served (>= now).
 
@@ -249,9 +262,11 @@ class Admission:
         # by a late arrival may run that far behind the clock and catch up, so a twin or client
         # that wakes late does not lose rate for good; over any longer window the limit holds.
         slots = self.limits.pacing_slots
-        ops_tolerance = slots / iops
         bytes_rate = mibps * MIB
-        bytes_tolerance = slots * self.limits.unit / bytes_rate
+        ops_base = slots / iops
+        bytes_base = slots * self.limits.unit / bytes_rate
+        ops_tolerance = ops_base + self.stall_credit
+        bytes_tolerance = bytes_base + self.stall_credit
         start = now
         ops_ready, bytes_ready = self.ops_free_at, self.bytes_free_at
         if operations:
@@ -264,6 +279,9 @@ class Admission:
             self.ops_free_at = max(ops_ready, start - ops_tolerance) + operations / iops
         if charged:
             self.bytes_free_at = max(bytes_ready, start - bytes_tolerance) + charged / bytes_rate
+        if self.stall_credit:
+            lag = max(now - ops_base - self.ops_free_at, now - bytes_base - self.bytes_free_at)
+            self.stall_credit = max(0.0, min(self.stall_credit, lag))
         if operations > 1:
             start += (operations - 1) * max(1.0 / iops, self.limits.unit / bytes_rate)
         return start
@@ -286,13 +304,17 @@ class VolumeModel:
 def replay(
     spec: Dict[str, Any], seed: int, ios: Sequence[Sequence[Any]], overhead_s: float = 0.0
 ) -> Dict[str, Any]:
-    """The model alone on a trace of ``[now, offset, length, write]`` I/Os: each I/O's start and
+    """The model alone on a trace of ``[now, offset, length, write(, stall_s)]`` I/Os (``stall_s``: a
+    stall of the twin forgiven just before the I/O): each I/O's start and
     service time (less ``overhead_s``, never below 0, as the twin answers), the counters and the
     burst events. ``storagebench-twin replay`` answers the same document with the same figures."""
     model = VolumeModel(spec["limits"], spec["latency"], seed)
     starts: List[float] = []
     services: List[float] = []
-    for now, offset, length, write in ios:
+    for io in ios:
+        now, offset, length, write = io[:4]
+        if len(io) > 4:  # the twin was stalled this long just before this arrival
+            model.admission.forgive(io[4])
         starts.append(model.admission.admit(now, offset, length, write))
         services.append(max(0.0, model.service.sample() - overhead_s))
     admission = model.admission

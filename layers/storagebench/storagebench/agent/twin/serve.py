@@ -44,6 +44,7 @@ class Twin:
         self.cpu_started: Optional[float] = None
         self.modelled_ios = 0
         self.clamped = 0  # service time shorter than the path's overhead: answered at once
+        self.forgiven_s = 0.0  # stalls of the twin itself the buckets were allowed to catch up on
 
     def handle(
         self, offset: int, length: int, write: bool, data: Optional[memoryview], now: float
@@ -64,6 +65,12 @@ class Twin:
             self.clamped += 1
             service = 0.0
         return start + service, payload
+
+    def forgive(self, seconds: float) -> None:
+        """The machine stalled the twin this long: the model's buckets may catch up on it."""
+        if self.modelling:
+            self.model.admission.forgive(seconds)
+            self.forgiven_s += seconds
 
     def start_model(self) -> None:
         self.modelling = True
@@ -94,6 +101,8 @@ class Twin:
             "bytes": admission.bytes,
             "overhead_s": self.overhead_s,
             "clamped_ios": self.clamped,
+            "stalls_forgiven_s": round(self.forgiven_s, 4),
+            "implementation": "python",
             "credits_left": round(admission.credits, 1) if admission.limits.credit_capacity else None,
             "events": events,
         }
@@ -176,7 +185,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         return 3
     _say("ready")
     control = Control(twin)
-    server = VolumeServer(fuse_fd, args.capacity, twin.handle)
+    server = VolumeServer(fuse_fd, args.capacity, twin.handle, on_stall=twin.forgive)
     server.serve(extra_fd=control.fd, on_extra=control.poll, should_stop=lambda: control.stopped)
     _say("state " + json.dumps(twin.state(), sort_keys=True))
     os.close(fuse_fd)
