@@ -154,26 +154,30 @@ pub struct Timing {
     max_early_us: f64,
     count: u64,
     stalls: Vec<(f64, f64)>, // (due, late s), one per stall (replies due within it are one stall)
+    stall_end: Option<f64>,
     stalled_replies: u64,
 }
 
 impl Timing {
-    fn record(&mut self, due: f64, error_s: f64) {
+    /// Records one reply; a reply STALL_S or more late that is not due within the stall before
+    /// it begins a new stall, whose length is returned.
+    fn record(&mut self, due: f64, error_s: f64) -> Option<f64> {
         self.count += 1;
         let us = error_s * 1e6;
         if us < 0.0 {
             self.early += 1;
             self.max_early_us = self.max_early_us.max(-us);
-            return;
+            return None;
         }
+        let mut stall = None;
         if error_s >= STALL_S {
             self.stalled_replies += 1;
-            let same = self
-                .stalls
-                .last()
-                .is_some_and(|&(at, late)| due <= at + late);
-            if !same && self.stalls.len() < MAX_STALLS_KEPT {
-                self.stalls.push((due, error_s));
+            if !self.stall_end.is_some_and(|end| due <= end) {
+                stall = Some(error_s);
+                self.stall_end = Some(due + error_s);
+                if self.stalls.len() < MAX_STALLS_KEPT {
+                    self.stalls.push((due, error_s));
+                }
             }
         }
         self.max_late_us = self.max_late_us.max(us);
@@ -183,6 +187,7 @@ impl Timing {
             (us.log2().floor() as usize + 1).min(23)
         };
         self.late[bucket] += 1;
+        stall
     }
 
     /// The upper edge (µs) of the bucket holding quantile `q` of the replies' lateness (early: 0).
@@ -415,7 +420,13 @@ impl<'a> Server<'a> {
                 return Ok(());
             };
             if pending.modelled {
-                self.twin.timing.record(pending.due, now - pending.due);
+                if let Some(stall) = self.twin.timing.record(pending.due, now - pending.due) {
+                    // The twin could not run this long (the machine stalled it: under SCHED_FIFO
+                    // nothing else here can). The buckets may catch up on it: the volume did not
+                    // stop, its emulator did.
+                    self.twin.model.admission.forgive(stall);
+                    self.forgiven_s += stall;
+                }
             }
             self.answer(pending)?;
         }
@@ -591,19 +602,10 @@ impl<'a> Server<'a> {
                 result = Err(io::Error::last_os_error());
                 break;
             }
-            if wake.is_some() {
-                // Woken this much after the time asked for: the machine stalled the twin itself.
-                // The buckets may catch up on it: the volume did not stop, its emulator did.
-                let late = monotonic() - (now + timeout);
-                if late >= STALL_S && self.twin.modelling {
-                    self.twin.model.admission.forgive(late);
-                    self.forgiven_s += late;
-                }
-                if ready == 0 {
-                    self.learn_lateness(late);
-                }
-            }
             if ready == 0 {
+                if wake.is_some() {
+                    self.learn_lateness(monotonic() - (now + timeout));
+                }
                 if !watch_fuse {
                     self.drain_or_stop(&mut result); // what arrived meanwhile, before replies go
                 }

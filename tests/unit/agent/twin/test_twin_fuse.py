@@ -354,3 +354,26 @@ def test_replies_still_pending_are_sent_when_serving_stops() -> None:
         assert made.server.pending == []
     finally:
         made.close()
+
+
+def test_a_reply_sent_a_stall_late_reports_the_stall_once() -> None:
+    """Replies due at 100.01 and 100.02 on a clock that jumps 50 ms (the twin could not run): one
+    stall of about 50 ms is reported, the second reply being due within it."""
+    stalls: List[float] = []
+    made = Harness(handler=lambda offset, length, write, data, now: (100.01 + offset / 4096 * 0.01, b""))
+    made.clock.now = 100.0
+    made.server.on_stall = stalls.append
+    try:
+        for offset in (0, 4096):
+            made.send(READ, read_body(offset, 4096), node=2)
+        made.served.setblocking(False)
+        made.server._drain()
+        made.clock.now = 100.06  # the stall
+        made.server._send_due(made.clock())
+        assert made.server.pending == []
+        assert stalls == [pytest.approx(0.05, abs=0.002)]
+        made.server.pending.append((100.065, 9, 99, b""))  # on time again: no stall
+        made.server._send_due(100.066)
+        assert len(stalls) == 1
+    finally:
+        made.close()

@@ -15,6 +15,7 @@ from __future__ import annotations
 import errno
 import json
 import select
+import signal
 import socket
 import struct
 import subprocess
@@ -316,6 +317,30 @@ def test_modelled_replies_never_leave_before_their_time(tmp_path: Path) -> None:
     assert state["reply_timing"]["replies"] == 6
     assert state["realtime"] is False and state["realtime_refused"] == "--no-realtime"
     assert state["cpu_s"] >= 0 and state["modelled_s"] > 0
+
+
+def test_a_stall_of_the_twin_is_reported_and_forgiven(tmp_path: Path) -> None:
+    """SIGSTOP for 0.3 s while replies are due (the machine stalling the twin): the late replies
+    make one stall in the state, and the buckets are allowed to catch up on it."""
+    spec = {"limits": {"iops": 1000, "mibps": 1000}, "latency": {"modes": [{"p50_ms": 20, "p99_ms": 20}]}}
+    kernel = start(tmp_path, spec)
+    try:
+        kernel.command("model")
+        kernel.exchange(STATFS)
+        uniques = [kernel.send(READ, read_body(i * MIB, 4096), node=FILE) for i in range(4)]
+        time.sleep(0.005)  # read by the twin before it stops
+        kernel.process.send_signal(signal.SIGSTOP)
+        time.sleep(0.3)
+        kernel.process.send_signal(signal.SIGCONT)
+        assert sorted(kernel.reply()[1] for _ in uniques) == uniques
+        state = kernel.stop()
+    finally:
+        if kernel.process.poll() is None:
+            kernel.process.kill()
+    (stall,) = state["reply_timing"]["stalls"]
+    assert stall["late_ms"] >= 200
+    assert state["reply_timing"]["stalled_replies"] == 4
+    assert state["loop"]["stalls_forgiven_s"] == pytest.approx(stall["late_ms"] / 1000, rel=0.01)
 
 
 def test_burst_events_are_reported_with_the_credits_and_ceilings(tmp_path: Path) -> None:

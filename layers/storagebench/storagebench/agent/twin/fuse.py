@@ -120,9 +120,11 @@ class VolumeServer:
         clock: Callable[[], float] = time.monotonic,
         on_stall: Optional[Callable[[float], None]] = None,
     ) -> None:
-        """``on_stall(seconds)``: a timed wake-up came that much late (the twin could not run)."""
+        """``on_stall(seconds)``: a reply left that much late, the start of a stall (the twin could
+        not run); replies due within it are the same stall."""
         self.fd = fd
         self.on_stall = on_stall
+        self._stall_end = float("-inf")
         self.size = size
         self.handler = handler
         self.clock = clock
@@ -239,7 +241,13 @@ class VolumeServer:
     def _send_due(self, now: float) -> None:
         pending = self.pending
         while pending and pending[0][0] <= now:
-            _, _, unique, payload = heapq.heappop(pending)
+            due, _, unique, payload = heapq.heappop(pending)
+            late = now - due
+            # This late, and not due within the stall before it: the twin could not run.
+            if late >= STALL_S and due > self._stall_end:
+                self._stall_end = due + late
+                if self.on_stall is not None:
+                    self.on_stall(late)
             self._reply(unique, payload)
 
     def _drain(self) -> bool:
@@ -279,12 +287,8 @@ class VolumeServer:
                 timeout = max(0.0, self.pending[0][0] - now - self.early_s - SPIN_S)
             if timeout > 0:
                 readable, _, _ = select.select(watched, [], [], timeout)
-                if self.pending:
-                    late = self.clock() - (now + timeout)
-                    if late >= STALL_S and self.on_stall is not None:
-                        self.on_stall(late)  # the machine stalled the twin itself
-                    if not readable:
-                        self._learn_lateness(late)
+                if not readable and self.pending:
+                    self._learn_lateness(self.clock() - (now + timeout))
             else:
                 # Within SPIN_S of a due reply: wait it out on the clock alone (a request arriving
                 # meanwhile is read right after, at most SPIN_S late), then send it.
