@@ -3,7 +3,8 @@
 //!
 //! `delay <s>`: until the model starts, answer every I/O this long after it arrives;
 //! `overhead <s>`: this machine's own path, taken off every modelled service time;
-//! `model`: admit and delay every I/O by the model from now on; `stop` (or end of input): stop.
+//! `model`: admit and delay every I/O by the model from now on; `track on|off`: follow the host's
+//! path while it runs (`tracking.rs`); `stop` (or end of input): stop.
 
 use crate::server::Twin;
 
@@ -64,6 +65,7 @@ impl Control {
                     let value = value.clamp(0.0, 0.01);
                     if word == "overhead" {
                         twin.overhead_s = value;
+                        twin.path.calibrated(); // the turnarounds seen so far were the calibration's
                     } else {
                         twin.fixed_delay_s = value;
                     }
@@ -71,10 +73,15 @@ impl Control {
                 _ => say(&format!("error {word} '{argument}': seconds expected")),
             },
             "model" => twin.start_model(),
+            "track" => match argument {
+                "on" => twin.path.switch(true),
+                "off" => twin.path.switch(false),
+                _ => say(&format!("error track '{argument}': on or off expected")),
+            },
             "stop" => self.stopped = true,
             "" => {}
             other => say(&format!(
-                "error unknown command '{other}': overhead, delay, model or stop expected"
+                "error unknown command '{other}': overhead, delay, model, track or stop expected"
             )),
         }
     }

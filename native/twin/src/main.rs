@@ -17,6 +17,7 @@ mod model;
 mod replay;
 mod server;
 mod store;
+mod tracking;
 
 use std::fs::OpenOptions;
 use std::os::unix::io::{AsRawFd, IntoRawFd};

@@ -30,6 +30,7 @@ use crate::clock::{cpu_seconds, monotonic};
 use crate::fuse::{self, Control, IN_HEADER, MAX_IO, READ, READ_BUFFER, RW_IN, WRITE};
 use crate::model::{VolumeModel, STALL_S};
 use crate::store::Store;
+use crate::tracking::PathTracker;
 
 /// A gap shorter than this is waited out on the clock: sleeping and waking costs about as much.
 const SPIN_S: f64 = 0.000_020;
@@ -128,6 +129,10 @@ impl InFlight {
             }
         }
         None
+    }
+
+    fn is_empty(&self) -> bool {
+        self.slots.len() == self.free.len()
     }
 
     fn drain(&mut self) -> Vec<Pending> {
@@ -245,6 +250,8 @@ pub struct Twin {
     pub timing: Timing,
     pub realtime: Result<(), String>,
     pub loop_stats: Value,
+    pub path: PathTracker,
+    model_started_unix: Option<f64>,
 }
 
 impl Twin {
@@ -260,11 +267,17 @@ impl Twin {
             timing: Timing::default(),
             realtime,
             loop_stats: Value::Null,
+            path: PathTracker::default(),
+            model_started_unix: None,
         }
     }
 
     pub fn start_model(&mut self) {
         self.modelling = true;
+        self.model_started_unix = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .ok()
+            .map(|d| d.as_secs_f64());
         self.started = Some(monotonic());
         self.cpu_started = Some(cpu_seconds());
     }
@@ -275,7 +288,8 @@ impl Twin {
             return now + self.fixed_delay_s;
         }
         let start = self.model.admission.admit(now, offset, length, write);
-        let mut service = self.model.service.sample() - self.overhead_s;
+        let overhead = self.path.overhead(self.overhead_s);
+        let mut service = self.model.service.sample() - overhead;
         if service < 0.0 {
             self.clamped += 1;
             service = 0.0;
@@ -310,6 +324,8 @@ impl Twin {
             "operations": admission.operations,
             "bytes": admission.bytes,
             "overhead_s": self.overhead_s,
+            "model_started_unix": self.model_started_unix,
+            "path_tracking": self.path.summary(),
             "clamped_ios": self.clamped,
             "credits_left": if admission.limits.credit_capacity > 0.0 {
                 json!(round(admission.credits, 1))
@@ -376,6 +392,7 @@ pub struct Server<'a> {
     spins: u64,
     deferred: u64,
     forgiven_s: f64,
+    idle_since: Option<f64>, // when the last reply left with nothing else in flight
 }
 
 impl<'a> Server<'a> {
@@ -394,6 +411,7 @@ impl<'a> Server<'a> {
             spins: 0,
             deferred: 0,
             forgiven_s: 0.0,
+            idle_since: None,
         }
     }
 
@@ -429,6 +447,9 @@ impl<'a> Server<'a> {
                 }
             }
             self.answer(pending)?;
+            if self.in_flight.is_empty() {
+                self.idle_since = Some(monotonic());
+            }
         }
     }
 
@@ -463,6 +484,9 @@ impl<'a> Server<'a> {
             .is_none_or(|end| end > self.size);
         if beyond || size > MAX_IO || (write && data_len < size) {
             return send(self.fd, unique, libc::EINVAL, &[]);
+        }
+        if let Some(idle) = self.idle_since.take() {
+            self.twin.path.sample(now - idle); // a turnaround: the host's path and the client's
         }
         let due = self.twin.due(now, offset, size as u64, write);
         if write {

@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from storagebench.agent.emulate import trackable
 from storagebench.agent.plan import PLAN_VERSION, PlanError, check_plan
 
 
@@ -318,3 +319,26 @@ def test_command_env_must_be_text(env: Any) -> None:
     plan["steps"][1]["phases"][2]["command"]["env"] = env
     (problem,) = problems_of(plan)
     assert problem.startswith("steps[1].phases[2].command.env")
+
+
+# ---------------------------------------------------------------- which phases a twin may track
+
+
+@pytest.mark.parametrize(
+    ("phase", "expected"),
+    [
+        (
+            {"engine": "fio", "fio": {"jobs": [{"name": "r", "options": {"rw": "randread", "iodepth": 1}}]}},
+            True,
+        ),
+        ({"engine": "fio", "fio": {"global_options": {"rate_iops": 500}, "jobs": []}}, False),
+        ({"engine": "fio", "fio": {"jobs": [{"name": "r", "options": {"thinktime": "1ms"}}]}}, False),
+        ({"engine": "fio", "fio": {"job_file": "[x]\nrw=read\n"}}, False),
+        ({"engine": "fio", "search": {"percentile": 99}, "fio": {"jobs": []}}, False),
+        ({"engine": "dd", "dd": {}}, False),
+    ],
+)
+def test_twins_track_the_hosts_path_only_where_the_client_never_pauses_on_purpose(
+    phase: dict[str, Any], expected: bool
+) -> None:
+    assert trackable(phase) is expected

@@ -31,7 +31,7 @@ import time
 from typing import Callable, Dict, List, Optional, Tuple
 
 from storagebench.agent.log import utc_now
-from storagebench.agent.plan import EMULATORS, Emulation, EmulationLimits
+from storagebench.agent.plan import EMULATORS, Emulation, EmulationLimits, Phase
 from storagebench.agent.proc import CommandError, run
 from storagebench.agent.throttle import Served, Throttle, ThrottleError, create_throttle
 from storagebench.agent.twin.fuse import MAX_IO, FuseError
@@ -49,6 +49,41 @@ MINORITY_SLACK = 0.05  # extra share for the less frequent direction (see _Split
 
 class EmulationError(RuntimeError):
     """An emulated volume could not be created or throttled."""
+
+
+# fio options that make the client pause on purpose: a twin following the host's path would
+# take those pauses for path (native/twin/src/tracking.rs), so such phases are not tracked.
+PAUSING_OPTIONS = frozenset(
+    {
+        "thinktime",
+        "thinktime_blocks",
+        "thinktime_spin",
+        "thinktime_iotime",
+        "rate",
+        "rate_min",
+        "rate_iops",
+        "rate_iops_min",
+        "rate_process",
+        "rate_cycle",
+        "flow",
+        "flow_id",
+        "flow_sleep",
+    }
+)
+
+
+def trackable(phase: Phase) -> bool:
+    """Whether a phase's client never pauses on purpose: fio jobs of ours, no rate or think time,
+    no latency search (which sets rate_iops), no user job file (whose options are not known)."""
+    if phase.get("engine") != "fio" or "search" in phase:
+        return False
+    spec = phase.get("fio") or {}
+    if spec.get("job_file"):
+        return False
+    options = [spec.get("global_options") or {}] + [
+        job.get("options") or {} for job in spec.get("jobs") or []
+    ]
+    return not any(PAUSING_OPTIONS.intersection(each) for each in options)
 
 
 class LoopDevice:
@@ -477,6 +512,19 @@ class EmulatedFleet:
         budgets = [DeviceBudget(loop, spec["limits"]) for loop, spec in throttled]
         self.governor = Governor(self.throttle, budgets)
         self.governor.start()
+
+    def track(self, on: bool) -> bool:
+        """Twins follow the host's I/O path while ``on`` (native/twin/src/tracking.rs); whether
+        any twin was told. Only for phases whose client never pauses on purpose (``trackable``)."""
+        told = False
+        for loop in self.loops:
+            if loop.twin is not None:
+                try:
+                    loop.twin.command("track on" if on else "track off")
+                except TwinError as exc:
+                    raise EmulationError(str(exc)) from None
+                told = True
+        return told
 
     @property
     def procs_file(self) -> Optional[str]:

@@ -17,7 +17,7 @@ from typing import Any, Dict, List, Optional
 from storagebench import __version__
 from storagebench.agent.adaptive import trackers_for
 from storagebench.agent.ebs_stats import VolumeProbe
-from storagebench.agent.emulate import EmulatedFleet, EmulationError, cgroup_name
+from storagebench.agent.emulate import EmulatedFleet, EmulationError, cgroup_name, trackable
 from storagebench.agent.engines import PhaseContext, clear_workdir, run_phase
 from storagebench.agent.interruption import stop_reason
 from storagebench.agent.log import Progress, utc_now
@@ -27,11 +27,12 @@ from storagebench.agent.manifest import (
     STATUS_OK,
     STATUS_SKIPPED,
     Manifest,
+    PhaseResult,
     StepResult,
     write_json_atomic,
 )
 from storagebench.agent.node import Solo, role_for
-from storagebench.agent.plan import Plan, Step, TargetSpec, check_plan
+from storagebench.agent.plan import Phase, Plan, Step, TargetSpec, check_plan
 from storagebench.agent.prewarm import prewarm_announcement, prewarm_summary, prewarm_target
 from storagebench.agent.proc import Child, CommandError
 from storagebench.agent.sla import answer_text
@@ -327,6 +328,22 @@ class Runner:
             "phases": [],
         }
 
+    def _track(self, on: bool) -> bool:
+        """Twins follow the host's path during a phase whose client never pauses on purpose;
+        a twin that is gone is not this call's to report (fio fails on it, naming it)."""
+        try:
+            return self.fleet.track(on)
+        except EmulationError:
+            return False
+
+    def _run_tracked(self, phase: Phase, ctx: PhaseContext) -> PhaseResult:
+        tracking = self._track(trackable(phase))
+        try:
+            return run_phase(phase, ctx)
+        finally:
+            if tracking:
+                self._track(False)
+
     def _step(self, step: Step, target: Prepared) -> StepResult:
         result = self._skipped(step, "")
         result["status"] = STATUS_OK
@@ -363,7 +380,7 @@ class Runner:
                 probe = VolumeProbe(target.devices)
                 readings = probe.read()
                 try:
-                    outcome = run_phase(phase, ctx)
+                    outcome = self._run_tracked(phase, ctx)
                 except Interrupted as exc:
                     files = sorted(os.listdir(phase_dir)) if os.path.isdir(phase_dir) else []
                     phases.append(

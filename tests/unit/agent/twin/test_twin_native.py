@@ -266,7 +266,7 @@ def test_a_bad_command_answers_an_error_line_and_changes_nothing(kernel: Kernel)
     kernel.command("overhead soon")
     assert kernel.line() == "error overhead 'soon': seconds expected"
     kernel.command("fly")
-    assert kernel.line() == "error unknown command 'fly': overhead, delay, model or stop expected"
+    assert kernel.line() == "error unknown command 'fly': overhead, delay, model, track or stop expected"
     state = kernel.stop()
     assert state["overhead_s"] == 0.0
 
@@ -341,6 +341,52 @@ def test_a_stall_of_the_twin_is_reported_and_forgiven(tmp_path: Path) -> None:
     assert stall["late_ms"] >= 200
     assert state["reply_timing"]["stalled_replies"] == 4
     assert state["loop"]["stalls_forgiven_s"] == pytest.approx(stall["late_ms"] / 1000, rel=0.01)
+
+
+def qd1_reads(kernel: Kernel, count: int, pause_s: float = 0.0) -> None:
+    for i in range(count):
+        kernel.exchange(READ, read_body(i * 4096, 4096), node=FILE)
+        time.sleep(pause_s)
+
+
+def test_tracking_moves_the_path_taken_off_by_how_far_the_turnaround_moved(tmp_path: Path) -> None:
+    """Calibration: QD1 reads answered at once, turned around by this test at once. Then, with
+    tracking on, the test waits 1 ms before each next request: the turnaround grew by about 1 ms,
+    which the twin takes as path up to its bound (0.5 ms above the calibrated 0.1 ms)."""
+    kernel = start(tmp_path, FAST)
+    try:
+        qd1_reads(kernel, 100)
+        kernel.command("overhead 0.0001")
+        kernel.command("model")
+        kernel.command("track on")
+        kernel.exchange(STATFS)
+        qd1_reads(kernel, 150, pause_s=0.001)
+        state = kernel.stop()
+    finally:
+        if kernel.process.poll() is None:
+            kernel.process.kill()
+    tracking = state["path_tracking"]
+    assert tracking["calibrated_turnaround_us"] is not None and tracking["updates"] >= 1
+    assert tracking["overhead_used_max_us"] == pytest.approx(100 + 500, abs=0.5)
+
+
+def test_without_tracking_the_calibrated_path_is_kept(tmp_path: Path) -> None:
+    kernel = start(tmp_path, FAST)
+    try:
+        qd1_reads(kernel, 100)
+        kernel.command("overhead 0.0001")
+        kernel.command("model")
+        kernel.command("track off")
+        kernel.exchange(STATFS)
+        qd1_reads(kernel, 150, pause_s=0.001)
+        kernel.command("track maybe")
+        assert kernel.line() == "error track 'maybe': on or off expected"
+        state = kernel.stop()
+    finally:
+        if kernel.process.poll() is None:
+            kernel.process.kill()
+    assert state["path_tracking"]["updates"] == 0
+    assert state["clamped_ios"] == 0 or state["overhead_s"] == 0.0001
 
 
 def test_burst_events_are_reported_with_the_credits_and_ceilings(tmp_path: Path) -> None:

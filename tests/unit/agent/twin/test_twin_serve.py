@@ -119,7 +119,7 @@ def test_an_unknown_command_answers_an_error_line(
     control = Control(twin, pipe)
     pipe.send("faster please\n\n")
     control.poll()
-    expected = "error unknown command 'faster': overhead, delay, model or stop expected\n"
+    expected = "error unknown command 'faster': overhead, delay, model, track or stop expected\n"
     assert capsys.readouterr().out == expected
     assert not control.stopped  # an empty line is ignored, a bad one does not stop the twin
 

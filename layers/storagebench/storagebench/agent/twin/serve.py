@@ -11,6 +11,8 @@ own code on PYTHONPATH. It talks to its parent over a pipe, one line per message
   is shortened by it, so fio sees the model's latency and not the model's plus this machine's;
 * stdin ``model``: from now on I/Os are admitted and delayed by the model (before it they are
   answered at once: file-system creation and calibration are not part of any measurement);
+* stdin ``track on|off``: follow the host's path while it runs (the compiled twin does, see
+  native/twin/src/tracking.rs; this one accepts the command and keeps its calibration);
 * stdin ``stop`` or end of input: answer what is pending, print ``state <json>`` and exit.
 
 The state line carries the counters, the credit balance, the burst events and the CPU time the
@@ -41,6 +43,7 @@ class Twin:
         self.overhead_s = 0.0
         self.fixed_delay_s = 0.0  # before the model: every I/O answered this late (calibration)
         self.started: Optional[float] = None
+        self.started_unix: Optional[float] = None  # wall clock of the model's start (stall times)
         self.cpu_started: Optional[float] = None
         self.modelled_ios = 0
         self.clamped = 0  # service time shorter than the path's overhead: answered at once
@@ -74,6 +77,7 @@ class Twin:
 
     def start_model(self) -> None:
         self.modelling = True
+        self.started_unix = time.time()
         self.started = self.clock()
         times = os.times()
         self.cpu_started = times.user + times.system
@@ -103,6 +107,7 @@ class Twin:
             "clamped_ios": self.clamped,
             "stalls_forgiven_s": round(self.forgiven_s, 4),
             "implementation": "python",
+            "model_started_unix": self.started_unix,
             "credits_left": round(admission.credits, 1) if admission.limits.credit_capacity else None,
             "events": events,
         }
@@ -145,10 +150,15 @@ class Control:
                 self.twin.fixed_delay_s = value
         elif word == "model":
             self.twin.start_model()
+        elif word == "track":
+            # The compiled twin follows the host's path while tracking is on; this data path
+            # keeps its start-up calibration (it costs far more than the path it would follow).
+            if argument not in ("on", "off"):
+                _say(f"error track {argument!r}: on or off expected")
         elif word == "stop":
             self.stopped = True
         elif word:
-            _say(f"error unknown command {word!r}: overhead, delay, model or stop expected")
+            _say(f"error unknown command {word!r}: overhead, delay, model, track or stop expected")
 
 
 def _say(line: str) -> None:
