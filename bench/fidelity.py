@@ -37,6 +37,7 @@ from fidelity_cpu import (
     RunSampler,
     cpu_figures,
     delta_between,
+    stalls_within,
     twin_cpu_from_state,
 )
 from fidelity_latency import (
@@ -289,6 +290,7 @@ def profile_row(
         },
         "twin_cpu": step_twin_cpu(run, window, records) if window and emulator == "twin" else None,
         "cpu_pressure_some_pct": run.sampler.cpu_pressure_pct(*window) if window else None,
+        "twin_stalls": stalls_within(run.manifest, window) if window else None,
         "meets_goals": latency_ok and (limit is None or bool(limit["within_3pct"])),
     }
 

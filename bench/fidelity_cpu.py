@@ -214,3 +214,19 @@ def twin_cpu_from_state(state: Mapping[str, Any]) -> dict[str, Any]:
     """The twin's own account of its run (``cpu_s``, ``ios``, ``modelled_s``) as CPU figures."""
     cpu_s, ios, modelled_s = (_number(state, key) for key in ("cpu_s", "ios", "modelled_s"))
     return {"cpu_s": cpu_s, "ios": int(ios), "modelled_s": modelled_s, **cpu_figures(cpu_s, modelled_s, ios)}
+
+
+def stalls_within(manifest: dict[str, Any], window: tuple[float, float]) -> dict[str, Any]:
+    """Stalls of the twins (replies 5 ms or more late: the machine did not run the twin) during a
+    step's measured window: how many and how long in all. A row missing a latency goal with
+    stalls in its window missed it because the host froze the emulator, not through the model."""
+    start, end = window
+    found = []
+    for twin in manifest.get("emulation", {}).get("twins", []):
+        state = twin.get("state") or {}
+        origin = state.get("model_started_unix")
+        timing = state.get("reply_timing") or {}
+        if origin is None:
+            continue
+        found += [s for s in timing.get("stalls", []) if start <= origin + s["elapsed_s"] <= end]
+    return {"count": len(found), "late_ms": round(sum(s["late_ms"] for s in found), 1)}

@@ -53,6 +53,11 @@ def summarize(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
             ),
             "worst_latency_error": worst_latency,
             "missed": [row_id(row) for row in mine if not row["meets_goals"]],
+            "missed_with_twin_stalls": [
+                f"{row_id(row)}: {row['twin_stalls']['count']} stalls, {row['twin_stalls']['late_ms']} ms"
+                for row in mine
+                if not row["meets_goals"] and (row.get("twin_stalls") or {}).get("count")
+            ],
             "max_cpu_pressure_some_pct": max(
                 (
                     row["cpu_pressure_some_pct"]

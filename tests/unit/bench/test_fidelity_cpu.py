@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from fidelity_cpu import cpu_figures, delta_between, twin_cpu_from_state
+from fidelity_cpu import cpu_figures, delta_between, stalls_within, twin_cpu_from_state
 from fidelity_latency import FidelityError
 
 
@@ -51,3 +51,19 @@ def test_a_counter_grows_by_the_interpolated_amount_within_the_samples() -> None
     assert delta_between(samples, 101.0, 102.5) is None
     with pytest.raises(FidelityError, match=r"end 101\.0 is not after start 101\.0"):
         delta_between(samples, 101.0, 101.0)
+
+
+def twin_state(origin: float | None, stalls: list[tuple[float, float]]) -> dict[str, object]:
+    timing = {"stalls": [{"elapsed_s": at, "late_ms": late} for at, late in stalls]}
+    return {"state": {"model_started_unix": origin, "reply_timing": timing}}
+
+
+def test_stalls_are_counted_in_the_window_they_happened_in() -> None:
+    twins = [
+        twin_state(1000.0, [(5.0, 80.0), (30.0, 9.5)]),
+        twin_state(1001.0, [(9.0, 6.0)]),
+        twin_state(None, [(5.0, 50.0)]),  # a twin of an older agent: no wall clock, not counted
+    ]
+    manifest = {"emulation": {"twins": twins}}
+    assert stalls_within(manifest, (1004.0, 1010.5)) == {"count": 2, "late_ms": 86.0}
+    assert stalls_within(manifest, (1011.0, 1020.0)) == {"count": 0, "late_ms": 0}
