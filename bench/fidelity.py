@@ -76,7 +76,9 @@ VOLUMES = [
     {"type": "io1", "size_gib": 100, "iops": 4000},
     {"type": "gp2", "size_gib": 1000},
 ]
-EMULATORS = ("twin", "throttle")
+EMULATORS = ("twin", "twin-python", "throttle")
+# twin-python: the EBS twin on its Python data path (the fallback where the compiled one is not
+# built), measured beside the compiled one so its CPU and fidelity are compared in one run.
 LOADS = ("quiet", "busy")  # busy: the three volumes at once beside a process spinning on one core
 PARTS = ("profiles", "prewarm", "knee")
 PREWARM_BYTES = 512 << 20  # each emulated volume read end to end: 4 s at gp3's 125 MiB/s
@@ -196,10 +198,28 @@ def emulated_devices(manifest: dict[str, Any]) -> list[dict[str, Any]]:
     ]
 
 
+def agent_emulator(emulator: str) -> str:
+    """The agent's emulator for a bench column: both twin data paths are the agent's "twin"."""
+    return "twin" if emulator.startswith("twin") else emulator
+
+
+def emulated_by(options: LocalOptions, emulator: str) -> LocalOptions:
+    """Local options for a bench column: its agent emulator, and the compiled twin but for twin-python."""
+    program = None if emulator == "twin-python" else options.twin_program
+    return replace(options, emulator=agent_emulator(emulator), twin_program=program)
+
+
 def require_emulator(run: AgentRun, emulator: str) -> None:
-    """The run used the emulator asked for on every volume (the agent fails loudly otherwise)."""
-    used = sorted({str(device.get("emulator")) for device in emulated_devices(run.manifest)})
-    if used != [emulator]:
+    """The run used the emulator asked for on every volume (the agent fails loudly otherwise), and
+    a twin the data path asked for."""
+    devices = emulated_devices(run.manifest)
+    used = sorted({str(device.get("emulator")) for device in devices})
+    paths = sorted({str(device.get("twin_implementation")) for device in devices})
+    wanted = {"twin": ["native"], "twin-python": ["python"]}.get(emulator)
+    if wanted is not None and paths != wanted:
+        reason = run.manifest.get("emulation", {}).get("python_twin_reason")
+        raise SystemExit(f"{run.out}: asked for the {emulator} data path, the agent used {paths} ({reason})")
+    if used != [agent_emulator(emulator)]:
         reason = run.manifest.get("emulation", {}).get("fallback_reason")
         raise SystemExit(f"{run.out}: asked for the {emulator} emulator, the agent used {used} ({reason})")
 
@@ -288,7 +308,7 @@ def profile_row(
             "directions": directions,
             "meets_goals": latency_ok,
         },
-        "twin_cpu": step_twin_cpu(run, window, records) if window and emulator == "twin" else None,
+        "twin_cpu": step_twin_cpu(run, window, records) if window and emulator.startswith("twin") else None,
         "cpu_pressure_some_pct": run.sampler.cpu_pressure_pct(*window) if window else None,
         "twin_stalls": stalls_within(run.manifest, window) if window else None,
         "meets_goals": latency_ok and (limit is None or bool(limit["within_3pct"])),
@@ -304,7 +324,7 @@ def run_summary(run: AgentRun, emulator: str) -> dict[str, Any]:
         "fallback_reason": run.manifest.get("emulation", {}).get("fallback_reason"),
     }
     twins = run.manifest.get("emulation", {}).get("twins", [])
-    if emulator == "twin":
+    if emulator.startswith("twin"):
         if not twins:
             raise SystemExit(f"{run.out}: a twin run without emulation.twins in its manifest")
         try:
@@ -360,7 +380,7 @@ def volume_plan(
     name = volume_name(volume)
     request = request_for(volume, workloads, prewarm)
     config = request.configs[0]
-    targets = local_targets(config, replace(options, emulator=emulator))
+    targets = local_targets(config, emulated_by(options, emulator))
     emulation = targets[0]["emulate"][0]
     limits, latency = dict(emulation["limits"]), dict(emulation.get("latency") or {})
     if not latency:
@@ -464,7 +484,11 @@ def bench_knee(
         "none",
     )
     config = request.configs[0]
-    targets = local_targets(config, replace(options, knee_seconds=knee_s, emulator=emulator))
+    program = None if emulator == "twin-python" else options.twin_program
+    knee_options = replace(
+        options, knee_seconds=knee_s, emulator=agent_emulator(emulator), twin_program=program
+    )
+    targets = local_targets(config, knee_options)
     run = run_agent(build_plan(request, config.id, "fidelity", targets), workdir)
     require_emulator(run, emulator)
     step_dir = next((run.out / "steps").iterdir())
@@ -512,16 +536,13 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument(
         "--emulators",
         default=",".join(EMULATORS),
-        help="comma-separated, measured side by side: twin,throttle",
+        help="comma-separated, measured side by side: twin (compiled), twin-python, throttle",
     )
     parser.add_argument("--parts", default=",".join(PARTS), help=f"comma-separated: {','.join(PARTS)}")
     parser.add_argument(
         "--loads",
         default=",".join(LOADS),
         help="comma-separated: quiet (one volume at a time), busy (three at once beside a CPU hog)",
-    )
-    parser.add_argument(
-        "--python-twin", action="store_true", help="twins on the Python data path (default: the compiled one)"
     )
     parser.add_argument("--predict-ios", type=int, default=200_000, help="I/Os the model simulates per shape")
     args = parser.parse_args()
@@ -539,8 +560,6 @@ def main() -> None:
             "bench-fidelity emulates EBS volumes (loop devices, FUSE, cgroup throttling): run it as root"
         )
     options = with_native_twin(LocalOptions(capacity_bytes=1 << 30))
-    if args.python_twin:
-        options = replace(options, twin_program=None)
     started = time.monotonic()
     volumes: list[dict[str, Any]] = []
     rows: list[dict[str, Any]] = []
