@@ -11,8 +11,12 @@ STAMP := $(VENV)/.installed
 LOCK := requirements.lock
 SB := $(BIN)/storagebench
 PYTEST_ARGS ?=
+# pytest-xdist over every core; whole files per worker, so module fixtures are built once and a tier's
+# summary figures (tests/unit/hostile) are counted in one worker. Integration and e2e never get it:
+# they share loop devices, /mnt/storagebench, DynamoDB Local and a timing budget.
+XDIST ?= -n auto --dist loadfile
 
-.PHONY: help setup demo test lint typecheck unit integration test-pythons test-agent-py39 \
+.PHONY: help setup demo test test-fast lint typecheck unit integration test-pythons test-agent-py39 \
         bench-fidelity bench-demo bench-report bench-store bench-economy agent-zipapp clean sam-validate sam-build \
         security-scan
 
@@ -125,20 +129,30 @@ security-scan: $(CHECKOV_VENV)/.installed ## checkov on template.yaml: clean, ev
 typecheck: $(STAMP) ## mypy --strict on the domain package and local mode
 	$(BIN)/mypy
 
-unit: $(STAMP) ## fast tests, no root needed
-	$(BIN)/pytest tests/unit -q $(PYTEST_ARGS)
+unit: $(STAMP) ## fast tests, no root needed (over every core)
+	$(BIN)/pytest tests/unit -q $(XDIST) $(PYTEST_ARGS)
+
+# The edit loop, under 3 minutes on 2 cores: make test runs what it leaves out (the slow-marked API
+# fuzz, the multi-machine agent topology with real processes and fio servers).
+test-fast: $(STAMP) ## the unit tier over every core less the slow-marked tests and tests/unit/agent/topology (<3 min; make test runs all)
+	$(BIN)/pytest tests/unit -q $(XDIST) -m "not slow" --ignore=tests/unit/agent/topology $(PYTEST_ARGS)
 
 integration: setup ## real fio/dd runs on loop devices and directories (root for emulated volumes)
 	$(BIN)/pytest tests/integration -q $(PYTEST_ARGS)
 
-test-pythons: $(STAMP) ## the unit tier on Python 3.12 and 3.13 too (the Lambda runtime)
+# PYTHONS_TESTS, PYTHONS_ARGS and PYTHONS_NICE let `make test` split the tier (see there).
+PYTHONS_TESTS ?= tests/unit
+PYTHONS_ARGS ?=
+PYTHONS_NICE ?=
+test-pythons: $(STAMP) ## the unit tier on Python 3.12 and 3.13 too (the Lambda runtime), over every core
 	@for version in 3.12 3.13; do \
 	  interpreter=$$(scripts/find-python.sh $$version) || { echo "SKIPPED: no Python $$version (install it with pyenv)"; continue; }; \
 	  venv=.venv$${version/./}; \
 	  [ -x $$venv/bin/python ] || $(UV) venv -q --python $$interpreter $$venv; \
 	  $(UV) pip install -q --python $$venv/bin/python -r $(LOCK) && \
 	  $(UV) pip install -q --python $$venv/bin/python --no-deps -e . && \
-	  $$venv/bin/pytest tests/unit -q -p no:cacheprovider || exit 1; \
+	  echo "Python $$version: $(PYTHONS_TESTS) $(PYTHONS_ARGS)" && \
+	  $(PYTHONS_NICE) $$venv/bin/pytest $(PYTHONS_TESTS) -q -p no:cacheprovider $(XDIST) $(PYTHONS_ARGS) || exit 1; \
 	done
 
 test-agent-py39: $(STAMP) ## the agent's own tests on Python 3.9 (Amazon Linux 2023's python3)
@@ -147,9 +161,26 @@ test-agent-py39: $(STAMP) ## the agent's own tests on Python 3.9 (Amazon Linux 2
 	$(UV) pip install -q --python .venv39/bin/python pytest==8.3.5 && \
 	PYTHONPATH=layers/storagebench .venv39/bin/pytest -q -p no:cacheprovider -c tests/agent39.ini tests/unit/agent
 
-test: setup lint typecheck sam-validate security-scan sam-build ## the whole suite: lint, types, template, security scan, sam build, all tiers, other Pythons
-	$(BIN)/pytest tests -q $(PYTEST_ARGS)
-	$(MAKE) --no-print-directory test-pythons test-agent-py39
+# Every test of `pytest tests`, test-pythons and test-agent-py39, arranged for 2 cores:
+# 1. the unit and IAM tiers (CPU-bound, independent tests) over every core, less IAM's root-marked run;
+# 2. integration, e2e, browser and that IAM run one test at a time (root, loop devices, mounts,
+#    DynamoDB Local, timing), using ~1/3 of the CPU: meanwhile the unit tier on 3.12 and 3.13, less
+#    tests/unit/agent, runs at nice 19 on the CPU they leave idle (its log follows theirs);
+# 3. tests/unit/agent on 3.12 and 3.13 (real processes and wall-clock timeouts: never starved), and 3.9.
+# PYTHONS_BESIDE=0 runs that step-2 tier after the timed ones instead (~5 min longer, nothing beside them).
+PYTHONS_BESIDE ?= 1
+test: setup lint typecheck sam-validate security-scan sam-build ## the whole suite: lint, types, template, security scan, sam build, all tiers, other Pythons (<25 min on 2 cores)
+	$(BIN)/pytest tests/unit tests/iam -q $(XDIST) -m "not root" $(PYTEST_ARGS)
+	@log=$$(mktemp); \
+	{ [ "$(PYTHONS_BESIDE)" = 1 ] || while [ ! -e $$log.go ]; do sleep 1; done; \
+	  $(MAKE) --no-print-directory test-pythons PYTHONS_NICE="nice -n 19" PYTHONS_ARGS="--ignore=tests/unit/agent"; \
+	} >$$log 2>&1 & pythons=$$!; \
+	$(BIN)/pytest tests/integration tests/e2e tests/browser -q $(PYTEST_ARGS) && \
+	  $(BIN)/pytest tests/iam -q -m root $(PYTEST_ARGS); status=$$?; \
+	touch $$log.go; wait $$pythons || status=1; \
+	echo "--- the unit tier on Python 3.12 and 3.13 less tests/unit/agent ---"; cat $$log; rm -f $$log $$log.go; \
+	exit $$status
+	$(MAKE) --no-print-directory test-pythons test-agent-py39 PYTHONS_TESTS=tests/unit/agent
 
 bench-demo: setup ## the demo measured: wall time, peak memory, time split -> bench-results/demo.json
 	$(BIN)/python bench/demo.py --out bench-results/demo.json

@@ -469,7 +469,10 @@ class LocalLambda:
         code_dirs = [function.code_dir.resolve() for function in self.functions.values()]
         for name, module in list(sys.modules.items()):
             path = getattr(module, "__file__", None)
-            if path and any(Path(path).resolve().is_relative_to(code_dir) for code_dir in code_dirs):
+            if not path:
+                continue
+            resolved = Path(path).resolve()  # once per module, not per code directory: thousands are loaded
+            if any(resolved.is_relative_to(code_dir) for code_dir in code_dirs):
                 sys.modules.pop(name, None)
 
     def __enter__(self) -> LocalLambda:

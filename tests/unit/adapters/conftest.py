@@ -6,6 +6,8 @@ the table's keys or indexes in the template reaches these tests and the schema c
 
 from __future__ import annotations
 
+import copy
+import functools
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -46,10 +48,16 @@ def _any_tag(loader: yaml.SafeLoader, suffix: str, node: yaml.Node) -> Any:
 _TemplateLoader.add_multi_constructor("!", _any_tag)
 
 
-def load_template() -> dict[str, Any]:
+@functools.cache
+def _parsed_template() -> dict[str, Any]:
+    """Parsed once a session: pure-Python YAML took 0.2-0.5 s a ``table`` fixture."""
     document = yaml.load(TEMPLATE.read_text(encoding="utf-8"), Loader=_TemplateLoader)
     assert isinstance(document, dict)
     return document
+
+
+def load_template() -> dict[str, Any]:
+    return copy.deepcopy(_parsed_template())  # a copy of its own for every caller, as a fresh parse gave
 
 
 def table_kwargs(resource: str = "ResultsTable", table_name: str = TABLE) -> dict[str, Any]:

@@ -6,6 +6,7 @@ asked (it invokes a Lambda function on AWS). ``api`` is the Lambda handler of fu
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -64,6 +65,13 @@ class Stack:
     handler: Any
 
 
+@functools.cache
+def _table_kwargs() -> dict[str, Any]:
+    """The results table's create_table arguments, read from template.yaml once a session (its
+    pure-Python YAML parse cost each of the tier's ~150 stacks 0.2-0.5 s); create_table only reads them."""
+    return Template(REPO / "template.yaml").table_kwargs("ResultsTable", TABLE)
+
+
 def load_api_handler() -> Any:
     spec = importlib.util.spec_from_file_location(
         "storagebench_api_app", REPO / "functions" / "api" / "app.py"
@@ -91,7 +99,7 @@ def stack(monkeypatch: pytest.MonkeyPatch) -> Iterator[Stack]:
         monkeypatch.delenv(name, raising=False)
     with mock_aws():
         dynamodb = boto3.client("dynamodb", region_name=REGION)
-        dynamodb.create_table(**Template(REPO / "template.yaml").table_kwargs("ResultsTable", TABLE))
+        dynamodb.create_table(**_table_kwargs())
         s3 = boto3.client("s3", region_name=REGION)
         s3.create_bucket(Bucket=BUCKET)
         sfn = boto3.client("stepfunctions", region_name=REGION)

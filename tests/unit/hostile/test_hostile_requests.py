@@ -10,6 +10,7 @@ The figures are asserted here and printed in pytest's summary (conftest).
 from __future__ import annotations
 
 import base64
+import functools
 import json
 import re
 from collections import Counter
@@ -17,6 +18,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import pytest
+import typer.testing
 from api_events import Context, http_event
 from api_stack import REGION, Stack
 from hostile_cases import BASE, INJECTIONS, WHOLE, Case, all_cases, fields, instances, path_text, where
@@ -138,8 +140,14 @@ def test_hostile_requests_through_the_api_handler(stack: Stack, hostile_figures:
 
 
 def test_hostile_request_files_through_the_cli_against_the_stack(
-    stack: Stack, served: tuple[str, Signed], tmp_path: Path, hostile_figures: dict[str, Any]
+    stack: Stack,
+    served: tuple[str, Signed],
+    tmp_path: Path,
+    hostile_figures: dict[str, Any],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    # typer builds the click command from the app on every invoke (~40 ms): once serves all the cases
+    monkeypatch.setattr(typer.testing, "_get_command", functools.cache(typer.testing._get_command))
     stack.service.guardrails = GUARDRAILS
     url, signed = served
     runner, tally = CliRunner(), Tally()
