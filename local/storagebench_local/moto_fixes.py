@@ -13,6 +13,13 @@
   (``<execution:state machine/label:id>``), and answers ``ListExecutions(mapRunArn=...)``,
   ``DescribeExecution`` and ``GetExecutionHistory`` for children as AWS does. The tests count the
   state transitions of each config from those histories, child executions included.
+* ``SendTaskHeartbeat`` on a token whose task has not yet begun waiting answers ``InvalidToken``:
+  the task registers its token, invokes its resource, and only once the invocation returns sets up
+  the heartbeat timer, which ``CallbackEndpoint.notify_heartbeat`` needs. An agent started by that
+  invocation can heartbeat first (a loaded machine delays the invocation's return), and an agent
+  told its token is invalid stops ("nobody waits for this task"). On AWS the token is valid from
+  the moment the task is scheduled. The fix accepts such a heartbeat: the timer it would have
+  reset has not started.
 """
 
 from __future__ import annotations
@@ -74,9 +81,23 @@ def apply() -> None:
         return EmptyResult()
 
     StepFunctionResponse.send_task_failure = send_task_failure  # type: ignore[method-assign]
+    _heartbeat_before_the_wait()
     _record_distributed_children()
     _answer_for_children(StepFunctionResponse)
     _APPLIED.append(True)
+
+
+def _heartbeat_before_the_wait() -> None:
+    from moto.stepfunctions.parser.asl.eval.callback.callback import CallbackEndpoint
+
+    original = CallbackEndpoint.notify_heartbeat
+
+    def notify_heartbeat(self: Any) -> bool:
+        if self._heartbeat_endpoint is None:
+            return True  # the token is registered; its heartbeat timer starts once the task waits
+        return bool(original(self))
+
+    CallbackEndpoint.notify_heartbeat = notify_heartbeat  # type: ignore[method-assign]
 
 
 def _record_distributed_children() -> None:
