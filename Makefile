@@ -16,7 +16,7 @@ PYTEST_ARGS ?=
 # they share loop devices, /mnt/storagebench, DynamoDB Local and a timing budget.
 XDIST ?= -n auto --dist loadfile
 
-.PHONY: help setup demo test test-fast lint typecheck unit integration test-pythons test-agent-py39 \
+.PHONY: help setup demo test test-fast test-busy lint typecheck unit integration test-pythons test-agent-py39 \
         bench-fidelity bench-demo bench-report bench-store bench-economy agent-zipapp clean sam-validate sam-build \
         security-scan
 
@@ -181,6 +181,12 @@ test: setup lint typecheck sam-validate security-scan sam-build ## the whole sui
 	echo "--- the unit tier on Python 3.12 and 3.13 less tests/unit/agent ---"; cat $$log; rm -f $$log $$log.go; \
 	exit $$status
 	$(MAKE) --no-print-directory test-pythons test-agent-py39 PYTHONS_TESTS=tests/unit/agent
+
+# The suite as it must pass on a busy machine: a process spinning on CPU 0 beside all of `make test`.
+test-busy: ## make test with a CPU hog on one core beside it (every test must hold under load)
+	@$(PYTHON) -c 'import os; os.sched_setaffinity(0, {0}); [None for _ in iter(int, 1)]' & hog=$$!; \
+	trap 'kill $$hog 2>/dev/null' EXIT; \
+	$(MAKE) --no-print-directory test
 
 bench-demo: setup ## the demo measured: wall time, peak memory, time split -> bench-results/demo.json
 	$(BIN)/python bench/demo.py --out bench-results/demo.json
