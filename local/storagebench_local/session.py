@@ -170,6 +170,8 @@ class LocalSession:
         self.volumes_dir = Path("/var/tmp/storagebench-volumes")
         self.notices: list[str] = []
         self._stack = ExitStack()
+        self._prefix_ec2: Any = None  # instance_prefix's client, made on first use
+        self._prefixes: dict[tuple[str, str, str | None], tuple[float, str]] = {}
         self.services: Services | None = None
         self.state_machine_arn = ""
         self.dynamodb_endpoint: str | None = None
@@ -426,11 +428,14 @@ class LocalSession:
 
     # ------------------------------------------------------------------ where an instance wrote
 
-    def instance_prefix(self, run_id: str, config_id: str, node: str | None = None) -> str | None:
+    def instance_prefix(
+        self, run_id: str, config_id: str, node: str | None = None, *, max_age_s: float = 0.0
+    ) -> str | None:
         """The artifacts prefix of the instance that runs (or ran) a config, None before its launch.
 
         The newest instance tagged with the config: a relaunch writes under its own prefix. Its
-        primary client unless ``node`` names another machine (``server-0``, ``client-1``).
+        primary client unless ``node`` names another machine (``server-0``, ``client-1``). A
+        poller passes ``max_age_s`` to take an answer found that recently without asking again.
         """
         import boto3
 
@@ -439,11 +444,19 @@ class LocalSession:
 
         if self.services is None:
             return None
+        key = (run_id, config_id, node)
+        known = self._prefixes.get(key)
+        if known is not None and time.monotonic() - known[0] < max_age_s:
+            return known[1]
         filters = [
             {"Name": f"tag:{TAG_RUN}", "Values": [run_id]},
             {"Name": f"tag:{TAG_CONFIG}", "Values": [config_id]},
         ]
-        reservations = boto3.client("ec2", region_name=REGION).describe_instances(Filters=filters)
+        if self._prefix_ec2 is None:
+            # One client for every look: run --local asks for each config twice a second, and a
+            # new client costs tens of ms of CPU that the emulated volumes' fio then misses.
+            self._prefix_ec2 = boto3.client("ec2", region_name=REGION)
+        reservations = self._prefix_ec2.describe_instances(Filters=filters)
         instances = [
             i
             for r in reservations["Reservations"]
@@ -453,7 +466,9 @@ class LocalSession:
         if not instances:
             return None
         newest = max(instances, key=lambda i: str(i.get("LaunchTime", "")))
-        return instance_prefix_of(run_id, config_id, self.services.agents.principal(newest["InstanceId"]))
+        prefix = instance_prefix_of(run_id, config_id, self.services.agents.principal(newest["InstanceId"]))
+        self._prefixes[key] = (time.monotonic(), prefix)
+        return prefix
 
     # ------------------------------------------------------------------ what is left
 

@@ -164,7 +164,7 @@ class Session:
     def start(self, document: dict[str, Any]) -> tuple[str, str]:
         return RUN, f"arn:aws:states:{REGION}:123456789012:execution:storagebench:{RUN}"
 
-    def instance_prefix(self, run_id: str, config_id: str) -> str | None:
+    def instance_prefix(self, run_id: str, config_id: str, *, max_age_s: float = 0.0) -> str | None:
         return None  # no instance yet: the progress line shows the config's status alone
 
     def wait(self, run_id: str, arn: str, on_poll: Callable[[str], None]) -> Execution:

@@ -55,7 +55,7 @@ def test_bad_repetitions_name_the_field_and_what_is_allowed(value: Any, path: st
 
 
 def test_steady_state_becomes_fio_options() -> None:
-    document = _with()
+    document = _with(repetitions=2)  # steady_state takes a count, not the demo's adaptive series
     document["workloads"][0]["steady_state"] = {
         "metric": "bw",
         "criterion": "deviation",

@@ -22,6 +22,10 @@ if TYPE_CHECKING:
     from storagebench.planning.local import LocalOptions
     from storagebench.request.model import BenchmarkRequest
 
+# The progress display asks each poll which instance runs a config; one found this recently is
+# taken as is (each look is a DescribeInstances, whose CPU the emulated volumes' fio would miss).
+PROGRESS_PREFIX_AGE_S = 5.0
+
 
 def _agent_progress(session: Any, key: str) -> dict[str, Any]:
     """The agent's progress as the instance last uploaded it (every heartbeat), {} before that."""
@@ -41,7 +45,7 @@ def _progress_table(session: Any, run_id: str, configs: list[str], started: floa
     run = _safe_run(session, run_id)
     statuses = {c.get("config_id"): c.get("status", "") for c in run.get("configs", [])}
     for config_id in configs:
-        prefix = session.instance_prefix(run_id, config_id)
+        prefix = session.instance_prefix(run_id, config_id, max_age_s=PROGRESS_PREFIX_AGE_S)
         progress = _agent_progress(session, f"{prefix}agent/progress.json") if prefix else {}
         step = f"{progress.get('step', 0)}/{progress.get('steps', 0)}" if progress.get("steps") else "-"
         table.add_row(
@@ -73,7 +77,7 @@ class ProgressLines:
         run = _safe_run(self.session, run_id)
         statuses = {c.get("config_id"): c.get("status", "") for c in run.get("configs", [])}
         for config_id in self.configs:
-            prefix = self.session.instance_prefix(run_id, config_id)
+            prefix = self.session.instance_prefix(run_id, config_id, max_age_s=PROGRESS_PREFIX_AGE_S)
             progress = _agent_progress(self.session, f"{prefix}agent/progress.json") if prefix else {}
             step = f" step {progress.get('step')}/{progress.get('steps')}" if progress.get("steps") else ""
             stage = f" {progress['stage']}" if progress.get("stage") else ""
