@@ -188,8 +188,9 @@ test-busy: ## make test with a CPU hog on one core beside it (every test must ho
 	trap 'kill $$hog 2>/dev/null' EXIT; \
 	$(MAKE) --no-print-directory test
 
-bench-demo: setup ## the demo measured: wall time, peak memory, time split -> bench-results/demo.json
-	$(BIN)/python bench/demo.py --out bench-results/demo.json
+DEMO_RUNS ?= 1
+bench-demo: setup ## the demo measured (DEMO_RUNS=5: five in a row, each judged against the volumes' limits) -> bench-results/demo.json
+	$(BIN)/python bench/demo.py --runs $(DEMO_RUNS) --out bench-results/demo.json
 
 bench-fidelity: setup ## emulated volumes, EBS twin beside the throttle: limits, latency vs the model, twin CPU, knee, agent footprint (root, ~10 min) -> bench-results/fidelity.json
 	$(BIN)/python bench/fidelity.py --out bench-results/fidelity.json
