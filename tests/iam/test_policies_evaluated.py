@@ -596,6 +596,9 @@ def _bucket() -> Iterator[Case]:
         yield deny(f"{role} lists {outside}", role, listing, BUCKET, context={"s3:prefix": outside})
     get, put = "s3:GetObject", "s3:PutObject"
     yield allow("Plan writes the request", "PlanFunction", put, obj("runs/r1/request.json"))
+    # past 40 configs the Distributed Map reads its items from S3: Plan must be able to write them
+    yield allow("Plan writes the work items", "PlanFunction", put, obj("runs/r1/work-items.json"))
+    yield deny("Plan writes no plan of a config", "PlanFunction", put, obj("runs/r1/c1/plan.json"))
     yield deny(
         "Plan over plain HTTP (bucket policy)",
         "PlanFunction",
@@ -698,6 +701,18 @@ def _instance() -> Iterator[Case]:
         role,
         put,
         obj(prefix_of(I1, role_id="AROAOTHERROLE00000") + "x"),
+        session=I1,
+    )
+    # The prefix is a fence: a wildcard before it spans '/', so the instance's own prefix must not be
+    # reachable nested inside another's (issue 27, 1) nor at another depth of the run's tree.
+    nested = other + "agent/x/" + mine.split("/", 3)[3]  # runs/r1/c1/instances/<i-2>/agent/x/instances/<i-1>/
+    yield deny("instance i-1 writes inside i-2's prefix", role, put, obj(nested + "y"), session=I1)
+    yield deny("instance i-1 reads inside i-2's prefix", role, get, obj(nested + "task-token"), session=I1)
+    yield deny(
+        "instance i-1 writes its prefix at the run's depth",
+        role,
+        put,
+        obj("runs/r1/" + mine.split("/", 3)[3] + "x"),
         session=I1,
     )
     yield deny("instance i-1 reads the run's request", role, get, obj("runs/r1/request.json"), session=I1)

@@ -199,7 +199,16 @@ def test_the_instance_role_reaches_only_its_own_prefix() -> None:
     s3 = [s for s in statements if any(a.startswith("s3:") for a in _allows(s))]
     object_access = [s for s in s3 if set(_allows(s)) & {"s3:PutObject", "s3:GetObject"}]
     assert [(sorted(_allows(s)), _resource_texts(s)) for s in object_access] == [
-        (["s3:GetObject", "s3:PutObject"], ["${ArtifactsBucket.Arn}/runs/*/instances/${!aws:userid}/*"])
+        (["s3:GetObject", "s3:PutObject"], ["${ArtifactsBucket.Arn}/runs/*/*/instances/${!aws:userid}/*"])
+    ]
+    # the fence: the same prefix with a third segment before it (nested in another instance's) is denied
+    denied = [
+        (sorted(str(a) for a in _list(s.get("Action"))), _resource_texts(s))
+        for s in statements
+        if s.get("Effect") == "Deny"
+    ]
+    assert denied == [
+        (["s3:GetObject", "s3:PutObject"], ["${ArtifactsBucket.Arn}/runs/*/*/*/instances/${!aws:userid}/*"])
     ]
     other = {a for s in s3 if s not in object_access for a in _allows(s)}
     assert other == {"s3:GetEncryptionConfiguration"}  # SSM's agent checks it before uploading output
