@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import re
+from pathlib import Path
 from typing import Any
 
 import boto3
@@ -10,6 +12,7 @@ import pytest
 
 from storagebench.adapters.aws.s3 import S3Artifacts
 from storagebench.adapters.aws.settings import AwsSettings
+from storagebench.core.errors import CollectError
 
 REGION = "us-east-1"
 
@@ -35,7 +38,7 @@ def test_absent_key_is_a_key_error(artifacts: S3Artifacts) -> None:
 
 
 def test_fetch_downloads_every_object_under_the_prefix(
-    artifacts: S3Artifacts, bucket: str, call_log: Any
+    artifacts: S3Artifacts, bucket: str, call_log: Any, tmp_path: Path
 ) -> None:
     s3 = artifacts.s3
     files = {f"step-{i:02d}/fio.json": json.dumps({"i": i}) for i in range(7)}
@@ -44,6 +47,10 @@ def test_fetch_downloads_every_object_under_the_prefix(
         s3.put_object(Bucket=bucket, Key=f"runs/r1/c1/agent/{name}", Body=body.encode())
     s3.put_object(Bucket=bucket, Key="runs/r1/c1/agent-other/x.json", Body=b"{}")  # a sibling prefix
     s3.put_object(Bucket=bucket, Key="runs/r1/c1/agent/../escape.json", Body=b"{}")
+    # '//' after the prefix would make an absolute path of the rest (issue 27, 2)
+    planted = tmp_path / "planted.json"
+    s3.put_object(Bucket=bucket, Key=f"runs/r1/c1/agent/{planted}", Body=b"{}")
+    s3.put_object(Bucket=bucket, Key="runs/r1/c1/agent/./dot.json", Body=b"{}")
     s3.put_object(Bucket=bucket, Key="runs/r1/c1/agent/folder/", Body=b"")
     log = call_log(s3)
 
@@ -53,8 +60,29 @@ def test_fetch_downloads_every_object_under_the_prefix(
         p.relative_to(directory).as_posix(): p.read_text() for p in directory.rglob("*") if p.is_file()
     }
     assert fetched == files
-    assert log.count("ListObjectsV2") == 4  # 10 keys in pages of 3
+    assert log.count("ListObjectsV2") == 4  # 12 keys in pages of 3
     assert not (directory.parent / "escape.json").exists()
+    assert not planted.exists()
+
+
+@pytest.mark.parametrize(
+    ("caps", "files", "size", "named"),
+    [
+        ({"max_objects": 5}, 6, 10, "more than 5 objects"),
+        ({"max_bytes": 1 << 20}, 3, 400 << 10, "or 1 MiB (at least 3 objects, 1 MiB)"),
+    ],
+)
+def test_fetch_refuses_a_flooded_prefix_before_downloading(
+    bucket: str, call_log: Any, caps: dict[str, int], files: int, size: int, named: str
+) -> None:
+    artifacts = S3Artifacts(boto3.client("s3", region_name=REGION), bucket, **caps)
+    for i in range(files):
+        artifacts.s3.put_object(Bucket=bucket, Key=f"runs/r1/c1/agent/f{i}", Body=b"x" * size)
+    log = call_log(artifacts.s3)
+    with pytest.raises(CollectError, match=re.escape(named)) as caught:
+        artifacts.fetch("runs/r1/c1/agent/")
+    assert "stay in the bucket" in str(caught.value)
+    assert log.count("GetObject") == 0  # nothing downloaded
 
 
 def test_fetch_of_an_empty_prefix_is_an_empty_directory(artifacts: S3Artifacts) -> None:
