@@ -40,6 +40,9 @@ def test_every_catalog_image_resolves_for_both_architectures(name: str) -> None:
         ("/aws/service/debian/release/12/latest/amd64", "ssm"),
         ("ubuntu", "unknown"),
         ("ami-xyz", "unknown"),
+        # a trailing newline is not part of an id or a path (issue 27, 10): Python's $ allowed it
+        ("ami-0123456789abcdef0\n", "unknown"),
+        ("/aws/service/debian/release/12/latest/amd64\n", "unknown"),
     ],
 )
 def test_image_kinds(value: str, kind: str) -> None:

@@ -1229,6 +1229,21 @@ CASES = [
         ["c5.4xlarge is always EBS-optimized"],
         id="ebs-optimized-off-on-nitro",
     ),
+    # a newline in a local path would be written into fio's directory= as a line of its own (issue 27, 10)
+    pytest.param(
+        tgt(kind="local", path="/tmp/x\nexec_prerun=id"),
+        "configs[0].targets[0].path",
+        "/tmp/x\nexec_prerun=id",
+        ["an absolute path without control characters"],
+        id="local-path-newline",
+    ),
+    pytest.param(
+        tgt(kind="local", path="tmp"),
+        "configs[0].targets[0].path",
+        "tmp",
+        ["an absolute path without control characters"],
+        id="local-path-relative",
+    ),
     pytest.param(top(max_concurrency=0), "max_concurrency", 0, [">= 1"], id="max-concurrency-0"),
     pytest.param(top(max_concurrency=41), "max_concurrency", 41, ["<= 40"], id="max-concurrency-41"),
 ]

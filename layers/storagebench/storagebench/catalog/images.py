@@ -26,7 +26,7 @@ from storagebench.catalog.models import Architecture, ImageSpec
 from storagebench.core.state import ImageRef
 
 DEFAULT_IMAGE = "al2023"
-AMI_ID = re.compile(r"^ami-[0-9a-f]{8,17}$")
+AMI_ID = re.compile(r"ami-[0-9a-f]{8,17}")  # fullmatch: "$" would let a trailing newline through
 # The SSM paths the Provision role may read (template.yaml, ProvisionFunction, Sid ImageParameters):
 # the public AMI parameters of the catalog's publishers and the account's own under /storagebench/.
 SSM_PREFIXES = (
@@ -35,7 +35,7 @@ SSM_PREFIXES = (
     "/aws/service/debian/release/",
     "/storagebench/",
 )
-SSM_PATH = re.compile(r"^/[A-Za-z0-9_.\-/]{1,1010}$")
+SSM_PATH = re.compile(r"/[A-Za-z0-9_.\-/]{1,1010}")
 TOOL_LABELS = {
     "fio": "fio",
     "xfs": "XFS (xfsprogs)",
@@ -63,9 +63,9 @@ def image_kind(value: str) -> str:
     """``named``, ``ami`` or ``ssm`` (``unknown`` for anything else)."""
     if value in load_catalog().images:
         return "named"
-    if AMI_ID.match(value):
+    if AMI_ID.fullmatch(value):
         return "ami"
-    if SSM_PATH.match(value):
+    if SSM_PATH.fullmatch(value):
         return "ssm"
     return "unknown"
 
@@ -117,7 +117,7 @@ def image_ref(value: str, architecture: Architecture) -> ImageRef:
         if spec.ssm_parameters:
             return ImageRef(label=value, ssm_parameter=spec.ssm_parameters[architecture], owners=spec.owners)
         return ImageRef(label=value, name_pattern=spec.name_patterns[architecture], owners=spec.owners)
-    if AMI_ID.match(value):
+    if AMI_ID.fullmatch(value):
         return ImageRef(label=value, ami_id=value)
     return ImageRef(label=value, ssm_parameter=value)
 

@@ -27,7 +27,7 @@ PATTERN_HELP = {
     request_model.SNAPSHOT_PATTERN: "a snapshot id such as snap-0123456789abcdef0",
     r"^[a-z][a-z0-9-]{0,30}$": "1-31 lowercase letters, digits and dashes, starting with a letter",
     r"^\d+[kKmM]$": "a size such as 128k or 1M",
-    r"^/.*": "an absolute path",
+    request_model.LOCAL_PATH_PATTERN: "an absolute path without control characters (newline, tab, ...)",
     r"^/[^\s]*$": "an absolute export path such as /bucket",
 }
 

@@ -65,6 +65,7 @@ Slug = Annotated[str, StringConstraints(pattern=SLUG_PATTERN)]
 INSTANCE_TYPE_PATTERN = r"^[a-z][a-z0-9-]*\.[a-z0-9-]+$"
 REGION_PATTERN = r"^[a-z]{2}(-gov|-iso[a-z]?)?-[a-z]+-\d{1,2}$"
 SNAPSHOT_PATTERN = r"^snap-[0-9a-f]{8,17}$"
+LOCAL_PATH_PATTERN = r"^/[^\x00-\x1f\x7f]*$"
 
 EbsType = Literal["gp2", "gp3", "io1", "io2", "st1", "sc1", "standard"]
 Filesystem = Literal["xfs", "ext4", "btrfs", "raw"]
@@ -520,7 +521,8 @@ class LocalTarget(_Target):
     """A directory on the machine running the agent (local runs): benchmarked in place."""
 
     kind: Literal["local"]
-    path: Annotated[str, StringConstraints(pattern=r"^/.*")]
+    # no control characters: the path is written into fio's job file (directory=), one line per option
+    path: Annotated[str, StringConstraints(pattern=LOCAL_PATH_PATTERN, max_length=4096)]
 
 
 Target = Annotated[
