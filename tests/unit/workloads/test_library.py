@@ -527,6 +527,9 @@ def test_check_fio_job_file_accepts(text: str) -> None:
             "[a]\nexec_prerun=id\n[b]\ninclude x\n",
             "[a] sets exec_prerun, which runs a program as root; [b] sets include",
         ),
+        # configparser folds it into rw's value; fio runs it (issue 27, 10)
+        ("[job]\nrw=read\n  exec_prerun=id\n", "line 3 is indented .'exec_prerun=id'.: fio reads it"),
+        ("[job]\nrw=read\n\texec_prerun=id\n", "line 3 is indented"),
     ],
 )
 def test_check_fio_job_file_rejects(text: str, message: str) -> None:
@@ -573,3 +576,14 @@ def test_describe_library_shows_sizes_and_sweeps_as_people_write_them() -> None:
     assert by_name["reportcard-oltp-8k-randread"]["numjobs"]["default"] == [16, 32]
     assert by_name["std-randread-4k"]["iodepth"]["default"] == "auto"
     assert by_name["fio-custom"]["job_file"]["default"] is None
+
+
+def test_text_params_have_a_length_cap() -> None:
+    from storagebench.workloads.params import TEXT_MAX_CHARS
+    from storagebench.workloads.profile import ParamsError, check_params
+
+    profile = get_profile("command")
+    assert check_params(profile, {"command": "x" * TEXT_MAX_CHARS})["command"] == "x" * TEXT_MAX_CHARS
+    with pytest.raises(ParamsError) as caught:
+        check_params(profile, {"command": "x" * (5 << 20)})  # 5 MB was accepted (issue 27, 10)
+    assert "at most 65,536 characters (5,242,880 given)" in str(caught.value.errors[0].allowed)

@@ -283,7 +283,7 @@ def test_custom_check_message_is_kept() -> None:
         (DURATION, "duration 1..86400 (seconds, or 30s/5m/2h)"),
         (CHOICE, "one of dsync, sync, direct"),
         (BOOL, "true or false"),
-        (TEXT, "a non-empty string"),
+        (TEXT, "a non-empty string of at most 65,536 characters"),
     ],
 )
 def test_allowed_text(param: Param, allowed: str) -> None:

@@ -390,6 +390,14 @@ def check_fio_job_file(text: str) -> None:
     (``workloads.fio_options``): a job file runs as root on the instance."""
     import configparser
 
+    for number, line in enumerate(text.splitlines(), start=1):
+        # configparser folds an indented line into the option above it, but fio reads every line
+        # as an option of its own: an indented `exec_prerun=...` would pass unseen.
+        if line[:1].isspace() and line.strip():
+            raise ValueError(
+                f"line {number} is indented ({line.strip()[:40]!r}): fio reads it as an option "
+                "of its own, so write every option at the start of its line"
+            )
     parser = configparser.ConfigParser(
         allow_no_value=True, strict=False, interpolation=None, delimiters=("=",)
     )

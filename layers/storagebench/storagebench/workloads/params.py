@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from typing import Literal
 
 ParamKind = Literal["int", "float", "size", "choice", "bool", "text", "duration"]
+# A job file or a shell command longer than this is not a benchmark but a payload (issue 27, 10).
+TEXT_MAX_CHARS = 65_536
 ParamValue = int | float | str | bool
 
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgtp]?)(i?b?)\s*$", re.IGNORECASE)
@@ -101,7 +103,7 @@ class Param:
         if self.kind == "bool":
             return "true or false"
         if self.kind == "text":
-            return "a non-empty string"
+            return f"a non-empty string of at most {TEXT_MAX_CHARS:,} characters"
         unit = {"size": " (a size like 4k, 1M)", "duration": " (seconds, or 30s/5m/2h)"}.get(self.kind, "")
         low = "" if self.minimum is None else self._show(self.minimum)
         high = "" if self.maximum is None else self._show(self.maximum)
@@ -170,6 +172,8 @@ class Param:
             return str(value)
         if not isinstance(value, str) or not value.strip():
             raise ValueError
+        if len(value) > TEXT_MAX_CHARS:
+            raise ValueError(f"at most {TEXT_MAX_CHARS:,} characters ({len(value):,} given)")
         if self.check is not None:
             self.check(value)
         return value
