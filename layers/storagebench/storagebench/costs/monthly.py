@@ -182,7 +182,9 @@ class ConfigCost(_Frozen):
         default_factory=list, description="what the total leaves out by design, each with why"
     )
     missing_prices: list[str] = Field(
-        default_factory=list, description="prices the book could not give: the total is a lower bound"
+        default_factory=list,
+        description="what could not be priced (a price the book lacks, a billed quantity the request "
+        "does not give, such as EFS storage without storage_gib_hint): the total is a lower bound",
     )
     notes: list[str] = Field(default_factory=list)
 
@@ -275,6 +277,11 @@ class PriceLookup:
 
     def __init__(self) -> None:
         self.missing: list[str] = []
+
+    def unknown(self, message: str) -> None:
+        """A billed quantity the request does not give: like a missing price, the total is a lower bound."""
+        if message not in self.missing:
+            self.missing.append(message)
 
     def __call__(self, what: str, ask: Callable[[], T]) -> T | None:
         try:
@@ -447,7 +454,8 @@ def efs_components(
     rules = load_catalog().efs
     storage_class = "One Zone" if target.one_zone else "Standard"
     if stored is None:
-        unpriced.append(
+        # Not "left out by design" (unpriced) but billed and unknown: the total is a lower bound.
+        asker.unknown(
             f"{tid}: EFS {storage_class} storage not priced: EFS bills the data stored and the request "
             "gives no storage_gib_hint"
         )
