@@ -57,6 +57,7 @@ NEW_INSTANCE = ec2("instance/*")  # RunInstances authorises the instance and vol
 NEW_VOLUME = ec2("volume/*")
 NEW_SPOT_REQUEST = ec2("spot-instances-request/*")  # a Spot launch's one-time request
 IMAGE = ec2("image/ami-0123456789abcdef0", account=False)
+SNAPSHOT = ec2("snapshot/snap-0123456789abcdef0", account=False)
 STACK_SUBNET = ec2(f"subnet/{V.subnet_id}")
 OTHER_SUBNET = ec2("subnet/subnet-0ffffffffffffffff")
 ENI = ec2("network-interface/eni-0123456789abcdef0")
@@ -247,6 +248,13 @@ def _launching() -> Iterator[Case]:
     )
     yield deny(
         "RunInstances: a marketplace image", role, run, IMAGE, context={"ec2:Owner": "aws-marketplace"}
+    )
+    # a volume restored from a snapshot: the images' publishers' (an AMI's root) or the account's;
+    # another account's public snapshot would put its data on a benchmark instance (issue 27, 5)
+    for owner in ("amazon", "099720109477", A):
+        yield allow(f"RunInstances: a snapshot of {owner}", role, run, SNAPSHOT, context={"ec2:Owner": owner})
+    yield deny(
+        "RunInstances: a snapshot of another owner", role, run, SNAPSHOT, context={"ec2:Owner": OTHER_ACCOUNT}
     )
     yield allow("RunInstances: in the stack's subnet", role, run, STACK_SUBNET)
     yield deny("RunInstances: in another subnet", role, run, OTHER_SUBNET)
