@@ -3,7 +3,10 @@ conditional writes on the table template.yaml defines."""
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from typing import Any
 
 import boto3
 import pytest
@@ -37,6 +40,27 @@ def test_the_first_claim_holds_the_occurrence_and_the_others_are_recorded(store:
     assert store.runs_in_progress() == [] and store.list_runs("nightly") == []  # on no index
 
 
+@pytest.fixture
+def atomic_writes(monkeypatch: pytest.MonkeyPatch) -> None:
+    """DynamoDB applies a conditional write atomically; moto checks the condition and writes without
+    a lock, so two threads could both pass attribute_not_exists (a test that failed under load).
+    Its item writes are serialised here, as the service's are per item."""
+    from moto.dynamodb.models import DynamoDBBackend
+
+    lock = threading.Lock()
+
+    def serialised(original: Callable[..., Any]) -> Callable[..., Any]:
+        def write(self: Any, *args: Any, **kwargs: Any) -> Any:
+            with lock:
+                return original(self, *args, **kwargs)
+
+        return write
+
+    for name in ("put_item", "update_item", "delete_item"):
+        monkeypatch.setattr(DynamoDBBackend, name, serialised(getattr(DynamoDBBackend, name)))
+
+
+@pytest.mark.usefixtures("atomic_writes")
 def test_concurrent_claims_leave_one_holder(store: DynamoResultsStore) -> None:
     runs = [f"exec-{n}" for n in range(6)]
     with ThreadPoolExecutor(max_workers=6) as pool:

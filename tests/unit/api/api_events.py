@@ -28,6 +28,7 @@ def http_event(
     body: str | bytes | None = None,
     headers: dict[str, str] | None = None,
     base64_body: bool = False,
+    caller: str = "arn:aws:iam::123456789012:user/tester",
 ) -> dict[str, Any]:
     """One HTTP API v2 event: lower-case headers, query joined as API Gateway does, IAM caller."""
     given = {k.lower(): v for k, v in (headers or {}).items()}
@@ -42,9 +43,7 @@ def http_event(
         "requestContext": {
             "accountId": "123456789012",
             "apiId": API_ID,
-            "authorizer": {
-                "iam": {"accountId": "123456789012", "userArn": "arn:aws:iam::123456789012:user/tester"}
-            },
+            "authorizer": {"iam": {"accountId": "123456789012", "userArn": caller}},
             "domainName": f"{API_ID}.execute-api.us-east-1.amazonaws.com",
             "domainPrefix": API_ID,
             "http": {

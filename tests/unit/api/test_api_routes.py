@@ -378,6 +378,24 @@ def test_a_retry_after_the_run_finished_still_returns_it(stack: Stack) -> None:
     assert len(executions(stack)) == 1
 
 
+def test_the_key_is_bound_to_its_caller(stack: Stack) -> None:
+    """Another caller reusing a key starts its own run: it never gets the first caller's (issue 27, 9)."""
+    alice, bob = "arn:aws:iam::123456789012:user/alice", "arn:aws:iam::123456789012:user/bob"
+
+    def post(caller: str) -> tuple[int, dict[str, Any], dict[str, str]]:
+        return call(
+            stack.handler, "POST", "/runs", json_body=demo(), headers=_keyed("nightly-1"), caller=caller
+        )
+
+    status, first, _ = post(alice)
+    other_status, other, _ = post(bob)
+    again_status, again, _ = post(alice)
+    assert (status, other_status, again_status) == (202, 202, 200)
+    assert other["run_id"] != first["run_id"] and other["replayed"] is False
+    assert again["run_id"] == first["run_id"] and again["replayed"] is True
+    assert len(executions(stack)) == 2
+
+
 @pytest.mark.parametrize("key", ["", "x" * 256, "caf\u00e9", "tab\there"])
 def test_a_bad_idempotency_key_is_a_400_naming_the_header(stack: Stack, key: str) -> None:
     status, body, _ = call(stack.handler, "POST", "/runs", json_body=demo(), headers=_keyed(key))

@@ -47,7 +47,7 @@ ALPHA: dict[str, Any] = {
     "instance_type": "c5.4xlarge",
     "targets": [
         {"id": "data", "kind": "ebs", "type": "gp3", "size_gib": 100, "iops": 4000, "count": 2},
-        {"id": "shared", "kind": "efs"},
+        {"id": "shared", "kind": "efs", "storage_gib_hint": 50},  # priced, else a lower bound
         {"id": "scratch", "kind": "fsx_lustre", "storage_capacity_gib": 1200, "stripe_count": 4},
     ],
 }

@@ -103,8 +103,8 @@ ROUTES: tuple[RouteSpec, ...] = (
         "/runs",
         "createRun",
         "Start a benchmark run (202), or preview it with dry_run=true (200): plan, cost, guardrails. "
-        "With an Idempotency-Key header the same key and body return the first run (replayed: true); "
-        "the same key with another body is a 409",
+        "With an Idempotency-Key header the same caller's same key and body return the first run "
+        "(replayed: true); the same key with another body is a 409; another caller's key is its own",
         query=CreateRunQuery,
         body=BenchmarkRequest,
         responses={
@@ -301,6 +301,13 @@ def read_json_body(event: dict[str, Any]) -> Any:
     )
 
 
+def _caller(app: APIGatewayHttpResolver) -> str:
+    """The IAM principal that signed the request (the route's IAM authorizer fills it in)."""
+    context = app.current_event.raw_event.get("requestContext") or {}
+    iam = (context.get("authorizer") or {}).get("iam") or {}
+    return str(iam.get("userArn") or "")
+
+
 def build_resolver(service: Callable[[], ApiService]) -> APIGatewayHttpResolver:
     """The resolver for ``ROUTES``; ``service`` is called on first use (a Lambda container builds one)."""
     app = APIGatewayHttpResolver()
@@ -319,7 +326,9 @@ def build_resolver(service: Callable[[], ApiService]) -> APIGatewayHttpResolver:
         options: CreateRunQuery = query(CreateRunQuery)
         document = read_json_body(app.current_event.raw_event)
         key = (app.current_event.headers or {}).get("idempotency-key")
-        result = service().create_run(document, options.dry_run, privileged=privileged, idempotency_key=key)
+        result = service().create_run(
+            document, options.dry_run, privileged=privileged, idempotency_key=key, caller=_caller(app)
+        )
         if isinstance(result, DryRun):
             return _json_response(200, result)
         return _json_response(200 if result.replayed else 202, result, {"Location": result.location})

@@ -164,12 +164,19 @@ class ApiService:
             )
 
     def create_run(
-        self, document: Any, dry_run: bool, *, privileged: bool = False, idempotency_key: str | None = None
+        self,
+        document: Any,
+        dry_run: bool,
+        *,
+        privileged: bool = False,
+        idempotency_key: str | None = None,
+        caller: str = "",
     ) -> RunCreated | DryRun:
         """Validate, check privilege and guardrails, then start (or preview) the run.
 
         ``privileged``: the caller came through ``POST /runs/privileged``, the route an administrator
         grants separately; only there may a request carry shell, and only if the stack allows it.
+        ``caller``: who signed the request (the IAM principal's ARN); an idempotency key is theirs.
         """
         try:
             request = parse_request(document)
@@ -216,7 +223,7 @@ class ApiService:
                 arn = self.launcher.start(run_id, document)
                 replayed = False
             else:
-                run_id = keyed_run_id(request.name, checked_idempotency_key(idempotency_key))
+                run_id = keyed_run_id(request.name, checked_idempotency_key(idempotency_key), caller)
                 arn, replayed = self._start_once(run_id, idempotency_key, document)
         except InputTooLargeError as exc:  # Step Functions counts otherwise than we do
             raise _too_large(exc.size) from None

@@ -28,10 +28,12 @@ def is_run_id(text: str) -> bool:
     return bool(_RUN_ID.fullmatch(text))
 
 
-def keyed_run_id(suite: str, idempotency_key: str) -> str:
-    """The run id an idempotency key names: the same key always names the same execution, so
-    Step Functions itself refuses a second start of it (ExecutionAlreadyExists)."""
-    digest = hashlib.sha256(idempotency_key.encode("utf-8")).hexdigest()[:24]
+def keyed_run_id(suite: str, idempotency_key: str, caller: str = "") -> str:
+    """The run id an idempotency key names: the same key of the same caller always names the same
+    execution, so Step Functions itself refuses a second start of it (ExecutionAlreadyExists);
+    another caller's same key names another run (it must not be handed the first caller's)."""
+    scoped = f"{caller}\n{idempotency_key}" if caller else idempotency_key
+    digest = hashlib.sha256(scoped.encode("utf-8")).hexdigest()[:24]
     return f"{suite[:40]}-key-{digest}"
 
 
