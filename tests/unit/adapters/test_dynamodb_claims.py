@@ -38,6 +38,18 @@ def test_the_first_claim_holds_the_occurrence_and_the_others_are_recorded(store:
     claim = store._get(keys.occurrence_pk(OCCURRENCE), keys.CLAIM)
     assert claim is not None and claim["run_id"] == "exec-a" and set(claim["refused"]) == {"exec-b", "exec-c"}
     assert store.runs_in_progress() == [] and store.list_runs("nightly") == []  # on no index
+    # the claim expires (issue 27, 11): 35 days after its holder's last claim, on the TTL attribute
+    assert int(claim[keys.EXPIRES]) == 1893549609 + 35 * 86400  # 2030-01-02T02:00:09Z
+
+
+def test_the_table_expires_items_on_the_attribute_claims_carry() -> None:
+    from pathlib import Path
+
+    from storagebench_local.cfn import load_template
+
+    template = load_template(Path(__file__).resolve().parents[3] / "template.yaml")
+    table = template["Resources"]["ResultsTable"]["Properties"]
+    assert table["TimeToLiveSpecification"] == {"AttributeName": keys.EXPIRES, "Enabled": True}
 
 
 @pytest.fixture

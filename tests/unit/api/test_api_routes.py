@@ -396,6 +396,23 @@ def test_the_key_is_bound_to_its_caller(stack: Stack) -> None:
     assert len(executions(stack)) == 2
 
 
+def test_a_key_whose_run_outlived_its_execution_starts_nothing(
+    stack: Stack, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Execution histories are purged after 90 days; the run record stays. A retry of the key must
+    not start again (Plan would overwrite the old run's request.json before refusing it)."""
+    status, first, _ = call(stack.handler, "POST", "/runs", json_body=demo(), headers=_keyed("k-old"))
+    assert status == 202
+    stack.store.start_run(
+        first["run_id"], "local-demo", {}, "2030-01-02T00:00:00Z", "2030-01-03T00:00:00Z", []
+    )
+    monkeypatch.setattr(stack.launcher, "describe", lambda run_id: None)  # the history purged
+    status, body, _ = call(stack.handler, "POST", "/runs", json_body=demo(), headers=_keyed("k-old"))
+    error = assert_error(body, 409, "idempotency_conflict")
+    assert status == 409 and "execution history is purged" in error["message"]
+    assert len(stack.launcher.started) == 1
+
+
 @pytest.mark.parametrize("key", ["", "x" * 256, "caf\u00e9", "tab\there"])
 def test_a_bad_idempotency_key_is_a_400_naming_the_header(stack: Stack, key: str) -> None:
     status, body, _ = call(stack.handler, "POST", "/runs", json_body=demo(), headers=_keyed(key))

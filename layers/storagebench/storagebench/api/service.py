@@ -239,6 +239,16 @@ class ApiService:
     def _start_once(self, run_id: str, key: str, document: Any) -> tuple[str, bool]:
         """The key's run: the one already started with this body, or a new one; another body -> 409."""
         existing = self.launcher.describe(run_id)
+        if existing is None and self.store.run_status(run_id) is not None:
+            # The key's run is recorded but its execution is gone (Step Functions purges histories
+            # after 90 days): starting again would write over that run's request before Plan's
+            # conditional write refused the run itself.
+            raise ApiError(
+                409,
+                "idempotency_conflict",
+                f"Idempotency-Key {key!r} already named run {run_id}, whose execution history is purged",
+                [detail("Idempotency-Key", key, f"names run {run_id}; send a new key for a new run")],
+            )
         if existing is None:
             try:
                 return self.launcher.start(run_id, document), False

@@ -17,7 +17,7 @@ history point        POINTS#<run> / <c>#<record key>            GSI2 SERIES#<opt
                                                                 <started>#<run>#r<rep>
 histogram            HISTOGRAMS#<run> / <c>#<record key>        (read only on request)
 suite digest         DIGEST#<suite> / <started>#<run>#<c>#<batch>  (series values, regression check)
-occurrence claim     OCCURRENCE#<arn>@<time> / CLAIM            (read by key only)
+occurrence claim     OCCURRENCE#<arn>@<time> / CLAIM            (read by key only; expires, EXPIRES)
 result (previous)    RUN#<run> / RESULT#<c>#<key>               GSI2 as a history point
 ===================  =========================================  =====================================
 
@@ -46,6 +46,12 @@ from storagebench.results.records import ResultRecord
 RUN = "RUN"
 ACTIVE = "ACTIVE"
 CLAIM = "CLAIM"
+EXPIRES = "expires_epoch"
+"""The table's time-to-live attribute (template.yaml, ResultsTable): epoch seconds after which
+DynamoDB deletes the item. Only occurrence claims carry it: runs and results are the history."""
+CLAIM_TTL_S = 35 * 86400
+"""How long a claim is kept: it only has to outlive the retries of its occurrence (EventBridge
+Scheduler retries for at most 24 h), and a month of claims is what an operator may want to read."""
 LAYOUT = 2
 """The item layout runs are written in (``layout`` on the run item; absent: the previous one)."""
 CONFIG_PREFIX = "CONFIG#"

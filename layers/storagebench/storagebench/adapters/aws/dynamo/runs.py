@@ -4,6 +4,7 @@ the claims of scheduled occurrences and the stop of a run."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from datetime import datetime
 from typing import Any
 
 from storagebench.adapters.aws.dynamo.codec import (
@@ -79,12 +80,14 @@ class RunItems(HistogramItems):
         """The conditional write that makes a scheduled occurrence start one run: the first execution
         to claim it holds it; a retry of that execution's Plan finds its own claim."""
         key = {"PK": keys.occurrence_pk(occurrence), "SK": keys.CLAIM}
+        claimed = datetime.fromisoformat(claimed_at.replace("Z", "+00:00"))
         item = {
             **key,
             "type": "occurrence",
             "occurrence": occurrence,
             "run_id": run_id,
             "claimed_at": claimed_at,
+            keys.EXPIRES: int(claimed.timestamp()) + keys.CLAIM_TTL_S,  # DynamoDB deletes it then
         }
         try:
             self.db.put_item(
