@@ -186,7 +186,11 @@ def _run_instances(call: AwsCall, stack: Stack) -> list[Check]:
     alias = _fact(call, image, "owner_alias")
     owner = alias if alias in ("amazon", "aws-marketplace") else str(_fact(call, image, "owner"))
     checks.append(Check("ec2:RunInstances", _ec2(stack, "image", image), {"ec2:Owner": owner}))
-    checks += [Check("ec2:RunInstances", _ec2(stack, "snapshot", s)) for s in _fact(call, image, "snapshots")]
+    # an image's snapshots are its publisher's (the launch policy reads their ec2:Owner)
+    checks += [
+        Check("ec2:RunInstances", _ec2(stack, "snapshot", s), {"ec2:Owner": owner})
+        for s in _fact(call, image, "snapshots")
+    ]
     subnet = _ec2(stack, "subnet", str(p["SubnetId"]))
     checks.append(Check("ec2:RunInstances", subnet))
     checks += [  # the stack's groups (by ARN in the policy) and a config's own (by its tags)

@@ -781,6 +781,13 @@ def _workflow() -> Iterator[Case]:
         table,
         context={"dynamodb:LeadingKeys": ["RUN#r1"]},
     )
+    yield allow(
+        "the API reserves the day's spend (the stack's budget)",
+        "ApiFunction",
+        update,
+        table,
+        context={"dynamodb:LeadingKeys": ["SPEND#2030-01-02"]},
+    )
     yield deny(
         "the API cannot write a scheduled occurrence's claim",
         "ApiFunction",

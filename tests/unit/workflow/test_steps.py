@@ -114,7 +114,7 @@ def test_plan_stores_the_request_and_starts_the_run_before_returning(plan: Plan,
 
 
 def test_plan_does_not_return_when_the_run_cannot_be_recorded(plan: Plan, fakes: Any) -> None:
-    def refuse(*args: Any) -> None:
+    def refuse(*args: Any, **kwargs: Any) -> None:
         raise RuntimeError("table unavailable")
 
     fakes.store.start_run = refuse

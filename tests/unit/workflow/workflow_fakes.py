@@ -334,6 +334,7 @@ class FakeStore:
         started_at: str,
         expires_at: str,
         configs: list[str],
+        cost_bound_usd: float | None = None,
     ) -> None:
         self.runs[run_id] = {
             "run_id": run_id,

@@ -92,7 +92,8 @@ START_RESPONSES: dict[int, tuple[str, type[BaseModel]]] = {
     415: ("the body is not application/json", ErrorBody),
     409: ("the Idempotency-Key started another run body (idempotency_conflict)", ErrorBody),
     422: (
-        "the request is invalid (invalid_request) or over a limit of the stack (over_limit)",
+        "the request is invalid (invalid_request), over a limit of the stack (over_limit) or past "
+        "its budget (over_budget: MaxConcurrentSpendUsd, MaxDailySpendUsd)",
         ErrorBody,
     ),
 }

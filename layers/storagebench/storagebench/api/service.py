@@ -217,14 +217,16 @@ class ApiService:
         if not preview.allowed:
             details = [detail(p.field, p.value, p.message, p.limit_value, p.limit) for p in preview.problems]
             raise ApiError(422, "over_limit", preview.problem_text(), details)
+        bound = preview.estimate.upper_bound_usd
         try:
             if idempotency_key is None:
                 run_id = self.new_id(request.name)
+                self._reserve_budget(bound)
                 arn = self.launcher.start(run_id, document)
                 replayed = False
             else:
                 run_id = keyed_run_id(request.name, checked_idempotency_key(idempotency_key), caller)
-                arn, replayed = self._start_once(run_id, idempotency_key, document)
+                arn, replayed = self._start_once(run_id, idempotency_key, document, bound)
         except InputTooLargeError as exc:  # Step Functions counts otherwise than we do
             raise _too_large(exc.size) from None
         return RunCreated(
@@ -236,7 +238,35 @@ class ApiService:
             replayed=replayed,
         )
 
-    def _start_once(self, run_id: str, key: str, document: Any) -> tuple[str, bool]:
+    def _reserve_budget(self, bound_usd: float) -> None:
+        """The stack's budget (MaxConcurrentSpendUsd, MaxDailySpendUsd) against this run's upper
+        bound: refused with the figures, else the day's share is reserved (one conditional write)."""
+        limits = self.guardrails
+        active, runs = self.store.spend_in_progress()
+        cap = limits.max_concurrent_spend_usd
+        if active + bound_usd > cap:
+            message = (
+                f"the stack's {runs} run(s) in progress may cost ${active:,.2f} together; this run's "
+                f"upper bound ${bound_usd:,.2f} would take them to ${active + bound_usd:,.2f}, past "
+                f"MaxConcurrentSpendUsd ${cap:,.2f}: start it when a run has ended"
+            )
+            details = [detail("MaxConcurrentSpendUsd", round(active + bound_usd, 2), message, cap, "stack")]
+            raise ApiError(422, "over_budget", message, details)
+        day = self.clock.now().date().isoformat()
+        daily = limits.max_daily_spend_usd
+        reserved, total = (False, 0.0) if bound_usd > daily else (True, 0.0)
+        if reserved:
+            reserved, total = self.store.reserve_daily_spend(day, bound_usd, daily)
+        if not reserved:
+            message = (
+                f"the runs started on {day} (UTC) may cost ${total:,.2f} together; this run's upper "
+                f"bound ${bound_usd:,.2f} would take them to ${total + bound_usd:,.2f}, past "
+                f"MaxDailySpendUsd ${daily:,.2f}"
+            )
+            details = [detail("MaxDailySpendUsd", round(total + bound_usd, 2), message, daily, "stack")]
+            raise ApiError(422, "over_budget", message, details)
+
+    def _start_once(self, run_id: str, key: str, document: Any, bound_usd: float) -> tuple[str, bool]:
         """The key's run: the one already started with this body, or a new one; another body -> 409."""
         existing = self.launcher.describe(run_id)
         if existing is None and self.store.run_status(run_id) is not None:
@@ -250,6 +280,7 @@ class ApiService:
                 [detail("Idempotency-Key", key, f"names run {run_id}; send a new key for a new run")],
             )
         if existing is None:
+            self._reserve_budget(bound_usd)
             try:
                 return self.launcher.start(run_id, document), False
             except InvalidRequestError:  # a concurrent start with the same key won the name

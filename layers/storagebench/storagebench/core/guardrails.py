@@ -40,6 +40,10 @@ class Guardrails(BaseModel):
     max_concurrent_instances: int = Field(default=20, ge=1, le=1000)
     max_run_cost_usd: float = Field(default=500.0, gt=0, le=1_000_000)
     max_run_hours: float = Field(default=24.0, gt=0, le=168)
+    # The stack's budget (api.budget): the upper bounds of the runs in progress together, and of the
+    # runs started in one UTC day; a start past either is refused with the figures.
+    max_concurrent_spend_usd: float = Field(default=2000.0, gt=0, le=10_000_000)
+    max_daily_spend_usd: float = Field(default=5000.0, gt=0, le=10_000_000)
     # Requests that run shell on the instance (hooks, command workloads, custom fio job files):
     # off unless the stack's AllowPrivilegedRuns parameter turns them on.
     allow_privileged: bool = False
@@ -63,6 +67,8 @@ class Guardrails(BaseModel):
             "MAX_CONCURRENT_INSTANCES": "max_concurrent_instances",
             "MAX_RUN_COST_USD": "max_run_cost_usd",
             "MAX_RUN_HOURS": "max_run_hours",
+            "MAX_CONCURRENT_SPEND_USD": "max_concurrent_spend_usd",
+            "MAX_DAILY_SPEND_USD": "max_daily_spend_usd",
         }
         for variable, field in mapping.items():
             if env.get(variable):

@@ -18,6 +18,7 @@ history point        POINTS#<run> / <c>#<record key>            GSI2 SERIES#<opt
 histogram            HISTOGRAMS#<run> / <c>#<record key>        (read only on request)
 suite digest         DIGEST#<suite> / <started>#<run>#<c>#<batch>  (series values, regression check)
 occurrence claim     OCCURRENCE#<arn>@<time> / CLAIM            (read by key only; expires, EXPIRES)
+daily spend          SPEND#<yyyy-mm-dd> / SPEND                 (read by key only; expires, EXPIRES)
 result (previous)    RUN#<run> / RESULT#<c>#<key>               GSI2 as a history point
 ===================  =========================================  =====================================
 
@@ -61,6 +62,14 @@ RESULTS_PREFIX = "RESULTS#"
 
 def run_pk(run_id: str) -> str:
     return f"RUN#{run_id}"
+
+
+SPEND = "SPEND"
+
+
+def spend_pk(day: str) -> str:
+    """The item holding the upper bounds of the runs started on ``day`` (UTC, yyyy-mm-dd)."""
+    return f"SPEND#{day}"
 
 
 def occurrence_pk(occurrence: str) -> str:

@@ -160,8 +160,10 @@ class ResultsStore(Protocol):
         started_at: str,
         expires_at: str,
         configs: list[str],
+        cost_bound_usd: float | None = None,
     ) -> None:
-        """Record the run as RUNNING (idempotent) before anything is launched."""
+        """Record the run as RUNNING (idempotent) before anything is launched, with the upper bound
+        of its cost that the stack's budget counts while it runs."""
 
     def claim_occurrence(self, occurrence: str, run_id: str, claimed_at: str) -> str:
         """Claim a scheduled occurrence (``run_ids.occurrence_key``) for this run with a conditional
@@ -216,6 +218,13 @@ class ResultsStore(Protocol):
         self, limit: int = 100, cursor: str | None = None
     ) -> tuple[list[dict[str, Any]], str | None]:
         """One page of the runs still RUNNING, newest first, and the next page's cursor."""
+
+    def spend_in_progress(self) -> tuple[float, int]:
+        """The cost upper bounds of the runs in progress, summed, and how many runs there are."""
+
+    def reserve_daily_spend(self, day: str, usd: float, cap_usd: float) -> tuple[bool, float]:
+        """Add ``usd`` to the UTC day's spend if the total stays within ``cap_usd`` (atomically);
+        (reserved?, the day's total)."""
 
     def metric_history(
         self,

@@ -182,6 +182,7 @@ def plan_run(document: Any, run_id: str, started_at: str, services: Services) ->
         iso(started),
         iso(expires),
         [c.id for c in request.configs],
+        cost_bound_usd=preview.estimate.upper_bound_usd,
     )
     return PlanResult(
         run_id=run_id,

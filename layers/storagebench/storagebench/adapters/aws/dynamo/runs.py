@@ -43,9 +43,10 @@ class RunItems(HistogramItems):
         started_at: str,
         expires_at: str,
         configs: list[str],
+        cost_bound_usd: float | None = None,
     ) -> None:
         sort = keys.started_sk(started_at, run_id)
-        item = {
+        item: dict[str, Any] = {
             "PK": keys.run_pk(run_id),
             "SK": keys.RUN,
             "GSI1PK": keys.suite_pk(suite),
@@ -62,6 +63,8 @@ class RunItems(HistogramItems):
             "started_at": started_at,
             "expires_at": expires_at,
         }
+        if cost_bound_usd is not None:  # what the stack's budget counts while the run is in progress
+            item["cost_bound_usd"] = round(cost_bound_usd, 2)
         try:
             self.db.put_item(
                 TableName=self.table, Item=self._item(item), ConditionExpression="attribute_not_exists(PK)"
@@ -190,6 +193,42 @@ class RunItems(HistogramItems):
     def list_runs(self, suite: str, limit: int = 10) -> list[dict[str, Any]]:
         """The latest runs of a suite, newest first (one Query on GSI1)."""
         return self._query_index("GSI1", keys.suite_pk(suite), limit)
+
+    # -------------------------------------------------------------- the stack's budget
+
+    def spend_in_progress(self) -> tuple[float, int]:
+        """The upper bounds of the runs in progress, summed, and how many runs (every page of GSI3)."""
+        total, runs, cursor = 0.0, 0, None
+        while True:
+            page, cursor = self.runs_in_progress_page(limit=100, cursor=cursor)
+            runs += len(page)
+            total += sum(float(run.get("cost_bound_usd") or 0) for run in page)
+            if cursor is None:
+                return total, runs
+
+    def reserve_daily_spend(self, day: str, usd: float, cap_usd: float) -> tuple[bool, float]:
+        """Add ``usd`` to the day's reserved spend if it stays within ``cap_usd`` (one conditional
+        write: two starts cannot both take the last of the budget); (reserved?, the day's total)."""
+        key = {"PK": keys.spend_pk(day), "SK": keys.SPEND}
+        expires = int(datetime.fromisoformat(f"{day}T00:00:00+00:00").timestamp()) + keys.CLAIM_TTL_S
+        try:
+            response = self.db.update_item(
+                TableName=self.table,
+                Key=self._item(key),
+                UpdateExpression="ADD reserved_usd :usd, runs :one SET #expires = :expires",
+                ConditionExpression="attribute_not_exists(reserved_usd) OR reserved_usd <= :room",
+                ExpressionAttributeNames={"#expires": keys.EXPIRES},
+                ExpressionAttributeValues=self._item(
+                    {":usd": round(usd, 2), ":one": 1, ":room": round(cap_usd - usd, 2), ":expires": expires}
+                ),
+                ReturnValues="UPDATED_NEW",
+            )
+        except ClientError as exc:
+            if error_code(exc) != "ConditionalCheckFailedException":
+                raise workflow_error(exc, f"reserve ${usd:.2f} of {day}'s spend", WorkflowError) from exc
+            held = self._get(key["PK"], key["SK"]) or {}
+            return False, float(held.get("reserved_usd") or 0)
+        return True, float(self._plain(response["Attributes"]).get("reserved_usd") or 0)
 
     def runs_in_progress(self, limit: int = 100) -> list[dict[str, Any]]:
         """Runs still RUNNING or STOPPING, newest first (GSI3 holds only those: finish_run removes
