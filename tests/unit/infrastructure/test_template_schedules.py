@@ -59,9 +59,9 @@ def test_sweep_run_waits_out_every_step_that_creates_resources() -> None:
     assert _timeout("SweepRunFunction") >= IN_FLIGHT_S + 300
 
 
-def test_the_api_may_mark_a_run_stopping_and_write_nothing_else() -> None:
-    """``ApiService.stop_run`` updates the run item (RUN#<run>) before StopExecution; the API's
-    role otherwise only reads the table."""
+def test_the_api_may_mark_a_run_stopping_reserve_spend_and_write_nothing_else() -> None:
+    """``ApiService.stop_run`` updates the run item (RUN#<run>) before StopExecution, and a start
+    reserves its share of the day's budget (SPEND#<day>); the API's role otherwise only reads."""
     policies = RESOURCES["ApiFunction"]["Properties"]["Policies"]
     assert {"DynamoDBReadPolicy": {"TableName": {"Ref": "ResultsTable"}}} in policies
     writes = [
@@ -81,5 +81,12 @@ def test_the_api_may_mark_a_run_stopping_and_write_nothing_else() -> None:
             "Action": "dynamodb:UpdateItem",
             "Resource": {"Fn::GetAtt": ["ResultsTable", "Arn"]},
             "Condition": {"ForAllValues:StringLike": {"dynamodb:LeadingKeys": ["RUN#*"]}},
-        }
+        },
+        {
+            "Sid": "ReserveTheDaysSpend",
+            "Effect": "Allow",
+            "Action": "dynamodb:UpdateItem",
+            "Resource": {"Fn::GetAtt": ["ResultsTable", "Arn"]},
+            "Condition": {"ForAllValues:StringLike": {"dynamodb:LeadingKeys": ["SPEND#*"]}},
+        },
     ]
