@@ -87,9 +87,10 @@ def test_the_answer_is_the_same_every_time() -> None:
 def test_two_hundred_runs_take_well_under_a_second() -> None:
     rng = random.Random(21)
     series = _noise(80, 10.0, 1.0, rng) + _noise(70, 14.0, 1.0, rng) + _noise(50, 9.0, 1.0, rng)
-    started = time.perf_counter()
+    # the CPU this process spent, not the wall clock: beside the suite at nice 19 the wall took 3.2 s
+    started = time.process_time()
     points = e_divisive(series, **STRICT)
-    assert time.perf_counter() - started < 2.0
+    assert time.process_time() - started < 2.0
     assert [p.index for p in points] == [80, 150]
 
 
