@@ -121,6 +121,13 @@ def _bad_cursor(value: str, why: str) -> ApiError:
     )
 
 
+def _over_budget(parameter: str, total_usd: float, cap_usd: float, message: str) -> ApiError:
+    """A start past one of the stack's budget parameters, with the total it would have reached."""
+    return ApiError(
+        422, "over_budget", message, [detail(parameter, round(total_usd, 2), message, cap_usd, "stack")]
+    )
+
+
 class ApiService:
     def __init__(
         self,
@@ -250,8 +257,7 @@ class ApiService:
                 f"upper bound ${bound_usd:,.2f} would take them to ${active + bound_usd:,.2f}, past "
                 f"MaxConcurrentSpendUsd ${cap:,.2f}: start it when a run has ended"
             )
-            details = [detail("MaxConcurrentSpendUsd", round(active + bound_usd, 2), message, cap, "stack")]
-            raise ApiError(422, "over_budget", message, details)
+            raise _over_budget("MaxConcurrentSpendUsd", active + bound_usd, cap, message)
         day = self.clock.now().date().isoformat()
         daily = limits.max_daily_spend_usd
         reserved, total = (False, 0.0) if bound_usd > daily else (True, 0.0)
@@ -263,8 +269,7 @@ class ApiService:
                 f"bound ${bound_usd:,.2f} would take them to ${total + bound_usd:,.2f}, past "
                 f"MaxDailySpendUsd ${daily:,.2f}"
             )
-            details = [detail("MaxDailySpendUsd", round(total + bound_usd, 2), message, daily, "stack")]
-            raise ApiError(422, "over_budget", message, details)
+            raise _over_budget("MaxDailySpendUsd", total + bound_usd, daily, message)
 
     def _start_once(self, run_id: str, key: str, document: Any, bound_usd: float) -> tuple[str, bool]:
         """The key's run: the one already started with this body, or a new one; another body -> 409."""
