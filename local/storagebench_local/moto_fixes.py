@@ -20,6 +20,13 @@
   told its token is invalid stops ("nobody waits for this task"). On AWS the token is valid from
   the moment the task is scheduled. The fix accepts such a heartbeat: the timer it would have
   reset has not started.
+* A Lambda task whose call to Lambda fails below HTTP (connection reset or refused, a timeout,
+  a client created while another thread creates one from boto3's default session, which is not
+  thread-safe) ends ``States.Runtime``, which no Retry of the workflow names: moto's
+  ``StateTaskServiceLambda`` maps only the function's own error and ``ClientError``. Step Functions
+  reports an SDK failure reaching Lambda as ``Lambda.SdkClientException``, which the workflow
+  retries; the fix names it so (cause: the exception), and creates the ASL's clients one at a time.
+  Seen once in CI: a Cleanup failing ``States.Runtime`` after a Provision failure, 14 s into a run.
 """
 
 from __future__ import annotations
@@ -82,6 +89,7 @@ def apply() -> None:
 
     StepFunctionResponse.send_task_failure = send_task_failure  # type: ignore[method-assign]
     _heartbeat_before_the_wait()
+    _lambda_transport_failures_are_sdk_client_exceptions()
     _record_distributed_children()
     _answer_for_children(StepFunctionResponse)
     _APPLIED.append(True)
@@ -98,6 +106,50 @@ def _heartbeat_before_the_wait() -> None:
         return bool(original(self))
 
     CallbackEndpoint.notify_heartbeat = notify_heartbeat  # type: ignore[method-assign]
+
+
+SDK_CLIENT_EXCEPTION = "Lambda.SdkClientException"
+_CLIENTS_LOCK = threading.Lock()
+
+
+def _lambda_transport_failures_are_sdk_client_exceptions() -> None:
+    from botocore.exceptions import BotoCoreError
+    from moto.stepfunctions.parser.api import HistoryEventType, TaskFailedEventDetails
+    from moto.stepfunctions.parser.asl.component.common.error_name.custom_error_name import CustomErrorName
+    from moto.stepfunctions.parser.asl.component.common.error_name.failure_event import FailureEvent
+    from moto.stepfunctions.parser.asl.component.state.exec.state_task import lambda_eval_utils
+    from moto.stepfunctions.parser.asl.component.state.exec.state_task.service import (
+        state_task_service_lambda as service_lambda,
+    )
+    from moto.stepfunctions.parser.asl.eval.event.event_detail import EventDetails
+
+    create = lambda_eval_utils.boto_client_for  # type: ignore[attr-defined]
+
+    def boto_client_for(*args: Any, **kwargs: Any) -> Any:
+        with _CLIENTS_LOCK:
+            return create(*args, **kwargs)
+
+    lambda_eval_utils.boto_client_for = boto_client_for  # type: ignore[attr-defined]
+    original = service_lambda.StateTaskServiceLambda._from_error
+
+    def _from_error(self: Any, env: Any, ex: Exception) -> Any:
+        if not isinstance(ex, BotoCoreError | OSError):
+            return original(self, env, ex)
+        return FailureEvent(
+            env=env,
+            error_name=CustomErrorName(SDK_CLIENT_EXCEPTION),
+            event_type=HistoryEventType.TaskFailed,
+            event_details=EventDetails(  # type: ignore[typeddict-item]
+                taskFailedEventDetails=TaskFailedEventDetails(
+                    error=SDK_CLIENT_EXCEPTION,
+                    cause=f"{type(ex).__name__}: {ex}",
+                    resource=self._get_sfn_resource(),
+                    resourceType=self._get_sfn_resource_type(),
+                )
+            ),
+        )
+
+    service_lambda.StateTaskServiceLambda._from_error = _from_error  # type: ignore[method-assign]
 
 
 def _record_distributed_children() -> None:

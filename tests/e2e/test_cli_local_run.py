@@ -1,8 +1,10 @@
 """The product as a user drives it: `storagebench run --local`, then `results` and `report`, each a
 separate process, over one results root; the report is then opened in headless Chromium.
 
-A smaller demo (two emulated EBS options, one short workload, two repetitions) so the whole tier
-stays near a minute.
+A smaller demo (two emulated EBS options, one short workload, two to four repetitions) so the
+whole tier stays near a minute. The repetitions are adaptive as the demo's are: ``recommend`` judges
+the 95 % interval's lower edge, and with two repetitions Student's t is 12.7, so a 1 % disagreement
+between them (a busy machine) would put io1's 4,000 IOPS below a 3,500 bar.
 """
 
 from __future__ import annotations
@@ -40,7 +42,7 @@ REQUEST: dict[str, Any] = {
         },
     ],
     "workloads": [{"profile": "std-randread-4k", "scale": 0.02}],
-    "repetitions": 2,
+    "repetitions": {"min": 2, "max": 4, "ci_pct": 5},
     "timing": {"ready_poll_s": 1, "command_poll_s": 20},  # the document heartbeats every 10 s
 }
 
@@ -130,7 +132,8 @@ def test_the_metric_history_of_a_storage_option(ran: tuple[Path, dict[str, Any]]
     )
     points = json.loads(storagebench(*args, root=root).stdout)["points"]
     assert {p["run_id"] for p in points} == {run["run_id"]}
-    assert sorted(p["repetition"] for p in points) == [1, 2]
+    repetitions = sorted(p["repetition"] for p in points)
+    assert repetitions == list(range(1, len(points) + 1)) and 2 <= len(points) <= 4, repetitions
     assert all(p["record"]["iops"] > 0 for p in points)
     bad = storagebench(
         "results", "--storage", option, "--workload", "w", "--since", "yesterday", root=root, check=False
@@ -192,7 +195,7 @@ def test_recommend_names_the_cheapest_config_meeting_the_bar_and_exits_on_it(
         root=root,
         check=False,
     )
-    assert done.returncode == code, done.stderr
+    assert done.returncode == code, done.stdout + done.stderr
     assert named in done.stdout
     if code:  # why each config failed
         assert done.stdout.count("FAILS std-randread-4k:iops>=5000") == 2

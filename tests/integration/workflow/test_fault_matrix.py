@@ -468,7 +468,8 @@ def test_config_path(matrix: Matrix, case: Case) -> None:
     states = matrix.result(case.group).per_config[case.config_id].states
     broken = {step for step, _ in case.errors}
     # A Cleanup that gave up ends in CleanupFailed; Finalize then releases the config by its tags.
-    assert states[-1] == ("CleanupFailed" if "cleanup" in broken else "Cleanup"), states
+    errors = matrix.result(case.group).configs[case.config_id]["errors"]
+    assert states[-1] == ("CleanupFailed" if "cleanup" in broken else "Cleanup"), (states, errors)
     assert ("RecordFailure" in states) == bool(broken & {"provision", "ready"}), states
     assert ("RecordAgentFailure" in states) == ("agent" in broken), states
     assert states.count("Provision") == 1  # retries stay inside their state: one transition each
@@ -478,7 +479,7 @@ def test_config_path(matrix: Matrix, case: Case) -> None:
 def test_config_errors(matrix: Matrix, case: Case) -> None:
     config = matrix.result(case.group).configs[case.config_id]
     got = [(e["step"], e["error"]) for e in config["errors"]]
-    assert [step for step, _ in got] == [step for step, _ in case.errors], got
+    assert [step for step, _ in got] == [step for step, _ in case.errors], config["errors"]
     for (_, name), (_, accepted) in zip(got, case.errors, strict=True):
         assert name in accepted, got
 
