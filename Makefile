@@ -17,7 +17,7 @@ PYTEST_ARGS ?=
 XDIST ?= -n auto --dist loadfile
 
 .PHONY: help setup demo test test-fast test-busy lint typecheck unit integration test-pythons test-agent-py39 \
-        bench-fidelity bench-demo bench-report bench-store bench-economy agent-zipapp clean sam-validate sam-build \
+        bench-fidelity bench-demo bench-preview bench-report bench-store bench-economy agent-zipapp clean sam-validate sam-build \
         security-scan
 
 help: ## list the verbs
@@ -194,6 +194,9 @@ bench-demo: setup ## the demo measured (DEMO_RUNS=5: five in a row, each judged 
 
 bench-fidelity: setup ## emulated volumes, EBS twin beside the throttle: limits, latency vs the model, twin CPU, knee, agent footprint (root, ~10 min) -> bench-results/fidelity.json
 	$(BIN)/python bench/fidelity.py --out bench-results/fidelity.json
+
+bench-preview: setup ## the dry run of the worst requests the API accepts (at MAX_PLANNED_STEPS, 256 KiB) and issue 27's refused one: time, memory -> bench-results/preview.json
+	$(BIN)/python bench/preview.py --out bench-results/preview.json
 
 bench-report: setup ## a 20-config x 10-workload report: build/render time, sizes -> bench-results/report.json
 	$(BIN)/python bench/report.py --out bench-results/report.json

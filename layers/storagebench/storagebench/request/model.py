@@ -26,6 +26,7 @@ from storagebench.catalog.images import DEFAULT_IMAGE, image_problem, missing_to
 from storagebench.catalog.models import EbsVolumeType
 from storagebench.request.matrix_models import MatrixInvalid, MatrixOrigin, MatrixValue, SkippedPoint
 from storagebench.request.mount_options import FAMILIES, mount_options_problem
+from storagebench.request.plan_size import plan_size_problems
 from storagebench.request.prewarm import Prewarm
 from storagebench.request.problems import Problems, fmt_int
 from storagebench.request.purchase import PURCHASE_DESCRIPTION, Purchase
@@ -1071,6 +1072,7 @@ class BenchmarkRequest(_Model):
             *tag_problems(self.tags),
             *steady_state_problems(self),
             *multi_client_problems(self),
+            *plan_size_problems(self),
         ]
         for loc, value, message in found:
             problems.add(loc, value, message)

@@ -7,6 +7,7 @@ from storagebench.workloads.profile import (
     Variant,
     build_phases,
     check_params,
+    variant_count,
     variants,
 )
 
@@ -19,5 +20,6 @@ __all__ = [
     "build_phases",
     "check_params",
     "get_profile",
+    "variant_count",
     "variants",
 ]

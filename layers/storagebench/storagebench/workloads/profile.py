@@ -127,12 +127,28 @@ def default_value(param: Param) -> ParamValue | list[ParamValue] | None:
     return param.coerce(param.default)
 
 
+def _with_overrides(
+    profile: Profile, overrides: Mapping[str, ParamValue | list[ParamValue]]
+) -> dict[str, ParamValue | list[ParamValue] | None]:
+    base: dict[str, ParamValue | list[ParamValue] | None] = {p.name: default_value(p) for p in profile.params}
+    base.update(overrides)
+    return base
+
+
+def variant_count(profile: Profile, overrides: Mapping[str, ParamValue | list[ParamValue]]) -> int:
+    """How many variants ``variants`` builds (the product of the swept lists), without building them."""
+    count = 1
+    for value in _with_overrides(profile, overrides).values():
+        if isinstance(value, list):
+            count *= len(value)
+    return count
+
+
 def variants(
     profile: Profile, overrides: Mapping[str, ParamValue | list[ParamValue]], scale: float, ctx: TargetContext
 ) -> list[Variant]:
     """Every combination of swept values, with defaults, auto values and scale resolved."""
-    base: dict[str, ParamValue | list[ParamValue] | None] = {p.name: default_value(p) for p in profile.params}
-    base.update(overrides)
+    base = _with_overrides(profile, overrides)
     swept = {name: value for name, value in base.items() if isinstance(value, list)}
     fixed = {name: value for name, value in base.items() if not isinstance(value, list)}
     combos: Iterable[tuple[ParamValue, ...]] = itertools.product(*swept.values()) if swept else [()]
