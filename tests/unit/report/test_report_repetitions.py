@@ -154,3 +154,23 @@ def test_nothing_of_it_when_the_run_recorded_neither() -> None:
     for text in (render_html(report), render_markdown(report)):
         assert 'id="repetitions"' not in text
         assert "Adaptive repetitions" not in text and "Steady state" not in text
+
+
+def test_a_run_of_adaptive_repetitions_has_a_header_that_says_its_policy() -> None:
+    """The header of a run whose request asked for {min, max, ci_pct} (the demo's): built, and read
+    as the policy (it failed validation as an int before, so `storagebench report` exited 1)."""
+    document = copy.deepcopy(fx.REQUEST)
+    document["repetitions"] = {"min": 2, "max": 4, "ci_pct": 5}
+    stored = fx.stored()
+    stored["run"]["request"] = document
+    built = build_report(
+        **{**fx.full_report_inputs(), "stored": stored, "request": fx.parse_request(document)}
+    )
+    assert built.header.repetitions == 4
+    shown = "2-4, until the 95 % interval's half-width is under 5 % of the mean"
+    assert built.header.repetitions_shown == shown
+    assert shown in render_markdown(built) and shown.replace("'", "&#x27;") in render_html(built)
+
+
+def test_a_fixed_count_reads_as_the_count(report: Report) -> None:
+    assert report.header.repetitions == 3 and report.header.repetitions_shown == "3"

@@ -90,6 +90,7 @@ from storagebench.report.trends import RunValues, build_trends, history_runs, ru
 from storagebench.request.model import (
     BenchmarkRequest,
 )
+from storagebench.request.repetitions import Repetitions, most_repetitions
 from storagebench.request.requirements import RequirementError
 from storagebench.results.records import HistogramBucket, ResultRecord
 from storagebench.store.models import decode_run
@@ -767,7 +768,8 @@ class _Run:
             baseline=self.baseline or None,
             price_source=combine_sources(sources) if sources else None,
             price_date=oldest_date(dates),
-            repetitions=request.repetitions if request is not None else None,
+            repetitions=most_repetitions(request.repetitions) if request is not None else None,
+            repetitions_shown=repetitions_text(request.repetitions) if request is not None else None,
             records=len(self.records),
             run_cost_usd=self.run_total,
             run_cost_source=str(cost_source) if cost_source else None,
@@ -847,6 +849,14 @@ class _Run:
             regression_counts=self.regression_counts,
             notes=self.notes,
         )
+
+
+def repetitions_text(repetitions: Repetitions) -> str:
+    """A request's repetitions as the header reads them: ``3``, or the adaptive policy."""
+    if isinstance(repetitions, int):
+        return str(repetitions)
+    until = f"until the 95 % interval's half-width is under {repetitions.ci_pct:g} % of the mean"
+    return f"{repetitions.min}-{repetitions.max}, {until}"
 
 
 def build_report(

@@ -652,7 +652,7 @@ def _header(report: Report) -> str:
         ("region", h.region or DASH),
         ("baseline", h.baseline or DASH),
         ("prices", price),
-        ("repetitions", str(h.repetitions) if h.repetitions is not None else DASH),
+        ("repetitions", h.repetitions_shown or (str(h.repetitions) if h.repetitions is not None else DASH)),
         ("records", f"{h.records:,}"),
         ("run cost", usd(h.run_cost_usd) + (f" ({h.run_cost_source})" if h.run_cost_source else "")),
     ]

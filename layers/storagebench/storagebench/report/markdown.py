@@ -168,7 +168,7 @@ def _header(report: Report) -> list[str]:
         ("Region", h.region or DASH),
         ("Baseline", h.baseline or DASH),
         ("Prices", price),
-        ("Repetitions", str(h.repetitions) if h.repetitions is not None else DASH),
+        ("Repetitions", h.repetitions_shown or (str(h.repetitions) if h.repetitions is not None else DASH)),
         ("Records", f"{h.records:,}"),
         ("Run cost", usd(h.run_cost_usd)),
     ):

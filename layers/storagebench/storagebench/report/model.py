@@ -357,7 +357,14 @@ class Header(_Model):
     baseline: str | None
     price_source: str | None
     price_date: str | None
-    repetitions: int | None
+    repetitions: int | None = Field(
+        default=None, description="repetitions planned per workload: the count, or an adaptive series' max"
+    )
+    repetitions_shown: str | None = Field(
+        default=None,
+        description='as the header reads: "3", or "2-4, until the 95 % interval\'s half-width is under '
+        '5 % of the mean"',
+    )
     records: int
     run_cost_usd: float | None
     run_cost_source: str | None = None
