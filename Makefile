@@ -17,7 +17,7 @@ PYTEST_ARGS ?=
 XDIST ?= -n auto --dist loadfile
 
 .PHONY: help setup demo test test-fast test-busy lint typecheck unit integration test-pythons test-agent-py39 \
-        bench-fidelity bench-demo bench-preview bench-report bench-store bench-economy agent-zipapp clean sam-validate sam-build \
+        bench-fidelity bench-demo bench-preview bench-report checks bench-store bench-economy agent-zipapp clean sam-validate sam-build \
         security-scan
 
 help: ## list the verbs
@@ -140,12 +140,13 @@ test-fast: $(STAMP) ## the unit tier over every core less the slow-marked tests 
 integration: setup ## real fio/dd runs on loop devices and directories (root for emulated volumes)
 	$(BIN)/pytest tests/integration -q $(PYTEST_ARGS)
 
-# PYTHONS_TESTS, PYTHONS_ARGS and PYTHONS_NICE let `make test` split the tier (see there).
+# PYTHONS, PYTHONS_TESTS, PYTHONS_ARGS and PYTHONS_NICE let `make test` split the tier (see there).
+PYTHONS ?= 3.12 3.13
 PYTHONS_TESTS ?= tests/unit
 PYTHONS_ARGS ?=
 PYTHONS_NICE ?=
 test-pythons: $(STAMP) ## the unit tier on Python 3.12 and 3.13 too (the Lambda runtime), over every core
-	@for version in 3.12 3.13; do \
+	@for version in $(PYTHONS); do \
 	  interpreter=$$(scripts/find-python.sh $$version) || { echo "SKIPPED: no Python $$version (install it with pyenv)"; continue; }; \
 	  venv=.venv$${version/./}; \
 	  [ -x $$venv/bin/python ] || $(UV) venv -q --python $$interpreter $$venv; \
@@ -161,26 +162,42 @@ test-agent-py39: $(STAMP) ## the agent's own tests on Python 3.9 (Amazon Linux 2
 	$(UV) pip install -q --python .venv39/bin/python pytest==8.3.5 && \
 	PYTHONPATH=layers/storagebench .venv39/bin/pytest -q -p no:cacheprovider -c tests/agent39.ini tests/unit/agent
 
-# Every test of `pytest tests`, test-pythons and test-agent-py39, arranged for 2 cores:
-# 1. the unit and IAM tiers (CPU-bound, independent tests) over every core, less IAM's root-marked run;
-# 2. integration, e2e, browser and that IAM run one test at a time (root, loop devices, mounts,
-#    DynamoDB Local, timing), using ~1/3 of the CPU: meanwhile the unit tier on 3.12 and 3.13, less
-#    tests/unit/agent, runs at nice 19 on the CPU they leave idle (its log follows theirs);
-# 3. tests/unit/agent on 3.12 and 3.13 (real processes and wall-clock timeouts: never starved), and 3.9.
-# PYTHONS_BESIDE=0 runs that step-2 tier after the timed ones instead (~5 min longer, nothing beside them).
+# The static checks, one per job (each is one process on one core): make test runs them two at a time.
+checks: lint typecheck sam-validate security-scan sam-build
+
+# Integration tests that start no local stack (no LocalSession, so no instance addresses, loop
+# devices or IMDS ports to share): make test runs them beside the ones that do.
+ASIDE_TESTS := tests/integration/packaging tests/integration/store tests/integration/local/test_dynamodb_local.py
+
+# Every test of `pytest tests`, of the Lambda runtime's Python (3.13) and of the instance's (3.9),
+# arranged for 2 cores (about 24 min here beside a CPU hog, 21 without):
+# 1. the static checks two at a time, then the unit and IAM tiers (CPU-bound, independent tests)
+#    over every core, less IAM's root-marked run;
+# 2. three streams at once:
+#    - integration, e2e, browser and that IAM run, one test at a time (root, loop devices, mounts,
+#      local stacks, timing; ~3/4 of a core), less ASIDE_TESTS;
+#    - ASIDE_TESTS, one at a time (pip install, DynamoDB Local, the store's patterns);
+#    - the unit tier on 3.13 less tests/unit/agent at nice 19 on the CPU the others leave, then
+#      tests/unit/agent (real processes, wall-clock timeouts: not niced) on 3.13 and 3.9.
+#    Their logs follow the first stream's.
+# `make test-pythons` runs the unit tier on 3.12 as well (not in make test: 3.11 and 3.13 bracket it).
 PYTHONS_BESIDE ?= 1
-test: setup lint typecheck sam-validate security-scan sam-build ## the whole suite: lint, types, template, security scan, sam build, all tiers, other Pythons (<25 min on 2 cores)
+test: setup ## the whole suite: lint, types, template, security scan, sam build, all tiers, Python 3.13 and 3.9 (<25 min on 2 cores)
+	$(MAKE) --no-print-directory -j 2 --output-sync=target checks
 	$(BIN)/pytest tests/unit tests/iam -q $(XDIST) -m "not root" $(PYTEST_ARGS)
-	@log=$$(mktemp); \
-	{ [ "$(PYTHONS_BESIDE)" = 1 ] || while [ ! -e $$log.go ]; do sleep 1; done; \
-	  $(MAKE) --no-print-directory test-pythons PYTHONS_NICE="nice -n 19" PYTHONS_ARGS="--ignore=tests/unit/agent"; \
-	} >$$log 2>&1 & pythons=$$!; \
-	$(BIN)/pytest tests/integration tests/e2e tests/browser -q $(PYTEST_ARGS) && \
+	@aside=$$(mktemp); beside=$$(mktemp); \
+	$(BIN)/pytest $(ASIDE_TESTS) -q -p no:cacheprovider $(PYTEST_ARGS) >$$aside 2>&1 & aside_job=$$!; \
+	{ [ "$(PYTHONS_BESIDE)" = 1 ] || while [ ! -e $$beside.go ]; do sleep 1; done; \
+	  $(MAKE) --no-print-directory test-pythons PYTHONS=3.13 PYTHONS_NICE="nice -n 19" PYTHONS_ARGS="--ignore=tests/unit/agent" && \
+	  $(MAKE) --no-print-directory test-pythons test-agent-py39 PYTHONS=3.13 PYTHONS_TESTS=tests/unit/agent; \
+	} >$$beside 2>&1 & beside_job=$$!; \
+	$(BIN)/pytest tests/integration tests/e2e tests/browser -q $(addprefix --ignore=,$(ASIDE_TESTS)) $(PYTEST_ARGS) && \
 	  $(BIN)/pytest tests/iam -q -m root $(PYTEST_ARGS); status=$$?; \
-	touch $$log.go; wait $$pythons || status=1; \
-	echo "--- the unit tier on Python 3.12 and 3.13 less tests/unit/agent ---"; cat $$log; rm -f $$log $$log.go; \
+	touch $$beside.go; wait $$aside_job || status=1; wait $$beside_job || status=1; \
+	echo "--- beside: $(ASIDE_TESTS) ---"; cat $$aside; \
+	echo "--- beside: the unit tier on Python 3.13 (tests/unit/agent not niced), tests/unit/agent on 3.9 ---"; cat $$beside; \
+	rm -f $$aside $$beside $$beside.go; \
 	exit $$status
-	$(MAKE) --no-print-directory test-pythons test-agent-py39 PYTHONS_TESTS=tests/unit/agent
 
 # The suite as it must pass on a busy machine: a process spinning on CPU 0 beside all of `make test`.
 test-busy: ## make test with a CPU hog on one core beside it (every test must hold under load)
