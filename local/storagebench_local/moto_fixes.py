@@ -133,7 +133,9 @@ def _lambda_transport_failures_are_sdk_client_exceptions() -> None:
     original = service_lambda.StateTaskServiceLambda._from_error
 
     def _from_error(self: Any, env: Any, ex: Exception) -> Any:
-        if not isinstance(ex, BotoCoreError | OSError):
+        # BotoCoreError only: botocore wraps socket errors in it, and moto's own heartbeat and task
+        # timeouts are TimeoutErrors (OSError), which the callback's _from_error names
+        if not isinstance(ex, BotoCoreError):
             return original(self, env, ex)
         return FailureEvent(
             env=env,

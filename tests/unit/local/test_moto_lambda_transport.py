@@ -74,3 +74,32 @@ def test_a_refused_connection_is_an_sdk_client_exception_the_workflow_retries(sf
     events = sfn.get_execution_history(executionArn=arn)["events"]
     failed = [e for e in events if e["type"] == "TaskFailed"]
     assert len(failed) == 2  # the first attempt and the retry its Retry allows
+
+
+def _named(ex: Exception) -> str:
+    from unittest import mock
+
+    from moto.stepfunctions.parser.asl.component.state.exec.state_task.service import (
+        state_task_service_lambda as service_lambda,
+    )
+
+    task = service_lambda.StateTaskServiceLambda.__new__(service_lambda.StateTaskServiceLambda)
+    task.resource = mock.MagicMock()
+    with (
+        mock.patch.object(task, "_get_sfn_resource", return_value="invoke"),
+        mock.patch.object(task, "_get_sfn_resource_type", return_value="lambda"),
+    ):
+        failure = task._from_error(mock.MagicMock(), ex)
+    return str(failure.error_name.error_name)
+
+
+def test_moto_s_own_timeouts_keep_their_names() -> None:
+    """A heartbeat timeout is a TimeoutError (an OSError) inside moto: not a transport failure."""
+    from botocore.exceptions import EndpointConnectionError
+    from moto.stepfunctions.parser.asl.eval.callback.callback import HeartbeatTimeoutError
+
+    moto_fixes.apply()
+    assert _named(HeartbeatTimeoutError()) in ("States.HeartbeatTimeout", "States.Timeout")  # moto's name
+    assert (
+        _named(EndpointConnectionError(endpoint_url="http://127.0.0.1:9")) == moto_fixes.SDK_CLIENT_EXCEPTION
+    )
