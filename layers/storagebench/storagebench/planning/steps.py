@@ -25,10 +25,11 @@ from storagebench.kinds import kind_of
 from storagebench.request.model import (
     BenchmarkRequest,
     Config,
+    ResolvedWorkload,
     Target,
     target_mode,
 )
-from storagebench.request.plan_size import workload_targets
+from storagebench.request.plan_size import runs_on
 from storagebench.request.repetitions import AdaptiveRepetitions, SteadyState, most_repetitions
 from storagebench.workloads import TargetContext, build_phases, get_profile, variants
 
@@ -62,6 +63,10 @@ def step_id(workload_id: str, target_id: str, label: str, repetition: int) -> st
 def series_id(workload_id: str, target_id: str, label: str) -> str:
     """The repetitions of one workload, target and sweep point: ``workload.target[.sweep point]``."""
     return _fitted(_head(workload_id, target_id, label), "")[: MAX_ID - _LONGEST_TAIL]
+
+
+def _targets_for(config: Config, workload: ResolvedWorkload) -> list[Target]:
+    return [t for t in config.targets if runs_on(workload, t)]
 
 
 def _measures(phase: Phase) -> tuple[str, ...]:
@@ -115,7 +120,7 @@ def plan_steps(request: BenchmarkRequest, config: Config) -> list[Step]:
     for workload in request.resolved_workloads():
         profile = get_profile(workload.profile)
         repetitions = request.repetitions_of(workload)
-        for target in workload_targets(config, workload):
+        for target in _targets_for(config, workload):
             assert target.id is not None
             ctx = target_context(config, target)
             for variant in variants(profile, workload.params, workload.scale, ctx):

@@ -13,49 +13,71 @@ shortest standard workload (about 15 s each) are about 21 hours of one instance.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any, Protocol
 
-from storagebench.request.repetitions import most_repetitions
+from storagebench.request.repetitions import Repetitions, most_repetitions
 from storagebench.workloads import get_profile, variant_count
-
-if TYPE_CHECKING:
-    from storagebench.request.model import BenchmarkRequest, Config, ResolvedWorkload, Target
 
 MAX_PLANNED_STEPS = 5_000
 """Steps of a whole request (every config's, adaptive series counted at their ``max``)."""
 
 
-def workload_targets(config: Config, workload: ResolvedWorkload) -> list[Target]:
-    """The targets a workload runs on: those it names, else all but the ones left to setup hooks."""
-    return [
-        t
-        for t in config.targets
-        if (workload.targets is None or t.id in workload.targets) and getattr(t, "prepare", True)
-    ]
+class _Workload(Protocol):
+    @property
+    def id(self) -> str: ...
+    @property
+    def profile(self) -> str: ...
+    @property
+    def params(self) -> Mapping[str, Any]: ...
+    @property
+    def targets(self) -> Sequence[str] | None: ...
 
 
-def _steps_per_target(request: BenchmarkRequest, workload: ResolvedWorkload) -> int:
+class _Config(Protocol):
+    @property
+    def id(self) -> str: ...
+    @property
+    def targets(self) -> Sequence[Any]: ...
+
+
+class _Request(Protocol):
+    """What the count reads of a request (``request.model`` imports this module)."""
+
+    @property
+    def configs(self) -> Sequence[_Config]: ...
+
+    def resolved_workloads(self) -> Sequence[_Workload]: ...
+
+    def repetitions_of(self, workload: Any) -> Repetitions: ...
+
+
+def runs_on(workload: _Workload, target: Any) -> bool:
+    """Whether a workload runs on a target: one it names, else any not left to setup hooks."""
+    return (workload.targets is None or target.id in workload.targets) and getattr(target, "prepare", True)
+
+
+def _steps_per_target(request: _Request, workload: _Workload) -> int:
     points = variant_count(get_profile(workload.profile), workload.params)
     return points * most_repetitions(request.repetitions_of(workload))
 
 
-def _counts(request: BenchmarkRequest, resolved: Sequence[ResolvedWorkload]) -> tuple[list[int], list[int]]:
+def _counts(request: _Request, resolved: Sequence[_Workload]) -> tuple[list[int], list[int]]:
     """Steps per target of each workload, and each config's steps."""
     per_target = [_steps_per_target(request, w) for w in resolved]
     per_config = [
-        sum(n * len(workload_targets(config, w)) for w, n in zip(resolved, per_target, strict=True))
+        sum(n * sum(runs_on(w, t) for t in config.targets) for w, n in zip(resolved, per_target, strict=True))
         for config in request.configs
     ]
     return per_target, per_config
 
 
-def planned_steps(request: BenchmarkRequest) -> list[int]:
+def planned_steps(request: _Request) -> list[int]:
     """Each config's step count, in request order, as ``planning.plan_steps`` would build them."""
     return _counts(request, request.resolved_workloads())[1]
 
 
-def plan_size_problems(request: BenchmarkRequest) -> Iterator[tuple[tuple[str | int, ...], Any, str]]:
+def plan_size_problems(request: _Request) -> Iterator[tuple[tuple[str | int, ...], Any, str]]:
     """(location, value, message) when the whole plan is past ``MAX_PLANNED_STEPS``."""
     resolved = request.resolved_workloads()
     try:
