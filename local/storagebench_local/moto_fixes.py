@@ -20,9 +20,9 @@
   told its token is invalid stops ("nobody waits for this task"). On AWS the token is valid from
   the moment the task is scheduled. The fix accepts such a heartbeat: the timer it would have
   reset has not started.
-* A Lambda task whose call to Lambda fails below HTTP (connection reset or refused, a timeout,
-  a client created while another thread creates one from boto3's default session, which is not
-  thread-safe) ends ``States.Runtime``, which no Retry of the workflow names: moto's
+* A Lambda task whose call never reaches Lambda (connection refused, or not made in time; clients
+  created while another thread creates one from boto3's default session, which is not
+  thread-safe, fail too) ends ``States.Runtime``, which no Retry of the workflow names: moto's
   ``StateTaskServiceLambda`` maps only the function's own error and ``ClientError``. Step Functions
   reports an SDK failure reaching Lambda as ``Lambda.SdkClientException``, which the workflow
   retries; the fix names it so (cause: the exception), and creates the ASL's clients one at a time.
@@ -113,7 +113,7 @@ _CLIENTS_LOCK = threading.Lock()
 
 
 def _lambda_transport_failures_are_sdk_client_exceptions() -> None:
-    from botocore.exceptions import BotoCoreError
+    from botocore.exceptions import ConnectTimeoutError, EndpointConnectionError
     from moto.stepfunctions.parser.api import HistoryEventType, TaskFailedEventDetails
     from moto.stepfunctions.parser.asl.component.common.error_name.custom_error_name import CustomErrorName
     from moto.stepfunctions.parser.asl.component.common.error_name.failure_event import FailureEvent
@@ -133,9 +133,10 @@ def _lambda_transport_failures_are_sdk_client_exceptions() -> None:
     original = service_lambda.StateTaskServiceLambda._from_error
 
     def _from_error(self: Any, env: Any, ex: Exception) -> Any:
-        # BotoCoreError only: botocore wraps socket errors in it, and moto's own heartbeat and task
-        # timeouts are TimeoutErrors (OSError), which the callback's _from_error names
-        if not isinstance(ex, BotoCoreError):
+        # Only a call that never reached Lambda (no connection): a read timeout or a connection
+        # closed mid-answer may have run the handler, and a retry would run it twice beside itself.
+        # moto's own heartbeat and task timeouts are TimeoutErrors (OSError): the callback names them.
+        if not isinstance(ex, EndpointConnectionError | ConnectTimeoutError):
             return original(self, env, ex)
         return FailureEvent(
             env=env,
