@@ -170,7 +170,7 @@ checks: lint typecheck sam-validate security-scan sam-build
 ASIDE_TESTS := tests/integration/packaging tests/integration/store tests/integration/local/test_dynamodb_local.py
 
 # Every test of `pytest tests`, of the Lambda runtime's Python (3.13) and of the instance's (3.9),
-# arranged for 2 cores (about 24 min here beside a CPU hog, 21 without):
+# arranged for 2 cores (on a fresh clone, set-up included: 25.1 min, 26.6 beside a CPU hog):
 # 1. the static checks two at a time, then the unit and IAM tiers (CPU-bound, independent tests)
 #    over every core, less IAM's root-marked run;
 # 2. three streams at once:
