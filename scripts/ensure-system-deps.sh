@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Install the system tools the benchmark agent drives (fio, dd, losetup, mkfs.*, mdadm, blkid), and
 # the headless browser the report's browser tests open (chromium, chromedriver), and debootstrap (the
-# Debian root the document is tested in), through apt when
+# Debian root the document is tested in), and nftables (the fence of local instances), through apt when
 # they are missing and we are root; otherwise say exactly what is missing.
 set -euo pipefail
 
@@ -10,6 +10,7 @@ declare -A package_of=(
   [losetup]=mount [blkid]=util-linux [dd]=coreutils
   [chromium]=chromium [chromedriver]=chromium-driver
   [debootstrap]=debootstrap  # the Debian 12 root the document is tested in (tests/integration/images)
+  [nft]=nftables  # the fence of local instances (local/storagebench_local/fence.py)
 )
 missing=()
 for tool in "${!package_of[@]}"; do

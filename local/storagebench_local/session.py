@@ -358,12 +358,15 @@ class LocalSession:
         """What the EC2 adapter expects a deployed stack to provide: subnet, group, profile, AMI."""
         import boto3
 
+        from storagebench_local.adapters.moto_ec2 import loopback_address_range
+
         ec2 = boto3.client("ec2", region_name=REGION)
         vpc = ec2.create_vpc(CidrBlock="10.42.0.0/16")["Vpc"]["VpcId"]
         subnet = ec2.create_subnet(VpcId=vpc, CidrBlock="10.42.1.0/24", AvailabilityZone=f"{REGION}a")[
             "Subnet"
         ]
         group = ec2.create_security_group(GroupName="storagebench-local", Description="no inbound", VpcId=vpc)
+        self._fence(loopback_address_range(subnet["CidrBlock"]))
         iam = boto3.client("iam", region_name=REGION)
         role = iam.create_role(RoleName="storagebench-local-instance", AssumeRolePolicyDocument="{}")["Role"]
         profile = iam.create_instance_profile(InstanceProfileName="storagebench-local")["InstanceProfile"]
@@ -381,6 +384,15 @@ class LocalSession:
             "profile": profile["Arn"],
             "role_id": role["RoleId"],
         }
+
+    def _fence(self, cidr: str) -> None:
+        """The local instances' security group (``fence``): as root, required; otherwise said."""
+        from storagebench_local.fence import fence_unavailable, loopback_fence
+
+        if os.geteuid() != 0:
+            self.notices.append(f"local instances on {cidr} are not fenced: {fence_unavailable()}")
+            return
+        self._stack.enter_context(loopback_fence(cidr))  # FenceError: the session does not start
 
     def _image_for(self, image_id: str) -> Path | None:
         """The root an instance of this AMI boots locally: Debian 12's cached root for the

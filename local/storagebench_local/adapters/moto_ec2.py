@@ -64,6 +64,14 @@ def loopback_address(private_ip: str) -> str:
     return ".".join(["127", *octets[1:]])
 
 
+def loopback_address_range(cidr: str) -> str:
+    """Where a subnet's instances answer (``loopback_address``): ``10.42.1.0/24`` -> ``127.42.1.0/24``."""
+    address, _, length = cidr.partition("/")
+    if not length.isdigit() or int(length) < 8:
+        raise ValueError(f"subnet {cidr!r}: a /8 or narrower IPv4 range expected")
+    return f"{loopback_address(address)}/{length}"
+
+
 class MotoEc2Network(Ec2Network):
     """The AWS network adapter on a moto whose EC2 has placement groups and refuses to delete a
     security group in use (``emulate_network``)."""

@@ -3,8 +3,8 @@
 Each machine is a local instance of its own (own metadata service, own /opt and /var/lib paths,
 own loopback address, 127.x.y.z for its VPC address 10.x.y.z) running the stack's SSM document
 with its own plan. The server's setup hook starts a user-space HTTP server on its address; each
-client's setup hook can only succeed once that server answers (so the servers' hooks ran first)
-and writes what its topology environment says into the shared directory; the workloads run on
+client's setup hook can only succeed once that server answers (so the servers' hooks ran first),
+checks that another user of the machine cannot reach it (the local session's fence), and writes what its topology environment says into the shared directory; the workloads run on
 both clients at once through fio's client/server mode. Stored: one record per client and one
 aggregate per step and direction. Then the fault matrix kills the server and a client mid-run:
 each run ends with every machine, volume, security group and loop device released.
@@ -41,12 +41,16 @@ SERVER_TEARDOWN = 'kill "$(cat /var/lib/storagebench/http.pid)" || true'
 CLIENT_SETUP = """set -eu
 hello="http://$SB_NODES_SERVER_IPS:9000/hello"
 served=$(python3 -c "import sys, urllib.request; print(urllib.request.urlopen(sys.argv[1], timeout=5).read().decode().strip())" "$hello")
-SERVED="$served" python3 - "{shared}" <<'EOF'
+# another user of this machine, as nobody: the session's fence (local instances' security group) refuses it
+if setpriv --reuid=65534 --regid=65534 --clear-groups bash -c "exec 3<>/dev/tcp/$SB_NODES_SERVER_IPS/9000" 2>/dev/null
+then nobody=reached; else nobody=refused; fi
+SERVED="$served" NOBODY="$nobody" python3 - "{shared}" <<'EOF'
 import json, os, sys
 keys = ("SB_NODE_ROLE", "SB_NODE_INDEX", "SB_NODE_IP", "SB_NODES_SERVER_IPS", "SB_NODES_CLIENT_IPS")
 seen = {k: os.environ.get(k) for k in keys}
 seen["topology"] = json.load(open(os.environ["SB_TOPOLOGY"]))["self"]
 seen["served"] = os.environ["SERVED"]
+seen["nobody"] = os.environ["NOBODY"]
 with open(os.path.join(sys.argv[1], f"client-{os.environ['SB_NODE_INDEX']}.json"), "w") as out:
     json.dump(seen, out)
 EOF
@@ -110,6 +114,7 @@ def test_the_servers_hooks_ran_first_and_every_client_saw_the_topology(
     for index in (0, 1):
         entry = seen[f"client-{index}.json"]
         assert entry["served"] == "server-0"  # the server answered: its setup had run
+        assert entry["nobody"] == "refused"  # to root only: the fence of local instances (issue 27 #6)
         assert entry["SB_NODE_ROLE"] == "client" and entry["SB_NODE_INDEX"] == str(index)
         assert entry["topology"] == {"role": "client", "index": index}
         assert entry["SB_NODES_CLIENT_IPS"].split() == [
