@@ -227,7 +227,6 @@ class LocalSession:
             stack_name=STACK,
             subnet_id=network["subnet"],
             security_group_id=network["group"],
-            filesystem_security_group_id=network["group"],
             instance_profile_arn=network["profile"],
             instance_role_id=network["role_id"],
             agent_document="storagebench-agent",

@@ -491,6 +491,7 @@ TABLE: dict[tuple[str, str], Mapper] = {
     ("efs", "CreateMountTarget"): _efs_mount_target,
     ("efs", "DeleteMountTarget"): _efs_delete_mount_target,
     ("efs", "DeleteFileSystem"): _efs_tagged("elasticfilesystem:DeleteFileSystem"),
+    ("efs", "PutFileSystemPolicy"): _efs_tagged("elasticfilesystem:PutFileSystemPolicy"),
     ("fsx", "DescribeFileSystems"): _anywhere("fsx:DescribeFileSystems"),
     ("fsx", "CreateFileSystem"): _fsx_create,
     ("fsx", "DeleteFileSystem"): _fsx_delete,

@@ -64,7 +64,6 @@ class StackValues:
     vpc_id: str = "vpc-0a1b2c3d4e5f60718"
     subnet_id: str = "subnet-0a1b2c3d4e5f60718"
     instance_security_group: str = "sg-0aaaaaaaaaaaaaaa1"
-    filesystem_security_group: str = "sg-0aaaaaaaaaaaaaaa2"
     gateway_security_group: str = "sg-0aaaaaaaaaaaaaaa3"
     activator_security_group: str = "sg-0aaaaaaaaaaaaaaa4"
     agent_document: str = "storagebench-AgentDocument-0TEST"
@@ -109,7 +108,6 @@ class StackValues:
             "ResultsTable.Arn": self.arn("dynamodb", f"table/{self.results_table}"),
             "AgentDocument": self.agent_document,
             "InstanceSecurityGroup": self.instance_security_group,
-            "FileSystemSecurityGroup": self.filesystem_security_group,
             "GatewaySecurityGroup": self.gateway_security_group,
             "ActivatorSecurityGroup": self.activator_security_group,
             "InstanceProfile.Arn": self.arn(

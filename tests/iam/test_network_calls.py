@@ -92,7 +92,6 @@ def _record(recorder: AwsCallRecorder) -> Recorded:
         stack_name=values.stack_name,
         subnet_id=subnet,
         security_group_id=group,
-        filesystem_security_group_id=group,
         instance_profile_arn=profile["Arn"],
         instance_role_id=values.instance_role_id,
         agent_document="d",

@@ -508,6 +508,30 @@ def _file_systems() -> Iterator[Case]:
         yield deny(
             f"{role} {action} on another stack's", role, action, EFS, context=resource_tags(OTHER_STACK)
         )
+        # issue 27 #7: the mount target joins the config's own group (tagged), no other group
+        interface = "ec2:CreateNetworkInterface"
+        group = ec2("security-group/sg-0123456789abcdef0")
+        yield allow(
+            f"{role} mount target interface in a config's group",
+            role,
+            interface,
+            group,
+            context=resource_tags(STACK),
+        )
+        yield deny(f"{role} mount target interface in an untagged group", role, interface, group)
+        yield deny(
+            f"{role} mount target interface in another stack's group",
+            role,
+            interface,
+            group,
+            context=resource_tags(OTHER_STACK),
+        )
+        policy = "elasticfilesystem:PutFileSystemPolicy"
+        yield allow(f"{role} {policy} on the stack's", role, policy, EFS, context=resource_tags(STACK))
+        yield deny(f"{role} {policy} on an untagged one", role, policy, EFS)
+        yield deny(
+            f"{role} {policy} on another stack's", role, policy, EFS, context=resource_tags(OTHER_STACK)
+        )
 
 
 def _gateways() -> Iterator[Case]:

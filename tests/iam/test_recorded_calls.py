@@ -173,7 +173,6 @@ def recorded(evaluator: None, tmp_path_factory: pytest.TempPathFactory) -> Itera
             results_table=settings.results_table,
             subnet_id=settings.subnet_id,
             instance_security_group=settings.security_group_id,
-            filesystem_security_group=settings.filesystem_security_group_id,
             agent_document=settings.agent_document,
             instance_role_id=settings.instance_role_id,
         )

@@ -1,13 +1,14 @@
 """A config of three machines end to end: one server node and two clients, on this machine.
 
-Each machine is a local instance of its own (own metadata service, own /opt and /var/lib paths,
-own loopback address, 127.x.y.z for its VPC address 10.x.y.z) running the stack's SSM document
-with its own plan. The server's setup hook starts a user-space HTTP server on its address; each
-client's setup hook can only succeed once that server answers (so the servers' hooks ran first),
-checks that another user of the machine cannot reach it (the local session's fence), and writes what its topology environment says into the shared directory; the workloads run on
-both clients at once through fio's client/server mode. Stored: one record per client and one
-aggregate per step and direction. Then the fault matrix kills the server and a client mid-run:
-each run ends with every machine, volume, security group and loop device released.
+Each machine is a local instance of its own (own metadata service, own /opt and /var/lib paths, own
+loopback address, 127.x.y.z for its VPC address 10.x.y.z) running the stack's SSM document with its
+own plan. The server's setup hook starts a user-space HTTP server on its address; each client's
+setup hook can only succeed once that server answers (so the servers' hooks ran first), checks that
+another user of the machine cannot reach it (the local session's fence), and writes what its
+topology environment says into the shared directory; the workloads run on both clients at once
+through fio's client/server mode. Stored: one record per client and one aggregate per step and
+direction. Then the fault matrix kills the server and a client mid-run: each run ends with every
+machine, volume, security group and loop device released.
 """
 
 from __future__ import annotations

@@ -140,7 +140,7 @@ def network(aws: None, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
         "SubnetId"
     ]
     group = ec2.create_security_group(GroupName="storagebench", Description="instances", VpcId=vpc)["GroupId"]
-    fs_group = ec2.create_security_group(GroupName="storagebench-fs", Description="mount targets", VpcId=vpc)[
+    fs_group = ec2.create_security_group(GroupName="sb-config", Description="a config's group", VpcId=vpc)[
         "GroupId"
     ]
     iam = boto3.client("iam", region_name=REGION)
@@ -152,7 +152,6 @@ def network(aws: None, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
     values = {"vpc": vpc, "subnet": subnet, "group": group, "fs_group": fs_group, "profile": profile["Arn"]}
     monkeypatch.setenv("SUBNET_ID", subnet)
     monkeypatch.setenv("SECURITY_GROUP_ID", group)
-    monkeypatch.setenv("FILESYSTEM_SECURITY_GROUP_ID", fs_group)
     monkeypatch.setenv("INSTANCE_PROFILE_ARN", profile["Arn"])
     monkeypatch.setenv("INSTANCE_ROLE_ID", role["RoleId"])
     return values

@@ -126,7 +126,6 @@ ENV = {
     "STACK_NAME": "stack",
     "SUBNET_ID": "subnet-1",
     "SECURITY_GROUP_ID": "sg-1",
-    "FILESYSTEM_SECURITY_GROUP_ID": "sg-fs",
     "INSTANCE_PROFILE_ARN": "arn:aws:iam::1:instance-profile/p",
     "INSTANCE_ROLE_ID": "AROAEXAMPLEROLE12345",
     "AGENT_DOCUMENT": "doc",

@@ -1,10 +1,11 @@
 """Everything the workflow creates carries the stack's tag in the create call itself.
 
-template.yaml lets Provision call RunInstances (instances, volumes), CreateFileSystem (EFS, FSx)
-and the tag-on-create actions only with ``aws:RequestTag/storagebench:stack`` = the stack's
-name, and lets Cleanup delete only what carries it. A create call without the tag would be
-refused on AWS, and a resource tagged afterwards would not be deletable by the stack: this
-drives Provision through the AWS adapters on moto and reads every create request that left.
+template.yaml lets Provision call RunInstances (instances, volumes), CreateFileSystem (EFS, FSx),
+CreateSecurityGroup (the config's group, which the file systems join) and the tag-on-create actions
+only with ``aws:RequestTag/storagebench:stack`` = the stack's name, and lets Cleanup delete only
+what carries it. A create call without the tag would be refused on AWS, and a resource tagged
+afterwards would not be deletable by the stack: this drives Provision through the AWS adapters on
+moto and reads every create request that left.
 """
 
 from __future__ import annotations
@@ -80,7 +81,8 @@ def test_every_create_call_carries_the_stack_tag(provisioned: list[tuple[str, di
         for name, params in provisioned
         if name.startswith(("Create", "Run")) and name not in UNTAGGABLE
     ]
-    assert sorted(name for name, _ in creates) == ["CreateFileSystem", "CreateFileSystem", "RunInstances"]
+    expected = ["CreateFileSystem", "CreateFileSystem", "CreateSecurityGroup", "RunInstances"]
+    assert sorted(name for name, _ in creates) == expected  # the group: the file systems' fence
     for name, params in creates:
         for tags in _tags_sent(params):
             assert tags.get(TAG_STACK) == STACK, f"{name} sent tags {tags} without {TAG_STACK}={STACK}"
@@ -97,3 +99,27 @@ def test_nothing_is_tagged_after_creation(provisioned: list[tuple[str, dict[str,
     # the policies allow CreateTags only as part of RunInstances, and no separate CreateVolume
     late = [name for name, _ in provisioned if name in ("CreateTags", "TagResource", "CreateVolume")]
     assert late == []
+
+
+def test_the_file_systems_join_the_configs_group_which_admits_their_ports_from_itself_only(
+    provisioned: list[tuple[str, dict[str, Any]]],
+) -> None:
+    (group_call,) = [params for name, params in provisioned if name == "CreateSecurityGroup"]
+    (launch,) = [params for name, params in provisioned if name == "RunInstances"]
+    (fsx,) = [
+        params
+        for name, params in provisioned
+        if name == "CreateFileSystem" and "LustreConfiguration" in params
+    ]
+    rules = [params for name, params in provisioned if name == "AuthorizeSecurityGroupIngress"]
+    (group,) = {rule["GroupId"] for rule in rules}
+    assert group in launch["SecurityGroupIds"] and fsx["SecurityGroupIds"] == [group]
+    opened = sorted(
+        (p["FromPort"], p["ToPort"], [g["GroupId"] for g in p["UserIdGroupPairs"]])
+        for rule in rules
+        for p in rule["IpPermissions"]
+    )
+    assert opened == [(988, 988, [group]), (1018, 1023, [group]), (2049, 2049, [group])]
+    assert group_call["VpcId"]  # the stack subnet's VPC
+    mount_targets = [params for name, params in provisioned if name == "CreateMountTarget"]
+    assert all(target["SecurityGroups"] == [group] for target in mount_targets)

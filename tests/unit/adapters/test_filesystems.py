@@ -2,23 +2,25 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import boto3
 import pytest
 from botocore.stub import Stubber
 
-from storagebench.adapters.aws.filesystems import AwsFileSystems, fsx_request_token
+from storagebench.adapters.aws.filesystems import AwsFileSystems, efs_file_system_policy, fsx_request_token
 from storagebench.adapters.aws.settings import AwsSettings
-from storagebench.core.errors import ResourceBusyError
+from storagebench.core.errors import ProvisioningError, ResourceBusyError
 from storagebench.core.state import FileSystemRef, FileSystemSpec
 from storagebench.core.tags import TAG_CONFIG, TAG_RUN
 
 REGION = "us-east-1"
 TAGS = {TAG_RUN: "r1", TAG_CONFIG: "efs"}
+STUB_GROUP = "sg-0c0f1a2b"  # the config's group where EC2 is stubbed; on moto, the network fixture's
 
 
-def efs_spec(token: str = "r1-efs-efs0", **settings: Any) -> FileSystemSpec:
+def efs_spec(group: str = STUB_GROUP, token: str = "r1-efs-efs0", **settings: Any) -> FileSystemSpec:
     values: dict[str, Any] = {
         "kind": "efs",
         "id": "efs0",
@@ -29,10 +31,17 @@ def efs_spec(token: str = "r1-efs-efs0", **settings: Any) -> FileSystemSpec:
         "encrypted": True,
     }
     values.update(settings)
-    return FileSystemSpec(target_id="efs0", kind="efs", creation_token=token, tags=TAGS, settings=values)
+    return FileSystemSpec(
+        target_id="efs0",
+        kind="efs",
+        creation_token=token,
+        tags=TAGS,
+        settings=values,
+        security_group_id=group,
+    )
 
 
-def fsx_spec(token: str = "r1-fsx-fsx0", **settings: Any) -> FileSystemSpec:
+def fsx_spec(group: str = STUB_GROUP, token: str = "r1-fsx-fsx0", **settings: Any) -> FileSystemSpec:
     values: dict[str, Any] = {
         "kind": "fsx_lustre",
         "id": "fsx0",
@@ -44,7 +53,12 @@ def fsx_spec(token: str = "r1-fsx-fsx0", **settings: Any) -> FileSystemSpec:
     }
     values.update(settings)
     return FileSystemSpec(
-        target_id="fsx0", kind="fsx_lustre", creation_token=token, tags=TAGS, settings=values
+        target_id="fsx0",
+        kind="fsx_lustre",
+        creation_token=token,
+        tags=TAGS,
+        settings=values,
+        security_group_id=group,
     )
 
 
@@ -65,7 +79,6 @@ def stub_settings() -> AwsSettings:
         stack_name="s",
         subnet_id="subnet-0123abcd",
         security_group_id="sg-instances",
-        filesystem_security_group_id="sg-0123abcd",
         instance_profile_arn="arn:p",
         instance_role_id="AROAEXAMPLEROLE12345",
         agent_document="d",
@@ -84,7 +97,7 @@ def test_efs_create_makes_the_file_system_and_its_mount_target(
     filesystems: AwsFileSystems, network: dict[str, str], call_log: Any
 ) -> None:
     log = call_log(filesystems.efs)
-    ref = filesystems.create(efs_spec(), None)
+    ref = filesystems.create(efs_spec(network["fs_group"]), None)
 
     request = _request(log, "CreateFileSystem")
     assert request == {
@@ -100,24 +113,36 @@ def test_efs_create_makes_the_file_system_and_its_mount_target(
     assert [t["SubnetId"] for t in targets] == [network["subnet"]]
     assert ref.mount_target_ids == [targets[0]["MountTargetId"]]
     groups = filesystems.efs.describe_mount_target_security_groups(MountTargetId=targets[0]["MountTargetId"])
-    assert groups["SecurityGroups"] == [network["fs_group"]]
+    assert groups["SecurityGroups"] == [network["fs_group"]]  # the config's group, from the spec
     described = filesystems.efs.describe_file_systems(FileSystemId=ref.file_system_id)["FileSystems"][0]
     assert {t["Key"]: t["Value"] for t in described["Tags"]} == TAGS
+    policy = filesystems.efs.describe_file_system_policy(FileSystemId=ref.file_system_id)["Policy"]
+    assert json.loads(policy) == efs_file_system_policy(described["FileSystemArn"])
     assert filesystems.status(ref) == "available"
 
 
-def test_efs_create_is_idempotent_by_creation_token(filesystems: AwsFileSystems) -> None:
-    first = filesystems.create(efs_spec(), None)
-    again = filesystems.create(efs_spec(), None)
+def test_efs_create_is_idempotent_by_creation_token(
+    filesystems: AwsFileSystems, network: dict[str, str]
+) -> None:
+    first = filesystems.create(efs_spec(network["fs_group"]), None)
+    again = filesystems.create(efs_spec(network["fs_group"]), None)
     assert again.file_system_id == first.file_system_id
     assert again.mount_target_ids == first.mount_target_ids
     assert len(filesystems.efs.describe_file_systems()["FileSystems"]) == 1
 
 
-def test_one_zone_provisioned_efs_goes_in_the_subnet_zone(filesystems: AwsFileSystems, call_log: Any) -> None:
+def test_one_zone_provisioned_efs_goes_in_the_subnet_zone(
+    filesystems: AwsFileSystems, call_log: Any, network: dict[str, str]
+) -> None:
     log = call_log(filesystems.efs)
     ref = filesystems.create(
-        efs_spec(throughput_mode="provisioned", provisioned_throughput_mibps=128.0, one_zone=True), None
+        efs_spec(
+            network["fs_group"],
+            throughput_mode="provisioned",
+            provisioned_throughput_mibps=128.0,
+            one_zone=True,
+        ),
+        None,
     )
     request = _request(log, "CreateFileSystem")
     assert request["AvailabilityZoneName"] == "us-east-1a"
@@ -129,9 +154,9 @@ def test_one_zone_provisioned_efs_goes_in_the_subnet_zone(filesystems: AwsFileSy
 
 
 def test_efs_delete_removes_mount_targets_before_the_file_system(
-    filesystems: AwsFileSystems, call_log: Any
+    filesystems: AwsFileSystems, call_log: Any, network: dict[str, str]
 ) -> None:
-    ref = filesystems.create(efs_spec(), None)
+    ref = filesystems.create(efs_spec(network["fs_group"]), None)
     log = call_log(filesystems.efs)
 
     filesystems.delete(ref)
@@ -145,16 +170,20 @@ def test_efs_delete_removes_mount_targets_before_the_file_system(
 # ------------------------------------------------------------------------ EFS lifecycle (stubbed)
 
 
+FS_ARN = f"arn:aws:elasticfilesystem:{REGION}:123456789012:file-system/fs-1"
+
+
 def test_efs_mount_target_waits_for_an_available_file_system(stack_env: dict[str, str]) -> None:
     efs = boto3.client("efs", region_name=REGION)
     filesystems = AwsFileSystems(efs, object(), stub_settings(), object())
-    ref = FileSystemRef(target_id="efs0", kind="efs", file_system_id="fs-1")
+    ref = FileSystemRef(target_id="efs0", kind="efs", file_system_id="fs-1", security_group_id=STUB_GROUP)
 
     def file_system(state: str) -> dict[str, Any]:
         return {
             "FileSystems": [
                 {
                     "FileSystemId": "fs-1",
+                    "FileSystemArn": FS_ARN,
                     "LifeCycleState": state,
                     "OwnerId": "1",
                     "CreationToken": "t",
@@ -179,10 +208,15 @@ def test_efs_mount_target_waits_for_an_available_file_system(stack_env: dict[str
         stub.add_response("describe_file_systems", file_system("creating"), {"FileSystemId": "fs-1"})
         stub.add_response("describe_file_systems", file_system("available"), {"FileSystemId": "fs-1"})
         stub.add_response("describe_mount_targets", {"MountTargets": []}, {"FileSystemId": "fs-1"})
+        stub.add_response(  # the policy first: no client ever meets the default (public) policy
+            "put_file_system_policy",
+            {"FileSystemId": "fs-1", "Policy": "{}"},
+            {"FileSystemId": "fs-1", "Policy": json.dumps(efs_file_system_policy(FS_ARN))},
+        )
         stub.add_response(
             "create_mount_target",
             mount_target("creating"),
-            {"FileSystemId": "fs-1", "SubnetId": "subnet-0123abcd", "SecurityGroups": ["sg-0123abcd"]},
+            {"FileSystemId": "fs-1", "SubnetId": "subnet-0123abcd", "SecurityGroups": [STUB_GROUP]},
         )
         stub.add_response("describe_file_systems", file_system("available"), {"FileSystemId": "fs-1"})
         stub.add_response(
@@ -194,6 +228,46 @@ def test_efs_mount_target_waits_for_an_available_file_system(stack_env: dict[str
         assert ref.mount_target_ids == ["fsmt-0123abcd"]
         assert filesystems.status(ref) == "available"  # the existing one is not created twice
         stub.assert_no_pending_responses()
+
+
+def test_the_efs_policy_lets_clients_in_through_a_mount_target_only() -> None:
+    (statement,) = efs_file_system_policy(FS_ARN)["Statement"]
+    assert statement["Effect"] == "Allow" and statement["Resource"] == FS_ARN
+    assert statement["Condition"] == {"Bool": {"elasticfilesystem:AccessedViaMountTarget": "true"}}
+    assert sorted(statement["Action"]) == [
+        "elasticfilesystem:ClientMount",
+        "elasticfilesystem:ClientRootAccess",
+        "elasticfilesystem:ClientWrite",
+    ]
+
+
+def test_an_efs_ref_without_the_configs_group_gets_no_mount_target(stack_env: dict[str, str]) -> None:
+    efs = boto3.client("efs", region_name=REGION)
+    filesystems = AwsFileSystems(efs, object(), stub_settings(), object())
+    ref = FileSystemRef(target_id="efs0", kind="efs", file_system_id="fs-1")  # recorded before issue 27
+    available = {
+        "FileSystems": [
+            {
+                "FileSystemId": "fs-1",
+                "FileSystemArn": FS_ARN,
+                "LifeCycleState": "available",
+                "OwnerId": "1",
+                "CreationToken": "t",
+                "CreationTime": 0,
+                "NumberOfMountTargets": 0,
+                "SizeInBytes": {"Value": 0},
+                "PerformanceMode": "generalPurpose",
+                "Tags": [],
+            }
+        ]
+    }
+    with Stubber(efs) as stub:
+        stub.add_response("describe_file_systems", available, {"FileSystemId": "fs-1"})
+        stub.add_response("describe_mount_targets", {"MountTargets": []}, {"FileSystemId": "fs-1"})
+        with pytest.raises(
+            ProvisioningError, match="EFS fs-1: no security group recorded for its mount target"
+        ):
+            filesystems.status(ref)
 
 
 def test_efs_delete_is_busy_while_mount_targets_go(stack_env: dict[str, str]) -> None:
@@ -244,7 +318,12 @@ def test_fsx_create_sends_the_lustre_configuration(
 ) -> None:
     log = call_log(filesystems.fsx)
     ref = filesystems.create(
-        fsx_spec(deployment_type="PERSISTENT_2", per_unit_storage_throughput=250, data_compression="LZ4"),
+        fsx_spec(
+            network["fs_group"],
+            deployment_type="PERSISTENT_2",
+            per_unit_storage_throughput=250,
+            data_compression="LZ4",
+        ),
         None,
     )
 
@@ -343,10 +422,12 @@ def test_persistent_fsx_is_deleted_without_a_final_backup(stack_env: dict[str, s
         stub.assert_no_pending_responses()
 
 
-def test_find_returns_the_configs_file_systems_by_tag(filesystems: AwsFileSystems) -> None:
+def test_find_returns_the_configs_file_systems_by_tag(
+    filesystems: AwsFileSystems, network: dict[str, str]
+) -> None:
     """A create whose answer was lost is still found (and so deleted) by its tags."""
-    mine = filesystems.create(efs_spec(), None)
-    other = filesystems.create(efs_spec(token="r1-other-efs0"), None)
+    mine = filesystems.create(efs_spec(network["fs_group"]), None)
+    other = filesystems.create(efs_spec(network["fs_group"], token="r1-other-efs0"), None)
     filesystems.efs.tag_resource(
         ResourceId=other.file_system_id, Tags=[{"Key": TAG_CONFIG, "Value": "other"}]
     )

@@ -72,7 +72,6 @@ def stub_settings() -> AwsSettings:
         stack_name="s",
         subnet_id="subnet-1",
         security_group_id="sg-1",
-        filesystem_security_group_id="sg-fs",
         instance_profile_arn="arn:p",
         instance_role_id="AROAEXAMPLEROLE12345",
         agent_document="doc",

@@ -519,7 +519,6 @@ def test_the_service_is_wired_from_the_functions_environment(stack: Stack) -> No
         "STACK_NAME": "storagebench",
         "SUBNET_ID": "subnet-1",
         "SECURITY_GROUP_ID": "sg-1",
-        "FILESYSTEM_SECURITY_GROUP_ID": "sg-2",
         "INSTANCE_PROFILE_ARN": "arn:aws:iam::123456789012:instance-profile/x",
         "INSTANCE_ROLE_ID": "AROAEXAMPLEROLE12345",
         "AGENT_DOCUMENT": "doc",

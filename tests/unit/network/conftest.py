@@ -54,7 +54,6 @@ def settings(ec2: Any) -> AwsSettings:
         stack_name=STACK,
         subnet_id=subnet["SubnetId"],
         security_group_id=group,
-        filesystem_security_group_id=group,
         instance_profile_arn=profile["Arn"],
         instance_role_id=role["RoleId"],
         agent_document="storagebench-agent",

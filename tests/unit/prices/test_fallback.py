@@ -50,7 +50,6 @@ def test_the_stack_chooses_the_source() -> None:
             "region": "eu-west-1",
             "subnet_id": "subnet-1",
             "security_group_id": "sg-1",
-            "filesystem_security_group_id": "sg-2",
             "instance_profile_arn": "arn:aws:iam::1:instance-profile/p",
             "instance_role_id": "AROAEXAMPLEROLE12345",
             "agent_document": "d",

@@ -749,7 +749,7 @@ def test_cleanup_releases_everything_and_succeeds(state_of: StateOf, fakes: Any)
     (stored, status) = fakes.store.configs[-1]
     assert status == "SUCCEEDED"
     assert stored.cleanup is not None
-    assert stored.cleanup.deleted == ["i-0001", "vol-0100", "vol-0101", "fs-0001", "fs-0002"]
+    assert stored.cleanup.deleted == ["i-0001", "vol-0100", "vol-0101", "fs-0001", "fs-0002", "sg-0001"]
 
 
 def test_release_deletes_file_systems_from_the_state_and_by_tag_once_each(

@@ -8,14 +8,13 @@ every path; the primary's plan carries the topology and drives fio on every clie
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
 import workflow_fakes as wf
 
 from storagebench.core.errors import NotReadyError
-from storagebench.core.state import ComputeStatus, ConfigState, NetworkRef, NetworkSpec, Resources
+from storagebench.core.state import ComputeStatus, ConfigState, NetworkRef, Resources
 from storagebench.core.tags import TAG_NODE
 from storagebench.workflow import steps
 
@@ -49,26 +48,6 @@ MULTI: dict[str, Any] = {
 }
 
 
-@dataclass
-class FakeNetwork:
-    opened: list[NetworkSpec] = field(default_factory=list)
-    closed: list[NetworkRef] = field(default_factory=list)
-
-    def open(self, spec: NetworkSpec) -> NetworkRef:
-        self.opened.append(spec)
-        return NetworkRef(security_group_id="sg-multi", placement_group=None)
-
-    def close(self, ref: NetworkRef) -> list[str]:
-        self.closed.append(ref)
-        return [ref.security_group_id or str(ref.placement_group)]
-
-    def find(self, run_id: str, config_id: str) -> list[NetworkRef]:
-        return []
-
-    def leftovers(self, run_id: str, config_id: str) -> list[str]:
-        return []
-
-
 class AddressedCompute(wf.FakeCompute):  # type: ignore[misc,name-defined]
     """The fake compute, giving each instance an address and optionally a state."""
 
@@ -87,8 +66,8 @@ class AddressedCompute(wf.FakeCompute):  # type: ignore[misc,name-defined]
 
 
 @pytest.fixture
-def multi(fakes: Any, state_of: StateOf) -> tuple[Any, ConfigState, FakeNetwork]:
-    network = FakeNetwork()
+def multi(fakes: Any, state_of: StateOf) -> tuple[Any, ConfigState, wf.FakeNetwork]:
+    network = wf.FakeNetwork(group_id="sg-multi")
     compute = AddressedCompute()
     fakes.services.network = network
     fakes.services.compute = compute

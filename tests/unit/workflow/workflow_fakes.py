@@ -25,6 +25,8 @@ from storagebench.core.state import (
     FileSystemRef,
     FileSystemSpec,
     LaunchSpec,
+    NetworkRef,
+    NetworkSpec,
     Resources,
     RunSummary,
     VolumeRef,
@@ -202,6 +204,36 @@ class FakeFileSystems:
             if self.tags.get(fs_id, {}).get(TAG_RUN) == run_id
             and self.tags.get(fs_id, {}).get(TAG_CONFIG) == config_id
         ]
+
+
+@dataclass
+class FakeNetwork:
+    """The config's security group, one per run and config (EC2 finds it by name on a retry);
+    ``find`` and ``leftovers`` answer from the groups not yet closed."""
+
+    opened: list[NetworkSpec] = field(default_factory=list)
+    closed: list[NetworkRef] = field(default_factory=list)
+    live: dict[tuple[str, str], str] = field(default_factory=dict)  # (run, config) -> group id
+    group_id: str | None = None  # every group's id, when a test names it
+
+    def open(self, spec: NetworkSpec) -> NetworkRef:
+        self.opened.append(spec)
+        key = (spec.run_id, spec.config_id)
+        self.live.setdefault(key, self.group_id or f"sg-{len(self.live) + 1:04d}")
+        return NetworkRef(security_group_id=self.live[key], placement_group=None)
+
+    def close(self, ref: NetworkRef) -> list[str]:
+        self.closed.append(ref)
+        self.live = {k: v for k, v in self.live.items() if v != ref.security_group_id}
+        return [ref.security_group_id or str(ref.placement_group)]
+
+    def find(self, run_id: str, config_id: str) -> list[NetworkRef]:
+        group = self.live.get((run_id, config_id))
+        return [NetworkRef(security_group_id=group)] if group else []
+
+    def leftovers(self, run_id: str, config_id: str) -> list[str]:
+        group = self.live.get((run_id, config_id))
+        return [group] if group else []
 
 
 @dataclass
@@ -557,11 +589,13 @@ class Fakes:
     artifacts: FakeArtifacts
     store: FakeStore
     clock: FakeClock
+    network: FakeNetwork
 
 
 def make_fakes(root: Path, guardrails: Guardrails | None = None) -> Fakes:
     compute, filesystems, agents = FakeCompute(), FakeFileSystems(), FakeAgents()
     artifacts, store, clock = FakeArtifacts(root), FakeStore(), FakeClock()
+    network = FakeNetwork()
     services = Services(
         compute=compute,
         filesystems=filesystems,
@@ -572,8 +606,9 @@ def make_fakes(root: Path, guardrails: Guardrails | None = None) -> Fakes:
         stack=STACK,
         region=REGION,
         clock=clock,
+        network=network,
     )
-    return Fakes(services, compute, filesystems, agents, artifacts, store, clock)
+    return Fakes(services, compute, filesystems, agents, artifacts, store, clock, network)
 
 
 # ---------------------------------------------------------------------------- agent output

@@ -83,6 +83,9 @@ class FileSystemRef(_Model):
     dns_name: str | None = None
     mount_name: str | None = None
     mount_target_ids: list[str] = Field(default_factory=list)
+    security_group_id: str | None = Field(
+        default=None, description="the config's security group, which its mount targets or interfaces join"
+    )
 
 
 class PortRule(_Model):
@@ -286,6 +289,9 @@ class FileSystemSpec(_Model):
     creation_token: str = Field(max_length=64)
     tags: dict[str, str]
     settings: dict[str, object] = Field(description="the request target's fields, as validated")
+    security_group_id: str = Field(
+        description="the config's security group (admits the file system's ports from the config only)"
+    )
 
 
 # ------------------------------------------------------------------------ progress

@@ -145,6 +145,9 @@ class StorageKind(ABC, Generic[T]):
     appliances: ClassVar[int] = 0
     # The file system service Provision creates through the filesystems port, if any.
     file_system: ClassVar[Literal["efs", "fsx_lustre"] | None] = None
+    # What the config's instances reach that file system on ("tcp/2049"): its mount targets join the
+    # config's security group, which admits these from the config's own instances only.
+    client_ports: ClassVar[tuple[str, ...]] = ()
     # Pre-warmed before the workloads (read end to end, or its cold read checked: planning.initialisation).
     prewarmed: ClassVar[bool] = False
 

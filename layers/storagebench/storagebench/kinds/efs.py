@@ -21,6 +21,7 @@ class Efs(StorageKind[EfsTarget]):
     network = True
     ready_seconds = EFS_READY_S
     file_system = "efs"
+    client_ports = ("tcp/2049",)  # NFS
 
     def option_key(self, target: EfsTarget) -> str:
         described = f"efs:{target.throughput_mode}"

@@ -27,6 +27,7 @@ class FsxLustre(StorageKind[FsxLustreTarget]):
     network = True
     ready_seconds = FSX_LUSTRE_READY_S
     file_system = "fsx_lustre"
+    client_ports = ("tcp/988", "tcp/1018-1023")  # Lustre: clients to servers and servers to each other
 
     def option_key(self, target: FsxLustreTarget) -> str:
         described = f"fsx_lustre:{target.deployment_type}:{target.storage_capacity_gib}GiB"

@@ -27,6 +27,7 @@ from storagebench.core.errors import (
     GuardrailError,
     InvalidRequestError,
     NotReadyError,
+    ProvisioningError,
     RunStoppedError,
     SpotInterruptionError,
     WorkflowError,
@@ -85,7 +86,7 @@ from storagebench.workflow.ports import Services
 from storagebench.workflow.run_ids import occurrence_key, schedule_group
 from storagebench.workflow.run_outputs import notify_run, record_run_economics, record_run_report
 from storagebench.workflow.topology import (
-    is_topology,
+    needs_network,
     network_spec,
     node_plan,
     other_machines,
@@ -236,21 +237,25 @@ def provision(state: ConfigState, services: Services) -> ConfigState:
     resources = state.resources.model_copy(deep=True)
     plans = gateway_plans(request, item.config_id, item.run_id, labels, services.gateways)
     launch_gateways(resources, plans, services.gateways)
+    if needs_network(config) and resources.network is None:  # before the file systems: they join it
+        resources.network = services.network.open(network_spec(config, item.run_id, labels))
     for target in config.targets:
         service = kind_of(target).file_system
         if service is not None:
             if any(f.target_id == target.id for f in resources.file_systems):
                 continue
+            group = resources.network.security_group_id if resources.network is not None else None
+            if group is None:
+                raise ProvisioningError(f"config {config.id}: no security group for file system {target.id}")
             spec = FileSystemSpec(
                 target_id=str(target.id),
                 kind=service,
                 creation_token=creation_token(item.run_id, item.config_id, str(target.id)),
                 tags={**labels, TAG_TARGET: str(target.id)},
                 settings=target.model_dump(mode="json"),
+                security_group_id=group,
             )
             resources.file_systems.append(services.filesystems.create(spec, None))
-    if is_topology(config) and resources.network is None:
-        resources.network = services.network.open(network_spec(config, item.run_id, labels))
     market = interruptions.market_of(purchase_of(request, config, services), item.attempt)
     launch = launch_spec(config, item.run_id, labels, market=market, network=resources.network)
     launched = services.compute.launch(interruptions.attempt_launch(launch, state))

@@ -46,16 +46,30 @@ def other_machines(config: Config) -> list[Machine]:
     return machines + [Machine(CLIENT_ROLE, i, None) for i in range(1, config.clients)]
 
 
+def needs_network(config: Config) -> bool:
+    """Whether the config gets a security group of its own: several machines, or a file system."""
+    return is_topology(config) or bool(file_system_ports(config))
+
+
+def file_system_ports(config: Config) -> list[str]:
+    """What the config's instances reach its file systems on (EFS's NFS, Lustre's ports)."""
+    ports = [port for target in config.targets for port in kind_of(target).client_ports]
+    return list(dict.fromkeys(ports))
+
+
 def network_spec(config: Config, run_id: str, tags: dict[str, str]) -> NetworkSpec:
-    """The config's security group: every port a role declares, the agents' control port and, with
-    several clients, fio's server port, each open to the config's own machines only."""
-    ports: dict[tuple[str, int, int], None] = {("tcp", CONTROL_PORT, CONTROL_PORT): None}
+    """The config's security group: with several machines every port a role declares, the agents'
+    control port and, with several clients, fio's server port; with file systems their ports (their
+    mount targets join the group); each open to the config's own machines only."""
+    ports: dict[tuple[str, int, int], None] = {}
+    if is_topology(config):
+        ports[("tcp", CONTROL_PORT, CONTROL_PORT)] = None
     if config.clients > 1:
         ports[("tcp", FIO_SERVER_PORT, FIO_SERVER_PORT)] = None
-    for group in config.nodes:
-        for text in group.ports:
-            port = parse_port(text)
-            ports[(port.protocol, port.from_port, port.to_port)] = None
+    declared = [text for group in config.nodes for text in group.ports] + file_system_ports(config)
+    for text in declared:
+        port = parse_port(text)
+        ports[(port.protocol, port.from_port, port.to_port)] = None
     return NetworkSpec(
         run_id=run_id,
         config_id=config.id,

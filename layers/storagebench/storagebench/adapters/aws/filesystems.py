@@ -4,13 +4,18 @@ EFS needs a mount target in the instance's subnet, and a mount target can only b
 once its file system is ``available``: ``create`` makes one right away when it can, and
 ``status`` makes it on a later poll otherwise. ``status`` also records what it learns on the
 ref it is given (mount target ids, FSx DNS and mount names): the caller's state keeps that
-ref. Deletion of EFS goes mount targets first and raises ``ResourceBusyError`` until they
-are gone, so the state machine's retry comes back for the file system.
+ref. Each file system is reached through the config's own security group (its mount targets and
+FSx's interfaces join it; it admits their ports from the config's instances only), and an EFS file
+system gets a policy before its mount target: clients only through a mount target (the agent mounts
+NFS without IAM authorization, so a policy naming a role would refuse the benchmark itself).
+Deletion of EFS goes mount targets first and raises ``ResourceBusyError`` until they are gone, so
+the state machine's retry comes back for the file system.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 from typing import Any
 
@@ -24,6 +29,28 @@ FSX_TOKEN = re.compile(r"^[A-Za-z0-9_.-]{1,63}$")
 FSX_AVAILABLE = ("AVAILABLE", "UPDATING")
 FSX_FAILED = ("FAILED", "MISCONFIGURED", "MISCONFIGURED_UNAVAILABLE", "DELETING")
 EFS_FAILED = ("error", "deleting", "deleted")
+EFS_CLIENT_ACTIONS = (
+    "elasticfilesystem:ClientMount",
+    "elasticfilesystem:ClientWrite",
+    "elasticfilesystem:ClientRootAccess",  # fio writes as root
+)
+
+
+def efs_file_system_policy(file_system_arn: str) -> dict[str, Any]:
+    """Anonymous NFS clients (the agent's mount) only through a mount target: no public access."""
+    return {
+        "Version": "2012-10-17",
+        "Statement": [
+            {
+                "Sid": "ClientsThroughMountTargetsOnly",
+                "Effect": "Allow",
+                "Principal": {"AWS": "*"},
+                "Action": list(EFS_CLIENT_ACTIONS),
+                "Resource": file_system_arn,
+                "Condition": {"Bool": {"elasticfilesystem:AccessedViaMountTarget": "true"}},
+            }
+        ],
+    }
 
 
 def fsx_request_token(creation_token: str) -> str:
@@ -55,7 +82,7 @@ def _service(kind: str) -> str:
 
 
 class AwsFileSystems:
-    """``FileSystems`` on EFS and FSx for Lustre, reachable from the stack's subnet and group."""
+    """``FileSystems`` on EFS and FSx for Lustre, in the stack's subnet and the config's group."""
 
     def __init__(self, efs: Any, fsx: Any, settings: AwsSettings, ec2: Any = None) -> None:
         self.efs = efs
@@ -164,9 +191,10 @@ class AwsFileSystems:
             kind="efs",
             file_system_id=file_system_id,
             dns_name=f"{file_system_id}.efs.{self.settings.region}.amazonaws.com",
+            security_group_id=spec.security_group_id,
         )
         if created.get("LifeCycleState") == "available":
-            self._ensure_mount_target(ref)
+            self._ensure_mount_target(ref, created)
         return ref
 
     def _efs_by_token(self, token: str) -> dict[str, Any]:
@@ -181,16 +209,22 @@ class AwsFileSystems:
             pages = self.efs.get_paginator("describe_mount_targets").paginate(FileSystemId=file_system_id)
             return [t for page in pages for t in page.get("MountTargets", [])]
 
-    def _ensure_mount_target(self, ref: FileSystemRef) -> list[dict[str, Any]]:
-        """The file system's mount targets, creating the one in our subnet if it is missing."""
+    def _ensure_mount_target(self, ref: FileSystemRef, described: dict[str, Any]) -> list[dict[str, Any]]:
+        """The file system's mount targets, creating the one in our subnet (after the file system's
+        policy) if it is missing; ``described`` is what EFS said of the file system."""
         targets = [t for t in self._mount_targets(ref.file_system_id) if t.get("LifeCycleState") != "deleted"]
         zone_taken = any(t.get("SubnetId") == self.settings.subnet_id for t in targets)
         if not zone_taken:
+            if ref.security_group_id is None:
+                raise ProvisioningError(
+                    f"EFS {ref.file_system_id}: no security group recorded for its mount target"
+                )
+            self._put_policy(ref, str(described["FileSystemArn"]))
             try:
                 created = self.efs.create_mount_target(
                     FileSystemId=ref.file_system_id,
                     SubnetId=self.settings.subnet_id,
-                    SecurityGroups=[self.settings.filesystem_security_group_id],
+                    SecurityGroups=[ref.security_group_id],
                 )
                 targets.append(created)
             except ClientError as exc:
@@ -199,6 +233,13 @@ class AwsFileSystems:
                 targets = self._mount_targets(ref.file_system_id)
         ref.mount_target_ids = sorted(str(t["MountTargetId"]) for t in targets)
         return targets
+
+    def _put_policy(self, ref: FileSystemRef, arn: str) -> None:
+        """Before the mount target, so no client reaches the file system under the default policy."""
+        with aws_call(f"put the file system policy of {ref.file_system_id}", ProvisioningError):
+            self.efs.put_file_system_policy(
+                FileSystemId=ref.file_system_id, Policy=json.dumps(efs_file_system_policy(arn))
+            )
 
     def _efs_status(self, ref: FileSystemRef) -> str:
         try:
@@ -214,7 +255,7 @@ class AwsFileSystems:
             return "failed"
         if state != "available":
             return "creating"
-        targets = self._ensure_mount_target(ref)
+        targets = self._ensure_mount_target(ref, found[0])
         states = {str(t.get("LifeCycleState")) for t in targets}
         if states & set(EFS_FAILED):
             return "failed"
@@ -270,7 +311,7 @@ class AwsFileSystems:
             "FileSystemType": "LUSTRE",
             "StorageCapacity": int(str(_setting(spec, "storage_capacity_gib"))),
             "SubnetIds": [self.settings.subnet_id],
-            "SecurityGroupIds": [self.settings.filesystem_security_group_id],
+            "SecurityGroupIds": [spec.security_group_id],
             "LustreConfiguration": lustre,
             "Tags": _tag_list(spec.tags),
         }
@@ -286,6 +327,7 @@ class AwsFileSystems:
             file_system_id=str(created["FileSystemId"]),
             dns_name=created.get("DNSName"),
             mount_name=(created.get("LustreConfiguration") or {}).get("MountName"),
+            security_group_id=spec.security_group_id,
         )
 
     def _describe_fsx(self, file_system_id: str) -> dict[str, Any] | None:

@@ -19,7 +19,6 @@ ENVIRONMENT = {
     "STACK_NAME": "stack_name",
     "SUBNET_ID": "subnet_id",
     "SECURITY_GROUP_ID": "security_group_id",
-    "FILESYSTEM_SECURITY_GROUP_ID": "filesystem_security_group_id",
     "INSTANCE_PROFILE_ARN": "instance_profile_arn",
     "INSTANCE_ROLE_ID": "instance_role_id",
     "AGENT_DOCUMENT": "agent_document",
@@ -47,10 +46,6 @@ class AwsSettings(BaseModel):
     stack_name: str = Field(min_length=1)
     subnet_id: str = Field(min_length=1)
     security_group_id: str = Field(min_length=1, description="the instances': no inbound rule")
-    filesystem_security_group_id: str = Field(
-        min_length=1,
-        description="EFS/FSx mount targets': NFS and Lustre inbound from the instances' group only",
-    )
     instance_profile_arn: str = Field(min_length=1)
     instance_role_id: str = Field(
         pattern=r"^[A-Z0-9]{16,128}$",
