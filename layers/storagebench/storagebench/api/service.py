@@ -52,6 +52,7 @@ from storagebench.costs.recommend import Recommendation
 from storagebench.costs.recommend_run import NoRequirementsError, recommend_stored_run
 from storagebench.costs.run_compare import RunComparison, compare_runs
 from storagebench.planning.preview import preview_request
+from storagebench.quotas.ports import QuotaPolicy, QuotaReader
 from storagebench.request import BenchmarkRequest, RequestError, parse_request
 from storagebench.request.privilege import privileged_content
 from storagebench.request.requirements import SYNTAX, RequirementError
@@ -138,6 +139,7 @@ class ApiService:
         guardrails: Guardrails,
         new_id: Callable[[str], str] = new_run_id,
         clock: Clock | None = None,
+        quotas: QuotaReader | None = None,
     ) -> None:
         self.store = store
         self.launcher = launcher
@@ -146,6 +148,8 @@ class ApiService:
         self.guardrails = guardrails
         self.new_id = new_id
         self.clock: Clock = clock or SystemClock()
+        # The account's EC2 vCPU quotas: the dry run shows them, a start over one is refused (422)
+        self.quotas = quotas
 
     # ------------------------------------------------------------------ POST /runs
 
@@ -218,7 +222,8 @@ class ApiService:
             )
         self._check_privilege(request, privileged)
         check_execution_input(document)
-        preview = preview_request(request, self.guardrails)
+        quotas = QuotaPolicy(self.quotas) if self.quotas is not None else None
+        preview = preview_request(request, self.guardrails, quotas=quotas)
         if dry_run:
             return DryRun(preview=preview)
         if not preview.allowed:

@@ -10,6 +10,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from storagebench.catalog.quota_models import VcpuQuotas
+
 Architecture = Literal["x86_64", "arm64"]
 
 
@@ -273,6 +275,7 @@ class Catalog(_Frozen):
     package_rules: dict[str, dict[str, str]] = Field(
         description="tool -> image family -> the source saying the family ships no such package"
     )
+    vcpu_quotas: VcpuQuotas = Field(description="EC2's vCPU quota groups: family prefixes, quota codes")
 
     @model_validator(mode="after")
     def _sources_resolve(self) -> Catalog:
@@ -303,6 +306,7 @@ class Catalog(_Frozen):
         visit(self.efs, "efs")
         visit(self.fsx_lustre, "fsx_lustre")
         visit(self.images, "images")
+        visit(self.vcpu_quotas, "vcpu_quotas")
         missing.extend(
             (f"package_rules.{tool}.{family}", source)
             for tool, families in self.package_rules.items()

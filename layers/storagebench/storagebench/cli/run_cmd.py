@@ -15,6 +15,7 @@ from rich.text import Text
 
 from storagebench.cli.console import err, fail, out, print_json
 from storagebench.cli.matrix_lines import print_matrices
+from storagebench.cli.quota_lines import print_quotas
 from storagebench.cli.stack_client import ApiUrlOption, StackRegionOption
 
 if TYPE_CHECKING:
@@ -360,10 +361,15 @@ def _run_on_stack(
 def _local_dry_run(request: BenchmarkRequest, root: Path, as_json: bool) -> None:
     """The preview the stack's dry run gives (same code: ``planning.preview``), with local mode's limits."""
     from storagebench.planning.preview import guardrail_prices, preview_request
+    from storagebench.quotas.ports import QuotaPolicy
+    from storagebench.quotas.recorded import RecordedQuotas
     from storagebench_local.session import LocalSession
 
     book, _ = guardrail_prices(request.region)
-    preview = preview_request(request, LocalSession(root).guardrails, book)
+    # The recorded answer stands for the account; local mode launches nothing on AWS, so an excess
+    # is a note here, where a stack's dry run and Plan refuse the run.
+    quotas = QuotaPolicy(RecordedQuotas(), refuse=False)
+    preview = preview_request(request, LocalSession(root).guardrails, book, quotas)
     document = preview.model_dump(mode="json")
     document["notes"] = [*document["notes"], LOCAL_DRY_RUN_NOTE]
     if as_json:
@@ -401,6 +407,7 @@ def show_preview(preview: dict[str, Any]) -> None:
             highlight=False,
         )
     print_matrices(out, preview.get("matrices", []))
+    print_quotas(out, preview.get("vcpu_quotas"))
     for note in preview["notes"] + estimate["notes"] + estimate["duration"]["notes"]:
         err.print(Text.assemble(("note: ", "yellow"), note), highlight=False)
     for problem in preview["problems"]:

@@ -37,10 +37,13 @@ from storagebench.costs.monthly import ConfigCost
 from storagebench.costs.spot_estimate import InstanceEstimate, request_estimates, spot_notes, with_spot
 from storagebench.kinds import kind_of
 from storagebench.planning.duration import RunDuration, estimate_duration
+from storagebench.planning.quota_preview import over_quota, quota_check, quota_notes
 from storagebench.planning.steps import plan_steps
 from storagebench.prices.book import PriceBook
 from storagebench.prices.models import PriceNotFound
 from storagebench.prices.products import PriceKey
+from storagebench.quotas.check import QuotaCheck
+from storagebench.quotas.ports import QuotaPolicy
 from storagebench.request.matrix import summarize_matrices
 from storagebench.request.matrix_models import MatrixSummary
 from storagebench.request.model import BenchmarkRequest, Config, Target
@@ -134,6 +137,10 @@ class RunPreview(_Frozen):
     max_concurrency: int = Field(description="configs run at once (the Map's MaxConcurrency)")
     concurrent_instances: int = Field(description="instances running at once at most")
     max_run_hours: float
+    vcpu_quotas: QuotaCheck | None = Field(
+        default=None,
+        description="vCPUs needed at once per EC2 quota against the account's (None: quotas not checked)",
+    )
     estimate: CostEstimate
     problems: list[GuardrailProblem]
     notes: list[str]
@@ -377,10 +384,32 @@ def _adaptive_range(
     return min_total
 
 
+def _quota_section(
+    request: BenchmarkRequest,
+    concurrency: int,
+    limits: Guardrails,
+    quotas: QuotaPolicy | None,
+    problems: list[GuardrailProblem],
+    notes: list[str],
+) -> QuotaCheck | None:
+    """The vCPU quotas at the capped concurrency: an excess joins ``problems`` (where the policy
+    refuses), the warnings join ``notes``; None when no policy asks for them."""
+    if quotas is None:
+        return None
+    check = quota_check(request, concurrency, limits.default_purchase, quotas)
+    problems += [GuardrailProblem(**problem) for problem in over_quota(check)]
+    notes += quota_notes(check)
+    return check
+
+
 def preview_request(
-    request: BenchmarkRequest, limits: Guardrails, book: PriceBook | None = None
+    request: BenchmarkRequest,
+    limits: Guardrails,
+    book: PriceBook | None = None,
+    quotas: QuotaPolicy | None = None,
 ) -> RunPreview:
-    """Expand, price and check a validated request against the stack's guardrails."""
+    """Expand, price and check a validated request against the stack's guardrails (and, given a
+    ``quotas`` policy, the account's EC2 vCPU quotas: ``planning.quota_preview``)."""
     notes: list[str] = []
     configs = request.configs
     hours = request.timing.max_run_hours
@@ -402,6 +431,7 @@ def preview_request(
             f"instances; capped to {concurrency} (MaxConcurrentInstances "
             f"{limits.max_concurrent_instances}): the run takes longer, it measures the same"
         )
+    vcpu_quotas = _quota_section(request, concurrency, limits, quotas, problems, notes)
 
     if book is None:
         book, priced_region = guardrail_prices(request.region)
@@ -491,6 +521,7 @@ def preview_request(
         max_concurrency=concurrency,
         concurrent_instances=sum(largest[:concurrency]),
         max_run_hours=hours,
+        vcpu_quotas=vcpu_quotas,
         estimate=estimate,
         problems=problems,
         notes=notes,

@@ -13,6 +13,7 @@ def from_environment(env: Mapping[str, str]) -> ApiService:
     from storagebench.adapters.aws.dynamodb import DynamoResultsStore
     from storagebench.adapters.aws.report_links import S3ReportLinks
     from storagebench.adapters.aws.run_sweeper import LambdaSweeper
+    from storagebench.adapters.aws.service_quotas import ServiceQuotasReader
     from storagebench.adapters.aws.settings import AwsSettings, SettingsError
     from storagebench.adapters.aws.stepfunctions import StepFunctionsLauncher
     from storagebench.core.guardrails import Guardrails
@@ -27,6 +28,7 @@ def from_environment(env: Mapping[str, str]) -> ApiService:
         links=S3ReportLinks(settings.client("s3"), settings.artifacts_bucket),
         sweeper=LambdaSweeper(settings.client("lambda"), env["SWEEP_RUN_FUNCTION"].strip()),
         guardrails=Guardrails.from_env(env),
+        quotas=ServiceQuotasReader.from_settings(settings),
     )
 
 

@@ -35,6 +35,7 @@ from storagebench.gateway.lifecycle import GatewayPorts
 from storagebench.notify import LogNotifier, Notifier
 from storagebench.prices.book import PriceBook
 from storagebench.prices.spot import SpotPriceHistory
+from storagebench.quotas.ports import QuotaReader
 from storagebench.results.records import ResultRecord
 
 
@@ -318,6 +319,9 @@ class Services:
     notifier: Notifier = field(default_factory=LogNotifier)  # SNS on AWS, a file locally
     gateways: GatewayServices | None = None  # Storage Gateway on AWS; local mode has none
     network: Network = field(default_factory=NoNetwork)  # a config's own security and placement groups
+    # The account's EC2 vCPU quotas (Service Quotas on AWS): Plan refuses a run whose vCPUs at once
+    # exceed one. None: not checked (local mode, which launches nothing on AWS).
+    quotas: QuotaReader | None = None
     # How long after a stop a launching step may still be running: SweepRun sweeps again then.
     in_flight_s: float = IN_FLIGHT_S
     sleep: Callable[[float], None] = time.sleep

@@ -58,6 +58,7 @@ from storagebench.export.rows import FIO_VERSION_LABEL
 from storagebench.kinds import emulator_key, kind_of
 from storagebench.planning import build_plan
 from storagebench.planning.preview import preview_request
+from storagebench.quotas.ports import QuotaPolicy
 from storagebench.request import BenchmarkRequest, RequestError, parse_request
 from storagebench.request.model import Config, ScheduledOccurrence
 from storagebench.request.purchase import Market, Purchase, effective_purchase
@@ -145,7 +146,8 @@ def plan_run(document: Any, run_id: str, started_at: str, services: Services) ->
         raise InvalidRequestError(str(exc)) from None
     limits = services.guardrails
     # The same preview the API's dry run returns: the two cannot disagree about a request.
-    preview = preview_request(request, limits)
+    quotas = QuotaPolicy(services.quotas) if services.quotas is not None else None
+    preview = preview_request(request, limits, quotas=quotas)
     if not preview.allowed:
         raise GuardrailError(preview.problem_text())
     if request.scheduled is not None:  # before anything is written: a duplicate leaves only its refusal

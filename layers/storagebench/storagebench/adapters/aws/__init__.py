@@ -19,6 +19,7 @@ from storagebench.adapters.aws.ec2 import Ec2Compute
 from storagebench.adapters.aws.filesystems import AwsFileSystems
 from storagebench.adapters.aws.network import Ec2Network
 from storagebench.adapters.aws.s3 import S3Artifacts
+from storagebench.adapters.aws.service_quotas import ServiceQuotasReader
 from storagebench.adapters.aws.settings import AwsSettings, SettingsError
 from storagebench.adapters.aws.sns import notifier_from_env
 from storagebench.adapters.aws.spot_prices import Ec2SpotPriceHistory
@@ -38,6 +39,7 @@ __all__ = [
     "Ec2Compute",
     "Ec2Network",
     "S3Artifacts",
+    "ServiceQuotasReader",
     "SettingsError",
     "SsmAgents",
     "build_services",
@@ -72,6 +74,7 @@ def build_services(
         notifier=notifier_from_env(settings, env),
         gateways=gateway_services(settings, env),
         network=Ec2Network(ec2, settings),
+        quotas=ServiceQuotasReader.from_settings(settings),
     )
 
 
