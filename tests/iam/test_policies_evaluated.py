@@ -945,6 +945,41 @@ def _distributed_map() -> Iterator[Case]:
     yield deny("the state machine cannot write work items", role, "s3:PutObject", obj(work_items_key("r1")))
 
 
+def _quotas() -> Iterator[Case]:
+    """Plan and the API's dry run read the account's EC2 vCPU quotas (planning.quota_preview): any EC2
+    quota of the stack's Region, AWS's defaults, and nothing else of Service Quotas."""
+    standard = f"arn:aws:servicequotas:{R}:{A}:ec2/L-1216C47A"
+    aws_default = f"arn:aws:servicequotas:{R}::ec2/L-1216C47A"  # AWS's own quotas carry no account
+    get, default = "servicequotas:GetServiceQuota", "servicequotas:GetAWSDefaultServiceQuota"
+    for role in ("PlanFunction", "ApiFunction"):
+        yield allow(f"{role} reads the Standard On-Demand vCPU quota", role, get, standard)
+        yield allow(
+            f"{role} reads a Spot vCPU quota", role, get, f"arn:aws:servicequotas:{R}:{A}:ec2/L-34B43A08"
+        )
+        yield allow(f"{role} reads an EC2 quota's AWS default ARN", role, get, aws_default)
+        yield allow(f"{role} reads AWS's default of a quota", role, default, "*")
+        yield deny(
+            f"{role} cannot read another service's quota",
+            role,
+            get,
+            f"arn:aws:servicequotas:{R}:{A}:vpc/L-F678F1CE",
+        )
+        yield deny(
+            f"{role} cannot read another Region's quota",
+            role,
+            get,
+            f"arn:aws:servicequotas:eu-west-1:{A}:ec2/L-1216C47A",
+        )
+        yield deny(
+            f"{role} cannot ask for a quota increase",
+            role,
+            "servicequotas:RequestServiceQuotaIncrease",
+            standard,
+        )
+    yield deny("Provision does not read quotas", "ProvisionFunction", get, standard)
+    yield deny("Provision does not read AWS's default quotas", "ProvisionFunction", default, "*")
+
+
 CASES: list[Case] = [
     *_releasing(),
     *_launching(),
@@ -957,6 +992,7 @@ CASES: list[Case] = [
     *_workflow(),
     *_distributed_map(),
     *_services(),
+    *_quotas(),
 ]
 BY_LABEL = {case.label: case for case in CASES}
 assert len(BY_LABEL) == len(CASES), "case labels must be unique"
