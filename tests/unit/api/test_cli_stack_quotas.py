@@ -138,3 +138,25 @@ def test_the_local_dry_run_of_the_virtual_san_names_the_vcpus_it_needs(as_json: 
         "local mode launches nothing on AWS, but a stack in an account with this quota refuses the run" in err
     )
     assert "even i3en-controllers alone needs 864" in err
+
+
+def test_a_bad_recorded_answer_stops_the_local_dry_run_naming_the_field(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from storagebench.quotas import recorded
+
+    bad = {"answers": {STANDARD: {"Quota": {"ServiceCode": "ec2", "QuotaCode": STANDARD, "QuotaName": NAME}}}}
+    path = tmp_path / "recorded.json"
+    path.write_text(json.dumps(bad), encoding="utf-8")
+    original = recorded.RecordedQuotas.__init__
+
+    def bundled_edited(self: RecordedQuotas, _: Path | None = None) -> None:  # the bundled file, broken
+        original(self, path)
+
+    monkeypatch.setattr(recorded.RecordedQuotas, "__init__", bundled_edited)
+    args = ["run", "--local", "--dry-run", "--suite", str(EVENTS / "local-demo.json")]
+    result = CliRunner().invoke(app, args, env={"COLUMNS": "200"})
+    assert result.exit_code == 2
+    assert f"the recorded quota answer: {path}: answers.{STANDARD}.Quota.Value: 'missing'" in _joined(
+        result.stderr
+    )

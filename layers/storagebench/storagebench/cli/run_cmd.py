@@ -361,6 +361,7 @@ def _run_on_stack(
 def _local_dry_run(request: BenchmarkRequest, root: Path, as_json: bool) -> None:
     """The preview the stack's dry run gives (same code: ``planning.preview``), with local mode's limits."""
     from storagebench.planning.preview import guardrail_prices, preview_request
+    from storagebench.quotas.models import QuotaAnswerError
     from storagebench.quotas.ports import QuotaPolicy
     from storagebench.quotas.recorded import RecordedQuotas
     from storagebench_local.session import LocalSession
@@ -368,7 +369,10 @@ def _local_dry_run(request: BenchmarkRequest, root: Path, as_json: bool) -> None
     book, _ = guardrail_prices(request.region)
     # The recorded answer stands for the account; local mode launches nothing on AWS, so an excess
     # is a note here, where a stack's dry run and Plan refuse the run.
-    quotas = QuotaPolicy(RecordedQuotas(), refuse=False)
+    try:
+        quotas = QuotaPolicy(RecordedQuotas(), refuse=False)
+    except QuotaAnswerError as exc:  # the bundled file edited out of shape: named, exit 2
+        raise fail(f"the recorded quota answer: {exc}") from None
     preview = preview_request(request, LocalSession(root).guardrails, book, quotas)
     document = preview.model_dump(mode="json")
     document["notes"] = [*document["notes"], LOCAL_DRY_RUN_NOTE]
