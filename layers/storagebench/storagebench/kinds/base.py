@@ -183,6 +183,11 @@ class StorageKind(ABC, Generic[T]):
         """The catalog's performance envelope; None for kinds the catalog does not model."""
         return None
 
+    def envelope_text(self, target: T, instance_type: str) -> str | None:
+        """The envelope in one line for validate and the dry run; None when the catalog has none."""
+        envelope = self.envelope(target, instance_type)
+        return envelope.describe() if envelope is not None else None
+
     def bursts(self, target: T) -> bool:
         """Whether the target can run above its baseline for a while (burst credits)."""
         return False

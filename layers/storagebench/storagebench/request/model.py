@@ -303,7 +303,12 @@ class EfsTarget(_Target):
     performance_mode: Literal["generalPurpose", "maxIO"] = "generalPurpose"
     one_zone: bool = False
     storage_gib_hint: int | None = Field(
-        default=None, ge=1, description="data the workloads keep on it, for bursting baselines and pricing"
+        default=None,
+        ge=1,
+        description="GiB of data kept on it: what EFS storage is priced at and what a bursting file "
+        "system's baseline (50 MiB/s per TiB) and burst (100 MiB/s per TiB, at least 100) are computed "
+        "from; the file system is created empty and not pre-filled, so AWS meters only what the "
+        "workloads write (validate and the dry run show both)",
     )
     mount_options: str = "nfsvers=4.1,rsize=1048576,wsize=1048576,hard,timeo=600,retrans=2,noresvport"
     encrypted: bool = True
