@@ -24,6 +24,7 @@ from storagebench.catalog import (
 from storagebench.catalog.envelope import TargetEnvelope, target_envelope
 from storagebench.catalog.images import DEFAULT_IMAGE, image_problem, missing_tool
 from storagebench.catalog.models import EbsVolumeType
+from storagebench.request.command_needs import command_need_problems
 from storagebench.request.matrix_models import MatrixInvalid, MatrixOrigin, MatrixValue, SkippedPoint
 from storagebench.request.mount_options import FAMILIES, mount_options_problem
 from storagebench.request.plan_size import plan_size_problems
@@ -1078,6 +1079,7 @@ class BenchmarkRequest(_Model):
             *steady_state_problems(self),
             *multi_client_problems(self),
             *plan_size_problems(self),
+            *command_need_problems(self),
         ]
         for loc, value, message in found:
             problems.add(loc, value, message)
