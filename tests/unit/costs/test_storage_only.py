@@ -104,3 +104,14 @@ def test_the_comparison_carries_the_storage_delta_for_the_report() -> None:
     assert row.storage_only_usd == pytest.approx(168.00)
     assert row.delta_storage_pct == pytest.approx(-45.3125)
     assert row.delta_monthly_pct == pytest.approx(-25.03, abs=0.01)
+
+
+def test_shared_clients_event_compares_storage_alone_at_every_client_count() -> None:
+    request = load_request(EVENTS / "genomics-shared-clients.json")
+    costs = price_request(request, SnapshotPriceBook(request.region))
+    for clients in (1, 4, 8):
+        efs, fsx = costs[f"efs-standard-{clients}clients"], costs[f"fsx-lustre-{clients}clients"]
+        # the file systems are priced once whatever the clients: the storage ratio stays the study's
+        assert efs.storage_only_usd / fsx.storage_only_usd == pytest.approx(STUDY_EFS_OVER_FSX, rel=0.05)
+    eight = costs["efs-standard-8clients"]
+    assert eight.monthly_usd - eight.storage_only_usd > 8 * 248  # eight c5.2xlarge and their root volumes
