@@ -115,3 +115,23 @@ def test_shared_clients_event_compares_storage_alone_at_every_client_count() -> 
         assert efs.storage_only_usd / fsx.storage_only_usd == pytest.approx(STUDY_EFS_OVER_FSX, rel=0.05)
     eight = costs["efs-standard-8clients"]
     assert eight.monthly_usd - eight.storage_only_usd > 8 * 248  # eight c5.2xlarge and their root volumes
+
+
+def test_a_target_cannot_take_the_root_volumes_name() -> None:
+    document = {
+        "name": "root-name",
+        "configs": [
+            {
+                "id": "a",
+                "instance_type": "c5.large",
+                "targets": [{"id": "root", "kind": "ebs", "type": "gp3", "size_gib": 10}],
+            }
+        ],
+        "workloads": [{"profile": "std-randread-4k"}],
+    }
+    with pytest.raises(ValueError) as raised:
+        parse_request(document)
+    assert (
+        'configs[0].targets[0].id: reserved for the machine\'s root volume; choose another id (got "root")'
+        in str(raised.value)
+    )

@@ -190,6 +190,12 @@ class _Target(_Model):
         default=None, description="names the target in workloads and results; defaults to <kind><position>"
     )
 
+    @rule("id")
+    def _not_the_root_volume(self, problems: Problems) -> None:
+        """``root`` names each machine's root volume in costs (storage only leaves it out)."""
+        if self.id == "root":
+            problems.add(("id",), self.id, "reserved for the machine's root volume; choose another id")
+
     @rule("kind", "mount_options", "filesystem")
     def _mount_options(self, problems: Problems) -> None:
         """Mount options go through an allow-list per file system (``request.mount_options``)."""
