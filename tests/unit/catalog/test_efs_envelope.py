@@ -96,3 +96,21 @@ def test_a_bad_declared_size_is_refused_naming_field_value_and_what_is_allowed()
     with pytest.raises(ValueError) as raised:
         parse_request(document)
     assert "configs[0].targets[0].storage_gib_hint: must be >= 1 (got 0)" in str(raised.value)
+
+
+def test_the_dry_run_holds_the_estimated_workloads_against_a_new_file_systems_credits() -> None:
+    from storagebench.planning.duration import config_duration
+
+    request = load_request(EVENTS / "genomics-file-systems.json")
+    notes = config_duration(request, request.config("efs-standard")).notes
+    (credits,) = [n for n in notes if "keep this EFS busy" in n]
+    # the synthetic tests move ~3 TB at 100 MiB/s: ~8.6 h, within the 12.2 h the declared 1 TiB's
+    # credits last, beyond the 6.2 h of an empty file system's
+    assert credits.startswith("shared: the workloads keep this EFS busy for ~8.6 h at its burst rate")
+    assert "at the declared 1,024 GiB, the credits last (~12.2 h)" in credits
+    assert "they run out after ~6.2 h and it falls to 1 MiB/s" in credits
+
+    target = EfsTarget(id="e", kind="efs", throughput_mode="bursting", storage_gib_hint=1024)
+    assert kind_of(target).credit_note(target, 0.0) is None  # nothing estimated, nothing said
+    elastic = EfsTarget(id="e", kind="efs", throughput_mode="elastic")
+    assert kind_of(elastic).credit_note(elastic, 3600.0) is None

@@ -210,6 +210,11 @@ class StorageKind(ABC, Generic[T]):
         """Caveats on the duration estimate that the target's settings bring."""
         return ()
 
+    def credit_note(self, target: T, busy_seconds: float) -> str | None:
+        """Whether burst credits outlast ``busy_seconds`` of full demand (the estimated workloads);
+        None for kinds that do not burst, or that the duration estimate already holds to."""
+        return None
+
     def launch_volumes(self, target: T, devices: Iterator[str]) -> list[LaunchVolume]:
         """EBS volumes launched with the instance, each named by the next of ``devices``."""
         return []

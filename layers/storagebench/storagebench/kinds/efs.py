@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 from storagebench.agent.plan import TargetSpec
-from storagebench.catalog.efs_envelope import EfsEnvelope, efs_envelope
+from storagebench.catalog.efs_envelope import EfsEnvelope, EfsRates, efs_envelope
 from storagebench.core.numbers import num
 from storagebench.core.state import Resources
 from storagebench.kinds.base import Bill, EfsBill, Rates, StorageKind, recorded_file_system
@@ -14,6 +14,10 @@ from storagebench.request.model import EfsTarget
 # CreateFileSystem makes an EFS file system available within seconds; the mount target in the
 # instance's subnet takes about 90 s more (its network interface). Rounded up.
 EFS_READY_S = 120.0
+
+
+def _h(seconds: float | None) -> str:
+    return "unlimited" if seconds is None else f"{seconds / 3600:.1f}"
 
 
 class Efs(StorageKind[EfsTarget]):
@@ -77,6 +81,31 @@ class Efs(StorageKind[EfsTarget]):
             f"credits run out it falls to its baseline, {figures.baseline_mibps:,g} MiB/s, and the run "
             "takes longer",
             *envelope.notes,
+        )
+
+    def credit_note(self, target: EfsTarget, busy_seconds: float) -> str | None:
+        """The estimated workloads against a new file system's credits, at the declared size and as
+        AWS meters it when created (empty: its data counts only once metered)."""
+        envelope = self._envelope(target)
+        if target.throughput_mode != "bursting" or busy_seconds <= 0 or envelope.empty is None:
+            return None
+        hours = busy_seconds / 3600
+
+        def verdict(rates: EfsRates, what: str) -> str:
+            if rates.burst_seconds is None or rates.burst_seconds >= busy_seconds:
+                return f"{what}, the credits last (~{_h(rates.burst_seconds)} h)"
+            return (
+                f"{what}, they run out after ~{_h(rates.burst_seconds)} h and it falls to "
+                f"{rates.baseline_mibps:,g} MiB/s"
+            )
+
+        parts = []
+        if envelope.declared is not None:
+            parts.append(verdict(envelope.declared, f"at the declared {envelope.declared.stored_gib:,g} GiB"))
+        parts.append(verdict(envelope.empty, "as created (empty, until the data written is metered)"))
+        return (
+            f"{target.id}: the workloads keep this EFS busy for ~{hours:.1f} h at its burst rate: "
+            + "; ".join(parts)
         )
 
     def agent_spec(self, target: EfsTarget, resources: Resources, region: str) -> TargetSpec:
