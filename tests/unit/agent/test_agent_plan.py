@@ -321,6 +321,22 @@ def test_command_env_must_be_text(env: Any) -> None:
     assert problem.startswith("steps[1].phases[2].command.env")
 
 
+@pytest.mark.parametrize("requires", ["cellranger", [""], [3]], ids=["string", "empty-name", "number"])
+def test_command_requires_must_list_names(requires: Any) -> None:
+    plan = good_plan()
+    plan["steps"][1]["phases"][2]["command"]["requires"] = requires
+    (problem,) = problems_of(plan)
+    assert (
+        problem == f"steps[1].phases[2].command.requires: must list program names and paths, got {requires!r}"
+    )
+
+
+def test_command_requires_as_names_is_a_good_plan() -> None:
+    plan = good_plan()
+    plan["steps"][1]["phases"][2]["command"]["requires"] = ["cellranger", "/data/fastqs"]
+    assert check_plan(plan) is plan
+
+
 # ---------------------------------------------------------------- which phases a twin may track
 
 

@@ -430,6 +430,16 @@ def _dd(phase: Phase, ctx: PhaseContext, result: PhaseResult, timeout_s: float) 
         result["warnings"] = [f"dd {spec['direction']} of {int(spec['count']) * threads:,} blocks: {why}"]
 
 
+def missing_requirements(requires: List[str], search_path: Optional[str]) -> List[str]:
+    """The entries of a command's ``requires`` this machine lacks: a program not on ``search_path``,
+    an absolute path that does not exist."""
+    return [
+        item
+        for item in requires
+        if not (os.path.exists(item) if item.startswith("/") else shutil.which(item, path=search_path))
+    ]
+
+
 def _command(phase: Phase, ctx: PhaseContext, result: PhaseResult, timeout_s: float) -> None:
     spec = phase["command"]
     if ctx.workdir is None:
@@ -437,6 +447,13 @@ def _command(phase: Phase, ctx: PhaseContext, result: PhaseResult, timeout_s: fl
     threads = int(spec.get("parallel", 1))
     argvs = [["/bin/sh", "-c", spec["script"]] for _ in range(threads)]
     base_env = dict(os.environ, SB_TARGET_DIR=ctx.workdir, SB_THREADS=str(threads), **spec.get("env", {}))
+    missing = missing_requirements(spec.get("requires") or [], base_env.get("PATH"))
+    if missing:
+        result["missing"] = missing
+        raise CommandError(
+            f"the command requires {', '.join(missing)}, not on this instance: install and stage them "
+            "with the config's setup hook, or boot an image that has them (the command was not started)"
+        )
     envs = [dict(base_env, SB_THREAD=str(thread)) for thread in range(threads)]
     finished, wall = _start_all(
         argvs,

@@ -70,6 +70,7 @@ class PhaseResult(TypedDict, total=False):
     warnings: List[str]  # e.g. too small to measure (agent.measurable)
     search: Dict[str, Any]  # a latency-SLA search: every probe and the answer (agent.sla.SearchResult)
     clients: List[str]  # a multi-client fio phase: the fio servers fio --client drove, in order
+    missing: List[str]  # a command phase's requires this machine lacks (the command was not started)
 
 
 class StepResult(TypedDict, total=False):

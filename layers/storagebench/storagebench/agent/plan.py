@@ -132,6 +132,7 @@ class CommandSpec(TypedDict, total=False):
     parallel: int
     env: Dict[str, str]
     accounting: Dict[str, int]  # bytes / files the script moves, known to the planner (for MiB/s)
+    requires: List[str]  # programs on PATH and absolute paths, checked before the script runs
 
 
 class SearchSpec(TypedDict, total=False):
@@ -336,6 +337,9 @@ def _check_phase(problems: List[str], path: str, phase: Dict[str, Any]) -> None:
         ):
             problems.append(f"{path}.command.env: must map names to text values, got {env!r}")
         _check_positive_int(problems, f"{path}.command.parallel", command.get("parallel", 1))
+        requires = command.get("requires", [])
+        if not isinstance(requires, list) or not all(isinstance(r, str) and r for r in requires):
+            problems.append(f"{path}.command.requires: must list program names and paths, got {requires!r}")
     if "search" in phase:
         _check_search(problems, f"{path}.search", phase)
     if "timeout_s" in phase:

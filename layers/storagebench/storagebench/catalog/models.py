@@ -202,6 +202,11 @@ class EfsRules(_Frozen):
     baseline_mibps_per_tib: float
     burst_mibps_per_tib: float
     burst_floor_mibps: float
+    baseline_floor_mibps: float = Field(description="bursting baseline of a small or empty file system")
+    baseline_floor_source: str
+    new_file_system_credit_tib: float = Field(description="burst credits a new file system starts with")
+    metered_every_s: float = Field(description="how often EFS meters the stored size (the rates follow it)")
+    credits_source: str
     elastic_max_read_mibps: float
     elastic_max_write_mibps: float
     per_client_max_mibps: float | None = Field(default=None, description="one client, provisioned/bursting")

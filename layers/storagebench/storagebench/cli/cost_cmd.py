@@ -95,6 +95,8 @@ def cost_listing(document: dict[str, Any]) -> Listing:
         Field("instance", "id", priority=5),
         Field("monthly", "number", priority=8),
         Field("vs baseline", "number", priority=7),
+        Field("storage only", "number", priority=7),
+        Field("storage vs baseline", "number", priority=7),
     ]
     if gateways:
         fields += [Field("gateway monthly", "number", priority=4), Field("gateway vs baseline", priority=3)]
@@ -116,6 +118,7 @@ def cost_listing(document: dict[str, Any]) -> Listing:
     total: dict[str, Any] = {
         "config": "total",
         "monthly": _usd(document_total(document, "monthly_usd")) + partial,
+        "storage only": _usd(document_total(document, "storage_monthly_usd")) + partial,
     }
     for entry in document["configs"]:
         baseline = entry["id"] == document["baseline"]
@@ -124,6 +127,8 @@ def cost_listing(document: dict[str, Any]) -> Listing:
             "instance": entry["instance_type"],
             "monthly": _usd(entry["monthly_usd"]) + ("" if entry["complete"] else " (incomplete)"),
             "vs baseline": "baseline" if baseline else _pct(entry["delta_monthly_pct"]),  # "-": reason below
+            "storage only": _usd(entry["storage_monthly_usd"]),
+            "storage vs baseline": "baseline" if baseline else _pct(entry["delta_storage_monthly_pct"]),
             "prices": f"{entry['price_source']} {entry['price_date'] or '-'}",
         }
         if gateways:
@@ -211,11 +216,22 @@ def _render(document: dict[str, Any], costs: dict[str, ConfigCost], columns: str
             out.print(Text.assemble(("note: ", "dim"), f"{config_id}: {line}"), highlight=False)
         for line in cost.missing_prices:
             err.print(Text.assemble(("missing price: ", "bold red"), f"{config_id}: {line}"), highlight=False)
+    out.print(
+        Text.assemble(
+            ("storage only: ", "dim"),
+            "each config's targets alone (volumes, file systems, their IOPS and throughput charges), "
+            "without instances and root volumes",
+        ),
+        highlight=False,
+    )
     for entry in document["configs"]:
         if entry.get("delta_monthly_reason"):
             out.print(
                 Text.assemble(("vs baseline: ", "yellow"), f"{entry['id']}: {entry['delta_monthly_reason']}")
             )
+        storage_reason = entry.get("delta_storage_monthly_reason")
+        if storage_reason and storage_reason != entry.get("delta_monthly_reason"):
+            out.print(Text.assemble(("storage vs baseline: ", "yellow"), f"{entry['id']}: {storage_reason}"))
 
 
 REGION = re.compile(r"^[a-z]{2}(-gov|-iso[a-z]?)?-[a-z]+-\d{1,2}$")

@@ -17,9 +17,9 @@ def summarize_request(request: BenchmarkRequest) -> dict[str, Any]:
         targets = []
         for target in config.targets:
             entry: dict[str, Any] = {"id": target.id, "kind": target.kind}
-            envelope = kind_of(target).envelope(target, config.instance_type)
+            envelope = kind_of(target).envelope_text(target, config.instance_type)
             if envelope is not None:
-                entry["envelope"] = envelope.describe()
+                entry["envelope"] = envelope
             targets.append(entry)
         steps = plan_steps(request, config)
         configs.append(

@@ -75,6 +75,13 @@ class ConfigComparison(Frozen):
     monthly_usd: float
     delta_monthly_pct: float | None
     delta_monthly_reason: str | None = Field(default=None, description="why there is no delta")
+    storage_only_usd: float | None = Field(
+        default=None, description="the targets alone: no instances, no root volumes (None: stored before)"
+    )
+    delta_storage_pct: float | None = Field(
+        default=None, description="storage_only_usd against the baseline's, percent"
+    )
+    delta_storage_reason: str | None = Field(default=None, description="why there is no storage delta")
     price_source: str
     price_date: str | None
     cost_partial: bool = Field(description="unpriced parts or missing prices on this config or the baseline")
@@ -143,6 +150,7 @@ def compare(
     for cid, cost in priced.items():
         partial = bool(cost.unpriced or cost.missing_prices or base_cost.unpriced or base_cost.missing_prices)
         delta = monthly_cost_delta(cost, base_cost)
+        storage = monthly_cost_delta(cost, base_cost, part="storage")
         compared: list[WorkloadComparison] = []
         if cid != base_id:
             for w in workloads:
@@ -159,6 +167,9 @@ def compare(
                 monthly_usd=cost.monthly_usd,
                 delta_monthly_pct=delta.pct,
                 delta_monthly_reason=None if cid == base_id else delta.reason,
+                storage_only_usd=cost.storage_only_usd,
+                delta_storage_pct=storage.pct,
+                delta_storage_reason=None if cid == base_id else storage.reason,
                 price_source=cost.price_source,
                 price_date=cost.price_date,
                 cost_partial=partial,

@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict
 
 from storagebench.costs.monthly import ConfigCost
 
-Part = Literal["total", "gateway"]
+Part = Literal["total", "gateway", "storage"]
 
 
 class CostDelta(BaseModel):
@@ -32,8 +32,9 @@ def _lacking(cost: ConfigCost, role: str) -> str:
 
 
 def monthly_cost_delta(cost: ConfigCost, baseline: ConfigCost, part: Part = "total") -> CostDelta:
-    """(cost - baseline) / baseline x 100 of the monthly total (or of the File Gateway part), or None
-    with the reason when either side lacks a price or the baseline costs nothing."""
+    """(cost - baseline) / baseline x 100 of the monthly total (or of the File Gateway part, or of
+    the storage alone: ``ConfigCost.storage_only_usd``), or None with the reason when either side
+    lacks a price or the baseline's part costs nothing."""
     reasons = []
     if baseline.missing_prices:
         reasons.append(_lacking(baseline, "the baseline"))
@@ -43,11 +44,12 @@ def monthly_cost_delta(cost: ConfigCost, baseline: ConfigCost, part: Part = "tot
         return CostDelta(
             pct=None, reason=f"no delta: {'; '.join(reasons)}: a total missing a price is only a lower bound"
         )
-    value, base = (
-        (cost.gateway_usd, baseline.gateway_usd)
-        if part == "gateway"
-        else (cost.monthly_usd, baseline.monthly_usd)
-    )
+    value, base = {
+        "total": (cost.monthly_usd, baseline.monthly_usd),
+        "gateway": (cost.gateway_usd, baseline.gateway_usd),
+        "storage": (cost.storage_only_usd, baseline.storage_only_usd),
+    }[part]
     if base == 0:
-        return CostDelta(pct=None, reason=f"no delta: the baseline {baseline.config_id} costs $0")
+        what = "the storage of the baseline" if part == "storage" else "the baseline"
+        return CostDelta(pct=None, reason=f"no delta: {what} {baseline.config_id} costs $0")
     return CostDelta(pct=(value - base) / base * 100.0, reason=None)

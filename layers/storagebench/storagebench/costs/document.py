@@ -1,6 +1,7 @@
 """A request priced as one JSON document: ``storagebench cost --json`` and the API's dry run.
 
-Monthly cost per config with its components, the delta against the baseline (and, for File
+Monthly cost per config with its components, the delta against the baseline, the storage alone
+(no instances, no root volumes) and its delta against the baseline's storage (and, for File
 Gateway configs, the gateway's own monthly cost and delta against the baseline gateway) and, with ``hours``,
 what keeping each config that long costs; every figure names its price source and date.
 """
@@ -30,12 +31,18 @@ def cost_document(
     for config in request.configs:
         cost = costs[config.id]
         delta = monthly_cost_delta(cost, baseline)
+        storage = monthly_cost_delta(cost, baseline, part="storage")
         entry: dict[str, Any] = {
             "id": config.id,
             "instance_type": config.instance_type,
             "monthly_usd": _money(cost.monthly_usd),
             "delta_monthly_pct": None if delta.pct is None else round(delta.pct, 4),
             "delta_monthly_reason": None if config.id == request.baseline_id else delta.reason,
+            # The storage alone (targets' volumes and file systems, no instances, no root volumes):
+            # what a study that prices storage, not machines, compares (field study 3).
+            "storage_monthly_usd": _money(cost.storage_only_usd),
+            "delta_storage_monthly_pct": None if storage.pct is None else round(storage.pct, 4),
+            "delta_storage_monthly_reason": None if config.id == request.baseline_id else storage.reason,
             "price_source": cost.price_source,
             "price_date": cost.price_date,
             "complete": cost.complete,

@@ -65,6 +65,7 @@ __all__ = [
     "fmt_rate",
     "fmt_usd",
     "fsx_lustre_components",
+    "is_storage_under_test",
     "monthly_cost",
     "oldest_date",
     "price_bill",
@@ -217,6 +218,13 @@ class ConfigCost(_Frozen):
     @property
     def storage_usd(self) -> float:
         return math.fsum(c.monthly_usd for c in self.components if c.category == "storage")
+
+    @property
+    def storage_only_usd(self) -> float:
+        """The storage under test alone: the targets' volumes, file systems and their IOPS and
+        throughput charges, without instances and without the machines' root volumes (what field
+        study 3 compared: EFS 1 TiB against FSx for Lustre 1.2 TiB, the client left out)."""
+        return math.fsum(c.monthly_usd for c in self.components if is_storage_under_test(c))
 
     @property
     def gateway_usd(self) -> float:
@@ -564,6 +572,17 @@ def fsx_lustre_components(
             ),
         )
     ]
+
+
+def is_storage_under_test(component: CostComponent) -> bool:
+    """A storage line of a target: not an instance, not a client's or node's root volume
+    (``root``, ``<role>:root``), not a File Gateway appliance's root disk (its cache disks are)."""
+    if component.category != "storage":
+        return False
+    tid = component.target_id or ""
+    if tid.rsplit(":", 1)[-1] == ROOT_TARGET_ID:
+        return False
+    return not ("/" in tid and tid.split("/", 1)[1].startswith(GATEWAY_ROOT))
 
 
 def is_gateway_component(component: CostComponent) -> bool:

@@ -183,6 +183,11 @@ class StorageKind(ABC, Generic[T]):
         """The catalog's performance envelope; None for kinds the catalog does not model."""
         return None
 
+    def envelope_text(self, target: T, instance_type: str) -> str | None:
+        """The envelope in one line for validate and the dry run; None when the catalog has none."""
+        envelope = self.envelope(target, instance_type)
+        return envelope.describe() if envelope is not None else None
+
     def bursts(self, target: T) -> bool:
         """Whether the target can run above its baseline for a while (burst credits)."""
         return False
@@ -204,6 +209,11 @@ class StorageKind(ABC, Generic[T]):
     def duration_notes(self, target: T) -> tuple[str, ...]:
         """Caveats on the duration estimate that the target's settings bring."""
         return ()
+
+    def credit_note(self, target: T, busy_seconds: float) -> str | None:
+        """Whether burst credits outlast ``busy_seconds`` of full demand (the estimated workloads);
+        None for kinds that do not burst, or that the duration estimate already holds to."""
+        return None
 
     def launch_volumes(self, target: T, devices: Iterator[str]) -> list[LaunchVolume]:
         """EBS volumes launched with the instance, each named by the next of ``devices``."""

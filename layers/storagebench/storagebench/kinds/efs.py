@@ -5,15 +5,19 @@ from __future__ import annotations
 import math
 
 from storagebench.agent.plan import TargetSpec
-from storagebench.catalog.loader import load_catalog
+from storagebench.catalog.efs_envelope import EfsEnvelope, EfsRates, efs_envelope
 from storagebench.core.numbers import num
 from storagebench.core.state import Resources
-from storagebench.kinds.base import GIB_PER_TIB, Bill, EfsBill, Rates, StorageKind, recorded_file_system
+from storagebench.kinds.base import Bill, EfsBill, Rates, StorageKind, recorded_file_system
 from storagebench.request.model import EfsTarget
 
 # CreateFileSystem makes an EFS file system available within seconds; the mount target in the
 # instance's subnet takes about 90 s more (its network interface). Rounded up.
 EFS_READY_S = 120.0
+
+
+def _h(seconds: float | None) -> str:
+    return "unlimited" if seconds is None else f"{seconds / 3600:.1f}"
 
 
 class Efs(StorageKind[EfsTarget]):
@@ -39,33 +43,69 @@ class Efs(StorageKind[EfsTarget]):
             text += f" {num(target.provisioned_throughput_mibps)} MiB/s"
         if target.one_zone:
             text += " one zone"
-        return text, text
+        if target.storage_gib_hint is not None:
+            text += f" · {num(target.storage_gib_hint)} GiB stored"
+        return text, self._envelope(target).describe()
+
+    def _envelope(self, target: EfsTarget) -> EfsEnvelope:
+        return efs_envelope(
+            target.throughput_mode, target.storage_gib_hint, target.provisioned_throughput_mibps
+        )
+
+    def envelope_text(self, target: EfsTarget, instance_type: str) -> str:
+        return self._envelope(target).describe()
 
     def bill(self, target: EfsTarget, instance_type: str) -> Bill:
         return Bill(items=(EfsBill(target),))
 
     def rates(self, target: EfsTarget, instance_type: str) -> Rates:
-        rules = load_catalog().efs
-        if target.throughput_mode == "elastic":
-            client = rules.elastic_per_client_max_mibps or math.inf
-            return Rates(
-                min(client, rules.elastic_max_read_mibps), min(client, rules.elastic_max_write_mibps)
-            )
-        client = rules.per_client_max_mibps or math.inf
-        if target.throughput_mode == "provisioned":
-            assert target.provisioned_throughput_mibps is not None  # the request model requires it
-            rate = min(client, target.provisioned_throughput_mibps)
-        else:  # bursting: the burst rate while credits last (every file system bursts to >= 100 MiB/s)
-            stored_tib = (target.storage_gib_hint or 0) / GIB_PER_TIB
-            rate = min(client, max(rules.burst_floor_mibps, rules.burst_mibps_per_tib * stored_tib))
-        return Rates(rate, rate)
+        """One client's rates: the file system's (bursting: its burst rate while credits last, from
+        the declared size) capped by what one client may drive."""
+        envelope = self._envelope(target)
+        client = envelope.client_max_mibps or math.inf
+        return Rates(min(client, envelope.read_mibps), min(client, envelope.write_mibps))
 
     def duration_notes(self, target: EfsTarget) -> tuple[str, ...]:
         if target.throughput_mode != "bursting":
             return ()
+        envelope = self._envelope(target)
+        figures = envelope.declared or envelope.empty
+        assert figures is not None  # bursting always has the empty file system's figures
+        burst = (
+            f" (~{figures.burst_seconds / 3600:.1f} h of a new file system's credits)"
+            if figures.burst_seconds is not None
+            else ""
+        )
         return (
-            "EFS bursting is estimated at its burst rate; once its credits run out it falls to its "
-            "baseline (half the burst rate per TiB stored) and the run takes longer",
+            f"EFS bursting is estimated at its burst rate, {figures.burst_mibps:,g} MiB/s{burst}; once its "
+            f"credits run out it falls to its baseline, {figures.baseline_mibps:,g} MiB/s, and the run "
+            "takes longer",
+            *envelope.notes,
+        )
+
+    def credit_note(self, target: EfsTarget, busy_seconds: float) -> str | None:
+        """The estimated workloads against a new file system's credits, at the declared size and as
+        AWS meters it when created (empty: its data counts only once metered)."""
+        envelope = self._envelope(target)
+        if target.throughput_mode != "bursting" or busy_seconds <= 0 or envelope.empty is None:
+            return None
+        hours = busy_seconds / 3600
+
+        def verdict(rates: EfsRates, what: str) -> str:
+            if rates.burst_seconds is None or rates.burst_seconds >= busy_seconds:
+                return f"{what}, the credits last (~{_h(rates.burst_seconds)} h)"
+            return (
+                f"{what}, they run out after ~{_h(rates.burst_seconds)} h and it falls to "
+                f"{rates.baseline_mibps:,g} MiB/s"
+            )
+
+        parts = []
+        if envelope.declared is not None:
+            parts.append(verdict(envelope.declared, f"at the declared {envelope.declared.stored_gib:,g} GiB"))
+        parts.append(verdict(envelope.empty, "as created (empty, until the data written is metered)"))
+        return (
+            f"{target.id}: the workloads keep this EFS busy for ~{hours:.1f} h at its burst rate: "
+            + "; ".join(parts)
         )
 
     def agent_spec(self, target: EfsTarget, resources: Resources, region: str) -> TargetSpec:

@@ -250,12 +250,13 @@ def config_duration(
     steps = plan_steps(request, config) if steps is None else steps
     tally = _Tally()
     fewest = 0.0  # the steps that always run: adaptive series stopping at their min
+    busy: dict[str, float] = {}  # seconds of I/O each target is estimated to serve
     for step in steps:
         target = targets[step["target"]]
         tally.where = f"{step['workload']} on {target.id} ({target.kind})"
-        seconds = STEP_OVERHEAD_S + sum(
-            _phase_seconds(p, target, rates[target.id], tally) for p in step["phases"]
-        )
+        io_seconds = sum(_phase_seconds(p, target, rates[target.id], tally) for p in step["phases"])
+        busy[str(target.id)] = busy.get(str(target.id), 0.0) + io_seconds
+        seconds = STEP_OVERHEAD_S + io_seconds
         tally.seconds += seconds
         if "adaptive" not in step or step["repetition"] <= step["adaptive"]["min"]:
             fewest += seconds
@@ -269,6 +270,10 @@ def config_duration(
         notes.append(f"the {' and '.join(hooks)} hook(s) are scripts of unknown length: not estimated")
     for note in dict.fromkeys(n for t in config.targets for n in kind_of(t).duration_notes(t)):
         notes.append(note)
+    for target in config.targets:
+        credits = kind_of(target).credit_note(target, busy.get(str(target.id), 0.0))
+        if credits is not None:
+            notes.append(credits)
     ready = _ready_seconds(request, config)
     prewarm = _prewarm_seconds(request, config, notes)
     total = ready + AGENT_SETUP_S + prewarm + workloads + COLLECT_CLEANUP_S

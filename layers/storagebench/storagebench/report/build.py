@@ -565,6 +565,7 @@ class _Run:
             state.records if state.records is not None else sum(1 for r in self.records if r.config_id == cid)
         )
         delta = compared.get("delta_monthly_pct")
+        storage_usd, storage_delta = compared.get("storage_only_usd"), compared.get("delta_storage_pct")
         return ConfigRow(
             config_id=cid,
             is_baseline=cid == self.baseline,
@@ -574,6 +575,8 @@ class _Run:
             instance_type=config.instance_type if config is not None else None,
             monthly_usd=self.monthly[cid],
             delta_monthly_pct=float(delta) if isinstance(delta, int | float) else None,
+            storage_only_usd=float(storage_usd) if isinstance(storage_usd, int | float) else None,
+            delta_storage_pct=float(storage_delta) if isinstance(storage_delta, int | float) else None,
             cost_partial=bool(compared.get("cost_partial")),
             run_cost_usd=self.run_costs.get(cid),
             verdict=str(compared.get("verdict") or ("baseline" if cid == self.baseline else "-")),

@@ -307,6 +307,12 @@ def _comparison_table(report: Report) -> str:
             monthly += " <small>/ month</small>"
         if not row.is_baseline and row.delta_monthly_pct is not None:
             monthly += f'<div class="sub">{_e(pct(row.delta_monthly_pct))} vs baseline</div>'
+        if row.storage_only_usd is not None:
+            storage = f"storage only {usd(row.storage_only_usd)}"
+            if not row.is_baseline and row.delta_storage_pct is not None:
+                storage += f", {pct(row.delta_storage_pct)} vs baseline"
+            alone = "the targets alone: no instances, no root volumes"
+            monthly += f'<div class="sub" title="{alone}">{_e(storage)}</div>'
         if row.cost_partial:
             monthly += f"<div>{_PARTLY_UNPRICED}</div>"
         cells.append(f'<td class="num">{monthly}</td>')

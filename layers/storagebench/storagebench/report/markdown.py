@@ -92,6 +92,10 @@ def _comparison(report: Report) -> str:
         monthly = md(usd(row.monthly_usd))
         if not row.is_baseline and row.delta_monthly_pct is not None:
             monthly += f" ({md(pct(row.delta_monthly_pct))})"
+        if row.storage_only_usd is not None:
+            monthly += f"<br>storage only {md(usd(row.storage_only_usd))}"
+            if not row.is_baseline and row.delta_storage_pct is not None:
+                monthly += f" ({md(pct(row.delta_storage_pct))})"
         if row.cost_partial:
             monthly += " partly unpriced"
         verdict = md(mark_emulated(row.verdict, row.config_id in emulated and not row.is_baseline))

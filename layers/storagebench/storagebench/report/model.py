@@ -103,6 +103,12 @@ class ConfigRow(_Model):
     instance_type: str | None
     monthly_usd: float | None
     delta_monthly_pct: float | None
+    storage_only_usd: float | None = Field(
+        default=None, description="the targets alone: no instances, no root volumes"
+    )
+    delta_storage_pct: float | None = Field(
+        default=None, description="storage_only_usd against the baseline's, percent"
+    )
     cost_partial: bool
     run_cost_usd: float | None
     verdict: str

@@ -24,6 +24,7 @@ from storagebench.catalog import (
 from storagebench.catalog.envelope import TargetEnvelope, target_envelope
 from storagebench.catalog.images import DEFAULT_IMAGE, image_problem, missing_tool
 from storagebench.catalog.models import EbsVolumeType
+from storagebench.request.command_needs import command_need_problems
 from storagebench.request.matrix_models import MatrixInvalid, MatrixOrigin, MatrixValue, SkippedPoint
 from storagebench.request.mount_options import FAMILIES, mount_options_problem
 from storagebench.request.plan_size import plan_size_problems
@@ -189,6 +190,12 @@ class _Target(_Model):
         default=None, description="names the target in workloads and results; defaults to <kind><position>"
     )
 
+    @rule("id")
+    def _not_the_root_volume(self, problems: Problems) -> None:
+        """``root`` names each machine's root volume in costs (storage only leaves it out)."""
+        if self.id == "root":
+            problems.add(("id",), self.id, "reserved for the machine's root volume; choose another id")
+
     @rule("kind", "mount_options", "filesystem")
     def _mount_options(self, problems: Problems) -> None:
         """Mount options go through an allow-list per file system (``request.mount_options``)."""
@@ -303,7 +310,12 @@ class EfsTarget(_Target):
     performance_mode: Literal["generalPurpose", "maxIO"] = "generalPurpose"
     one_zone: bool = False
     storage_gib_hint: int | None = Field(
-        default=None, ge=1, description="data the workloads keep on it, for bursting baselines and pricing"
+        default=None,
+        ge=1,
+        description="GiB of data kept on it: what EFS storage is priced at and what a bursting file "
+        "system's baseline (50 MiB/s per TiB) and burst (100 MiB/s per TiB, at least 100) are computed "
+        "from; the file system is created empty and not pre-filled, so AWS meters only what the "
+        "workloads write (validate and the dry run show both)",
     )
     mount_options: str = "nfsvers=4.1,rsize=1048576,wsize=1048576,hard,timeo=600,retrans=2,noresvport"
     encrypted: bool = True
@@ -1073,6 +1085,7 @@ class BenchmarkRequest(_Model):
             *steady_state_problems(self),
             *multi_client_problems(self),
             *plan_size_problems(self),
+            *command_need_problems(self),
         ]
         for loc, value, message in found:
             problems.add(loc, value, message)

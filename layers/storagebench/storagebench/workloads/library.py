@@ -14,6 +14,7 @@ from importlib import resources
 from typing import Any
 
 from storagebench.agent.plan import FioJob, Phase
+from storagebench.workloads.command_needs import REQUIRES_HELP, check_requires, parse_requires
 from storagebench.workloads.fio_options import option_problem
 from storagebench.workloads.params import Param, ParamValue, format_size, parse_size
 from storagebench.workloads.profile import Profile, TargetContext
@@ -382,6 +383,8 @@ def _custom_command(values: Mapping[str, ParamValue], ctx: TargetContext) -> lis
     command: dict[str, Any] = {"script": _str(values, "command"), "parallel": _int(values, "threads")}
     if "bytes" in values:
         command["accounting"] = {"bytes": _int(values, "bytes")}
+    if "requires" in values:
+        command["requires"] = parse_requires(_str(values, "requires"))
     return [{"name": "run", "engine": "command", "command": command}]  # type: ignore[typeddict-item]
 
 
@@ -736,7 +739,8 @@ def _profiles() -> list[Profile]:
             description=(
                 "Runs a shell command in the target directory ($SB_TARGET_DIR), timed by the agent with "
                 "real/user/sys, e.g. a genomics pipeline (`cellranger count --localcores=8 ...`). With "
-                "threads > 1 it runs that many copies with $SB_THREAD set. Give `bytes` to get MiB/s."
+                "threads > 1 it runs that many copies with $SB_THREAD set. Give `bytes` to get MiB/s, and "
+                "`requires` to have the programs and data it needs checked before launch and before it runs."
             ),
             source=STUDY_GENOMICS,
             family="custom",
@@ -747,6 +751,7 @@ def _profiles() -> list[Profile]:
                 Param("command", "text", None, "shell command (run by /bin/sh)", required=True),
                 Param("threads", "int", 1, "parallel copies", minimum=1, maximum=256),
                 Param("bytes", "int", None, "bytes the command moves, for MiB/s", minimum=0),
+                Param("requires", "text", None, REQUIRES_HELP, check=check_requires),
             ),
             build=_custom_command,
         ),
