@@ -122,7 +122,7 @@ def test_a_burstable_client_is_capped_at_its_burst_short_and_its_baseline_long()
     assert env.sustained_mibps_bound_by == "network"
     assert env.network_bound
     warning = env.warning("fsx")
-    assert warning is not None and "0.75 Gbps baseline / 10 Gbps burst (93.75 MB/s / 1,250" in warning
+    assert warning is not None and "0.75 Gbps (93.75 MB/s, 89.41 MiB/s each way baseline; 10 Gbps" in warning
 
 
 def test_several_clients_add_their_network() -> None:

@@ -171,18 +171,19 @@ class NetworkEnvelope(_Frozen):
             return None
         net = self.network
         clients = f"{self.clients} x " if self.clients > 1 else ""
-        speed = f"{_fmt(net.baseline_gbps)} Gbps"
+        speeds = (
+            f"{_fmt(net.baseline_gbps)} Gbps ({_fmt(net.baseline_mbps * self.clients)} MB/s, "
+            f"{_fmt(net.baseline_mibps * self.clients)} MiB/s each way"
+        )
         if net.bursts:
-            speed += f" baseline / {_fmt(net.burst_gbps)} Gbps burst"
-        mb = f"{_fmt(net.baseline_mbps * self.clients)} MB/s"
-        mib = f"{_fmt(net.baseline_mibps * self.clients)} MiB/s"
-        if net.bursts:
-            mb += f" / {_fmt(net.burst_mbps * self.clients)}"
-            mib += f" / {_fmt(net.burst_mibps * self.clients)}"
+            speeds += (
+                f" baseline; {_fmt(net.burst_gbps)} Gbps, {_fmt(net.burst_mbps * self.clients)} MB/s, "
+                f"{_fmt(net.burst_mibps * self.clients)} MiB/s burst"
+            )
         return (
-            f"{config_id}: client {clients}{net.instance_type} network {speed} ({mb}, {mib} each way) "
-            f"caps below what its storage could deliver, {_fmt(self.storage.mibps)} MiB/s "
-            f"({self.storage.basis}): results will be instance-bound: network"
+            f"{config_id}: client {clients}{net.instance_type} network {speeds}) caps below what its "
+            f"storage could deliver, {_fmt(self.storage.mibps)} MiB/s ({self.storage.basis}): results "
+            "will be instance-bound: network"
         )
 
 

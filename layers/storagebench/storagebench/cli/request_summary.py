@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from storagebench.kinds import kind_of
+from storagebench.kinds.reach import network_checks, target_ceiling
 from storagebench.planning.steps import plan_steps
 from storagebench.request.matrix import summarize_matrices
 from storagebench.request.model import BenchmarkRequest
@@ -17,10 +17,11 @@ def summarize_request(request: BenchmarkRequest) -> dict[str, Any]:
         targets = []
         for target in config.targets:
             entry: dict[str, Any] = {"id": target.id, "kind": target.kind}
-            envelope = kind_of(target).envelope(target, config.instance_type)
+            envelope = target_ceiling(config, target)
             if envelope is not None:
                 entry["envelope"] = envelope.describe()
             targets.append(entry)
+        warnings += [check.warning for check in network_checks(config) if check.warning]
         steps = plan_steps(request, config)
         configs.append(
             {

@@ -15,6 +15,7 @@ from rich.text import Text
 
 from storagebench.cli.console import err, fail, out, print_json
 from storagebench.cli.matrix_lines import print_matrices
+from storagebench.cli.network_lines import print_network
 from storagebench.cli.stack_client import ApiUrlOption, StackRegionOption
 
 if TYPE_CHECKING:
@@ -401,6 +402,7 @@ def show_preview(preview: dict[str, Any]) -> None:
             highlight=False,
         )
     print_matrices(out, preview.get("matrices", []))
+    print_network(out, err, preview.get("network", []))
     for note in preview["notes"] + estimate["notes"] + estimate["duration"]["notes"]:
         err.print(Text.assemble(("note: ", "yellow"), note), highlight=False)
     for problem in preview["problems"]:

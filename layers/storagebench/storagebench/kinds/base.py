@@ -21,6 +21,7 @@ from storagebench.workloads.profile import TargetContext
 if TYPE_CHECKING:
     from storagebench.agent.plan import TargetSpec
     from storagebench.catalog.envelope import TargetEnvelope
+    from storagebench.catalog.network import StorageSide
     from storagebench.core.state import FileSystemRef, LaunchVolume, Resources
     from storagebench.request.model import EbsTarget, EfsTarget, FsxLustreTarget
 
@@ -181,6 +182,11 @@ class StorageKind(ABC, Generic[T]):
 
     def envelope(self, target: T, instance_type: str) -> TargetEnvelope | None:
         """The catalog's performance envelope; None for kinds the catalog does not model."""
+        return None
+
+    def network_storage(self, target: T, clients: int) -> StorageSide | None:
+        """What the storage could deliver to ``clients`` clients over their network, each way (their
+        network then caps it: ``kinds.reach``); None for kinds not reached over the network."""
         return None
 
     def bursts(self, target: T) -> bool:

@@ -6,6 +6,7 @@ import math
 
 from storagebench.agent.plan import TargetSpec
 from storagebench.catalog.loader import load_catalog
+from storagebench.catalog.network import StorageSide
 from storagebench.core.numbers import num
 from storagebench.core.state import Resources
 from storagebench.kinds.base import GIB_PER_TIB, Bill, EfsBill, Rates, StorageKind, recorded_file_system
@@ -59,6 +60,25 @@ class Efs(StorageKind[EfsTarget]):
             stored_tib = (target.storage_gib_hint or 0) / GIB_PER_TIB
             rate = min(client, max(rules.burst_floor_mibps, rules.burst_mibps_per_tib * stored_tib))
         return Rates(rate, rate)
+
+    def network_storage(self, target: EfsTarget, clients: int) -> StorageSide:
+        """The file system's rate, and at most EFS's per-client limit times the clients."""
+        rules = load_catalog().efs
+        if target.throughput_mode == "elastic":
+            per_client = rules.elastic_per_client_max_mibps
+            file_system = max(rules.elastic_max_read_mibps, rules.elastic_max_write_mibps)
+        elif target.throughput_mode == "provisioned":
+            assert target.provisioned_throughput_mibps is not None  # the request model requires it
+            per_client, file_system = rules.per_client_max_mibps, target.provisioned_throughput_mibps
+        else:  # bursting: the burst rate while credits last
+            stored_tib = (target.storage_gib_hint or 0) / GIB_PER_TIB
+            per_client = rules.per_client_max_mibps
+            file_system = max(rules.burst_floor_mibps, rules.burst_mibps_per_tib * stored_tib)
+        basis = self.report_text(target)[0]
+        if per_client is not None and per_client * clients < file_system:
+            limit = f"{clients} x {num(per_client)} MiB/s per client"
+            return StorageSide(mibps=per_client * clients, basis=f"{basis}, {limit}")
+        return StorageSide(mibps=file_system, basis=f"{basis}, {num(file_system)} MiB/s")
 
     def duration_notes(self, target: EfsTarget) -> tuple[str, ...]:
         if target.throughput_mode != "bursting":
