@@ -203,3 +203,11 @@ def test_a_100_gbit_client_leaves_efs_its_own_ceiling(tmp_path: Path) -> None:
     (annotated,) = annotate([efs_step_and_record(tmp_path, 1_450)], tmp_path, efs_config("r5n.24xlarge"))
     assert "delivered:0.97" in annotated.labels  # 1,450 of EFS's 1,500 MiB/s per client
     assert not any(label.startswith("instance-bound") for label in annotated.labels)
+
+
+def test_local_mode_does_not_hold_loopback_to_the_types_network(tmp_path: Path) -> None:
+    record = efs_step_and_record(tmp_path, 1_150)
+    (annotated,) = annotate([record], tmp_path, efs_config("c5.large"), network_ceilings=False)
+    assert not any(
+        label.startswith(("delivered", "under-delivered", "instance-bound")) for label in annotated.labels
+    )

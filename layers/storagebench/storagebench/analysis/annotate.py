@@ -131,9 +131,15 @@ def _judge(
 
 
 def delivery_labels(
-    records: Iterable[ResultRecord], manifest: dict[str, Any], config: Config, burst: dict[str, list[str]]
+    records: Iterable[ResultRecord],
+    manifest: dict[str, Any],
+    config: Config,
+    burst: dict[str, list[str]],
+    network_ceilings: bool = True,
 ) -> dict[tuple[str, int], list[str]]:
-    """(step's workload key, repetition) -> delivery labels, for saturating steps on EBS targets."""
+    """(step's workload key, repetition) -> delivery labels, for saturating steps on targets with a
+    ceiling; without ``network_ceilings`` (local mode: loopback, not the type's network) targets
+    reached over the network are not judged."""
     intents = {str(s.get("id")): str(s.get("intent", "")) for s in manifest.get("steps", [])}
     steps_by_key = _step_index(manifest)
     targets = {t.id: t for t in config.targets}
@@ -149,6 +155,8 @@ def delivery_labels(
         intent = intents.get(step_id or "", "")
         envelope = target_ceiling(config, target) if target is not None else None
         if step_id is None or envelope is None or intent not in SATURATING:
+            continue
+        if isinstance(envelope, NetworkEnvelope) and not network_ceilings:
             continue
         at_baseline = "baseline" in burst.get(step_id, [])
         verdict = _judge(members, envelope, intent, at_baseline)
@@ -166,14 +174,17 @@ def delivery_labels(
     return labels
 
 
-def annotate(records: list[ResultRecord], output_dir: Path, config: Config) -> list[ResultRecord]:
-    """The records with their findings added to ``labels`` (nothing removed)."""
+def annotate(
+    records: list[ResultRecord], output_dir: Path, config: Config, network_ceilings: bool = True
+) -> list[ResultRecord]:
+    """The records with their findings added to ``labels`` (nothing removed); ``network_ceilings``
+    False where the instances' network is not AWS's (local mode)."""
     try:
         manifest = json.loads((output_dir / "manifest.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return records
     burst = burst_labels(manifest, output_dir, config)
-    delivery = delivery_labels(records, manifest, config, burst)
+    delivery = delivery_labels(records, manifest, config, burst, network_ceilings)
     steps_by_key = _step_index(manifest)
     annotated = []
     for record in records:

@@ -318,6 +318,9 @@ class Services:
     notifier: Notifier = field(default_factory=LogNotifier)  # SNS on AWS, a file locally
     gateways: GatewayServices | None = None  # Storage Gateway on AWS; local mode has none
     network: Network = field(default_factory=NoNetwork)  # a config's own security and placement groups
+    # Whether the instances' network is AWS's (their catalog bandwidth holds results to it): local
+    # mode's instances share this machine's loopback, so storage reached over it is not judged.
+    network_ceilings: bool = True
     # How long after a stop a launching step may still be running: SweepRun sweeps again then.
     in_flight_s: float = IN_FLIGHT_S
     sleep: Callable[[float], None] = time.sleep
