@@ -76,7 +76,7 @@ def test_the_shipped_event_runs_on_a_100_gbit_client_and_names_its_ceiling(tmp_p
 def test_a_100_gbit_client_that_takes_what_the_storage_sends_is_not_warned(tmp_path: Path) -> None:
     suite = virtual_san(tmp_path, "r5n.24xlarge", controllers=3)  # 3 x 25 Gbps under 100 Gbps
     result = run("run", "--local", "--dry-run", "--suite", suite)
-    assert "over the network of r5n.24xlarge: 8,941 MiB/s (volume-bound)" in joined(result.stdout)
+    assert "over the network of r5n.24xlarge: 8,941 MiB/s (storage-bound)" in joined(result.stdout)
     assert warnings(result.output, "r5b-io2-controllers") == []
     # the same config on the 25 Gbps client is warned: the client type alone makes the difference
     slow = run("run", "--local", "--dry-run", "--suite", virtual_san(tmp_path, "r5b.24xlarge", controllers=3))

@@ -156,13 +156,14 @@ class NetworkEnvelope(_Frozen):
         storage = f"{_fmt(self.storage.mibps)} MiB/s" if self.storage.mibps is not None else "an unknown rate"
         expected = "unknown" if self.expected_mibps is None else f"{_fmt(self.expected_mibps)} MiB/s"
         line = (
-            f"over the network of {clients}{where}: {expected} ({self.mibps_bound_by}-bound); "
+            f"over the network of {clients}{where}: {expected} ({_words(self.mibps_bound_by)}-bound); "
             f"storage {storage} ({self.storage.basis})"
         )
         if self.network is not None:
             line += f"; {self.network.describe()}"
         if self.sustained_mibps is not None and self.sustained_mibps != self.expected_mibps:
-            line += f"; sustained {_fmt(self.sustained_mibps)} MiB/s ({self.sustained_mibps_bound_by}-bound)"
+            bound = _words(self.sustained_mibps_bound_by)
+            line += f"; sustained {_fmt(self.sustained_mibps)} MiB/s ({bound}-bound)"
         return line
 
     def warning(self, config_id: str) -> str | None:
@@ -185,6 +186,11 @@ class NetworkEnvelope(_Frozen):
             f"storage could deliver, {_fmt(self.storage.mibps)} MiB/s ({self.storage.basis}): results "
             "will be instance-bound: network"
         )
+
+
+def _words(bound: BoundBy) -> str:
+    """``volume`` reads ``storage`` here: EFS, FSx or a set of nodes, not one volume."""
+    return "storage" if bound == "volume" else bound
 
 
 def _min_bound(storage: float | None, network: float | None, known: bool) -> tuple[float | None, BoundBy]:
