@@ -257,6 +257,7 @@ class LocalSession:
             # moto's DescribeSpotPriceHistory: one synthetic price per zone, read like EC2's
             spot_prices=lambda region: Ec2SpotPriceHistory(boto3.client("ec2", region_name=region)),
             network=MotoEc2Network(ec2, settings),  # moto's EC2 with placement groups added
+            network_ceilings=False,  # the local instances' network is loopback, not their type's
         )
         wiring.configure(self.services)
         self._serve_functions(template)

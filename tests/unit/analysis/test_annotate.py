@@ -169,3 +169,45 @@ def test_two_latency_modes_are_flagged(tmp_path: Path) -> None:
 def test_nothing_is_lost_when_the_manifest_is_missing(tmp_path: Path) -> None:
     records = [record(1, 3000)]
     assert annotate(records, tmp_path, config()) == records
+
+
+def efs_config(instance_type: str) -> Config:
+    request = parse_request(
+        {
+            "name": "t",
+            "configs": [
+                {
+                    "id": "c",
+                    "instance_type": instance_type,
+                    "targets": [{"id": "fs", "kind": "efs", "throughput_mode": "elastic"}],
+                }
+            ],
+            "workloads": [{"profile": "std-randread-4k"}],
+        }
+    )
+    return request.configs[0]
+
+
+def efs_step_and_record(tmp_path: Path, mibps: float) -> ResultRecord:
+    write_manifest(tmp_path, [{**step("a", 0, 30, intent="throughput"), "target": "fs"}])
+    return record(1, 0).model_copy(update={"target_id": "fs", "iops": None, "bw_mibps": mibps})
+
+
+def test_the_clients_network_is_named_when_it_caps_storage_reached_over_it(tmp_path: Path) -> None:
+    """EFS elastic gives one client 1,500 MiB/s; a c5.large carries 1,192 MiB/s (10 Gbps burst)."""
+    (annotated,) = annotate([efs_step_and_record(tmp_path, 1_150)], tmp_path, efs_config("c5.large"))
+    assert "instance-bound:network" in annotated.labels and "delivered:0.96" in annotated.labels
+
+
+def test_a_100_gbit_client_leaves_efs_its_own_ceiling(tmp_path: Path) -> None:
+    (annotated,) = annotate([efs_step_and_record(tmp_path, 1_450)], tmp_path, efs_config("r5n.24xlarge"))
+    assert "delivered:0.97" in annotated.labels  # 1,450 of EFS's 1,500 MiB/s per client
+    assert not any(label.startswith("instance-bound") for label in annotated.labels)
+
+
+def test_local_mode_does_not_hold_loopback_to_the_types_network(tmp_path: Path) -> None:
+    record = efs_step_and_record(tmp_path, 1_150)
+    (annotated,) = annotate([record], tmp_path, efs_config("c5.large"), network_ceilings=False)
+    assert not any(
+        label.startswith(("delivered", "under-delivered", "instance-bound")) for label in annotated.labels
+    )

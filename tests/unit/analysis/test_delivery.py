@@ -8,7 +8,14 @@ from typing import Any, Literal
 
 import pytest
 
-from storagebench.analysis.delivery import check_delivery, check_envelope, combined_rate, ebs_bound
+from storagebench.analysis.delivery import (
+    NETWORK_BOUND,
+    bound_label,
+    check_delivery,
+    check_envelope,
+    combined_rate,
+    ebs_bound,
+)
 from storagebench.results.records import ResultRecord
 from storagebench.results.volume import VolumeSide
 
@@ -91,8 +98,19 @@ def test_invalid_inputs() -> None:
         check_delivery(-1.0, 100.0, "volume", "iops")
     with pytest.raises(ValueError):
         check_delivery(math.inf, 100.0, "volume", "iops")
-    with pytest.raises(ValueError):
-        check_delivery(100.0, 100.0, "network", "iops")
+    with pytest.raises(ValueError, match="volume, instance, network or unknown-instance, got 'cache'"):
+        check_delivery(100.0, 100.0, "cache", "iops")
+
+
+def test_a_result_the_clients_network_held_is_labelled_instance_bound_network() -> None:
+    d = check_delivery(2_900.0, 2_980.0, "network", "throughput", unit="MiB/s")
+    assert (d.status, d.bound) == ("delivered", "network")
+    assert bound_label(d) == NETWORK_BOUND == "instance-bound:network"
+    assert d.warnings[0].startswith("instance-bound: network: the client's network is below the storage's")
+    ebs = check_delivery(2_900.0, 2_980.0, "instance", "throughput")
+    assert bound_label(ebs) == "instance-bound"
+    assert bound_label(check_delivery(2_000.0, 2_980.0, "network", "throughput")) is None  # under-delivered
+    assert bound_label(check_delivery(2_900.0, 2_980.0, "volume", "throughput")) is None
 
 
 def test_custom_tolerances() -> None:

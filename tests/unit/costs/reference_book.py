@@ -20,6 +20,7 @@ INSTANCE_HOUR = {
     "r3.4xlarge": 1.33,
     "r5b.4xlarge": 1.192,
     "r5b.24xlarge": 7.152,
+    "r5n.24xlarge": 7.152,  # the catalog seed (r5n.large x 48)
     "i3en.large": 0.226,
     "m5.large": 0.096,
 }

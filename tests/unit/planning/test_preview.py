@@ -178,8 +178,8 @@ def test_every_run_is_held_to_what_it_costs_until_its_deadline() -> None:
     by_default = preview_request(_event("virtual-san.json"), Guardrails())
     assert by_default.estimate.upper_bound_usd < 500 and by_default.allowed
     assert [c.machines for c in by_default.configs][1:] == [
-        "r5b.24xlarge + 5 controller r5b.24xlarge",
-        "r5b.24xlarge + 8 controller i3en.24xlarge",
+        "r5n.24xlarge + 5 controller r5b.24xlarge",
+        "r5n.24xlarge + 8 controller i3en.24xlarge",
     ]
 
 

@@ -137,3 +137,19 @@ def test_a_failed_export_write_keeps_the_records_and_records_the_failure(
 def test_collect_without_records_writes_no_export(state_of: StateOf, fakes: Any) -> None:
     steps.collect(with_output(state_of, fakes, []), fakes.services)
     assert EXPORT_KEY not in fakes.artifacts.texts
+
+
+@pytest.mark.parametrize("ceilings", [True, False])
+def test_collect_tells_annotate_whether_the_instances_network_is_awss(
+    state_of: StateOf, fakes: Any, monkeypatch: pytest.MonkeyPatch, ceilings: bool
+) -> None:
+    seen: list[bool] = []
+
+    def spy(records: Any, directory: Any, config: Any, network_ceilings: bool = True) -> Any:
+        seen.append(network_ceilings)
+        return records
+
+    monkeypatch.setattr(steps, "annotate", spy)
+    fakes.services.network_ceilings = ceilings  # local mode sets False: loopback is not the type's network
+    steps.collect(with_output(state_of, fakes, ["data"]), fakes.services)
+    assert seen == [ceilings]

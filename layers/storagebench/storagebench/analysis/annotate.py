@@ -5,13 +5,14 @@
   at baseline. A bursting volume type whose knee never came was on burst credits throughout.
 * Delivery: a saturating step (intent iops or throughput) is held to the target's expected
   envelope (burst or baseline, the instance's EBS limit included): "instance-bound" says the
-  instance, not the volume, was the limit; "under-delivered" says the provisioned performance
-  did not arrive.
+  instance, not the volume, was the limit; "instance-bound:network" says the client's network was,
+  for storage reached over it (``kinds.reach``: judged in MiB/s at the step's I/O size, since a
+  network caps bytes); "under-delivered" says the provisioned performance did not arrive.
 * Bimodal latency: two latency modes in a record's histogram (the report-card study's gp2).
 
 Labels are short strings (``burst``, ``baseline``, ``crossed-knee@62s``, ``delivered:0.99``,
-``instance-bound``, ``under-delivered:0.71``, ``bimodal-latency:1000us/20000us``) so they survive
-any store.
+``instance-bound``, ``instance-bound:network``, ``under-delivered:0.71``,
+``bimodal-latency:1000us/20000us``) so they survive any store.
 """
 
 from __future__ import annotations
@@ -24,9 +25,12 @@ from typing import Any
 
 from storagebench.analysis.bimodal import detect_bimodal
 from storagebench.analysis.burst import detect_knee
-from storagebench.analysis.delivery import check_delivery, ebs_bound
+from storagebench.analysis.delivery import Delivery, bound_label, check_delivery, ebs_bound
+from storagebench.catalog.envelope import TargetEnvelope
+from storagebench.catalog.network import NetworkEnvelope
 from storagebench.core.clock import parse_iso
 from storagebench.kinds import kind_of
+from storagebench.kinds.reach import target_ceiling
 from storagebench.request.model import Config
 from storagebench.results.fio_logs import read_timeseries
 from storagebench.results.records import ResultRecord
@@ -104,10 +108,38 @@ def burst_labels(manifest: dict[str, Any], output_dir: Path, config: Config) -> 
     return labels
 
 
+def _judge(
+    members: list[ResultRecord], envelope: TargetEnvelope | NetworkEnvelope, intent: str, at_baseline: bool
+) -> Delivery:
+    """One step's records against its ceiling: EBS in IOPS or MiB/s as the intent says; storage
+    reached over the network in MiB/s at the records' mean I/O size (the network caps bytes)."""
+    if isinstance(envelope, NetworkEnvelope):
+        measured = sum(r.bw_mibps or 0.0 for r in members)
+        ios = sum(r.ios or 0 for r in members)
+        io_bytes = sum(r.bytes for r in members) / ios if ios else None
+        expected, bound = envelope.ceiling_mibps(io_bytes, sustained=at_baseline)
+        return check_delivery(measured, expected, bound, "throughput")
+    if intent == "throughput":
+        measured = sum(r.bw_mibps or 0.0 for r in members)
+        expected = envelope.sustained_mibps if at_baseline else envelope.expected_mibps
+        bound = envelope.sustained_mibps_bound_by if at_baseline else envelope.mibps_bound_by
+        return check_delivery(measured, expected, bound, "throughput")
+    measured = sum(r.iops or 0.0 for r in members)
+    expected = envelope.sustained_iops if at_baseline else envelope.expected_iops
+    bound = envelope.sustained_iops_bound_by if at_baseline else envelope.iops_bound_by
+    return check_delivery(measured, expected, bound, "iops")
+
+
 def delivery_labels(
-    records: Iterable[ResultRecord], manifest: dict[str, Any], config: Config, burst: dict[str, list[str]]
+    records: Iterable[ResultRecord],
+    manifest: dict[str, Any],
+    config: Config,
+    burst: dict[str, list[str]],
+    network_ceilings: bool = True,
 ) -> dict[tuple[str, int], list[str]]:
-    """(step's workload key, repetition) -> delivery labels, for saturating steps on EBS targets."""
+    """(step's workload key, repetition) -> delivery labels, for saturating steps on targets with a
+    ceiling; without ``network_ceilings`` (local mode: loopback, not the type's network) targets
+    reached over the network are not judged."""
     intents = {str(s.get("id")): str(s.get("intent", "")) for s in manifest.get("steps", [])}
     steps_by_key = _step_index(manifest)
     targets = {t.id: t for t in config.targets}
@@ -121,24 +153,19 @@ def delivery_labels(
         step_id = steps_by_key.get(key)
         target = targets.get(key[1])
         intent = intents.get(step_id or "", "")
-        envelope = kind_of(target).envelope(target, config.instance_type) if target is not None else None
+        envelope = target_ceiling(config, target) if target is not None else None
         if step_id is None or envelope is None or intent not in SATURATING:
             continue
+        if isinstance(envelope, NetworkEnvelope) and not network_ceilings:
+            continue
         at_baseline = "baseline" in burst.get(step_id, [])
-        metric = "bw_mibps" if intent == "throughput" else "iops"
-        measured = sum(getattr(r, metric) or 0.0 for r in members)
-        if metric == "iops":
-            expected = envelope.sustained_iops if at_baseline else envelope.expected_iops
-            bound = envelope.sustained_iops_bound_by if at_baseline else envelope.iops_bound_by
-        else:
-            expected = envelope.sustained_mibps if at_baseline else envelope.expected_mibps
-            bound = envelope.sustained_mibps_bound_by if at_baseline else envelope.mibps_bound_by
-        verdict = check_delivery(measured, expected, bound, "iops" if metric == "iops" else "throughput")
+        verdict = _judge(members, envelope, intent, at_baseline)
         found: list[str] = []
         if verdict.ratio is not None:
             found.append(f"{verdict.status}:{verdict.ratio:.2f}")  # measured / expected
-        if verdict.status == "delivered" and verdict.bound == "instance":
-            found.append("instance-bound")
+        bound = bound_label(verdict)
+        if bound is not None:
+            found.append(bound)
         said = ebs_bound(members)
         if said is not None:  # EBS's own count of the time each limit held: evidence, not inference
             found.append(f"ebs-{said[0]}:{said[1]:.2f}")
@@ -147,14 +174,17 @@ def delivery_labels(
     return labels
 
 
-def annotate(records: list[ResultRecord], output_dir: Path, config: Config) -> list[ResultRecord]:
-    """The records with their findings added to ``labels`` (nothing removed)."""
+def annotate(
+    records: list[ResultRecord], output_dir: Path, config: Config, network_ceilings: bool = True
+) -> list[ResultRecord]:
+    """The records with their findings added to ``labels`` (nothing removed); ``network_ceilings``
+    False where the instances' network is not AWS's (local mode)."""
     try:
         manifest = json.loads((output_dir / "manifest.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return records
     burst = burst_labels(manifest, output_dir, config)
-    delivery = delivery_labels(records, manifest, config, burst)
+    delivery = delivery_labels(records, manifest, config, burst, network_ceilings)
     steps_by_key = _step_index(manifest)
     annotated = []
     for record in records:

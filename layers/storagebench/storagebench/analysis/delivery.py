@@ -3,9 +3,10 @@
 Field study 4 found Provisioned IOPS volumes delivering about 2x their throughput SLA on
 sequential reads, and the AWS limits stack: a volume's ceiling only binds when the instance's
 EBS bandwidth is higher. A result is therefore judged against the expected ceiling, which
-says what set it ("volume", "instance", or the volume's figure with the instance's limit
-unknown). Only saturating workloads (intent "iops" or "throughput") are judged; a latency
-probe at queue depth 1 is meant to stay far below the ceiling.
+says what set it ("volume", "instance", "network": the client's network below storage reached
+over it, or the volume's figure with the instance's limit unknown). Only saturating workloads
+(intent "iops" or "throughput") are judged; a latency probe at queue depth 1 is meant to stay far
+below the ceiling.
 
 Plain numbers in, so this stays independent of the catalog; ``check_envelope`` accepts any
 object shaped like the catalog's ``TargetEnvelope``.
@@ -23,19 +24,22 @@ from storagebench.results.records import ResultRecord
 
 __all__ = [
     "DELIVERED_AT",
+    "INSTANCE_BOUND",
+    "NETWORK_BOUND",
     "OVER_DELIVERED_ABOVE",
     "SATURATING_INTENTS",
     "BoundBy",
     "Delivery",
     "EnvelopeLike",
+    "bound_label",
     "check_delivery",
     "check_envelope",
     "combined_rate",
     "ebs_bound",
 ]
 
-BoundBy = Literal["volume", "instance", "unknown-instance"]
-Bound = Literal["volume", "instance", "neither"]
+BoundBy = Literal["volume", "instance", "network", "unknown-instance"]
+Bound = Literal["volume", "instance", "network", "neither"]
 Status = Literal["delivered", "over-delivered", "under-delivered", "not-applicable"]
 
 SATURATING_INTENTS = frozenset({"iops", "throughput"})
@@ -44,6 +48,17 @@ DELIVERED_AT = 0.9
 """At or above this share of the ceiling a saturating workload counts as delivered (AWS
 designs gp2/gp3 to give 90 % of provisioned performance 99 % of the time)."""
 OVER_DELIVERED_ABOVE = 1.1
+INSTANCE_BOUND = "instance-bound"
+"""The record label of a delivered result the instance's EBS limit held."""
+NETWORK_BOUND = "instance-bound:network"
+"""The record label of a delivered result the client's network held (storage reached over it)."""
+
+
+def bound_label(delivery: Delivery) -> str | None:
+    """The record label saying the instance, not the storage, set a delivered result's ceiling."""
+    if delivery.status != "delivered":
+        return None
+    return {"instance": INSTANCE_BOUND, "network": NETWORK_BOUND}.get(delivery.bound)
 
 
 class EnvelopeLike(Protocol):
@@ -84,13 +99,14 @@ def check_delivery(
 ) -> Delivery:
     """Judge ``measured`` (IOPS or MiB/s, read + write combined) against the expected ceiling.
 
-    ``bound_by`` names what sets ``expected``: "volume", "instance" (the instance's limit is
-    lower than the volume's) or "unknown-instance" (the volume's figure; instance limit unknown).
+    ``bound_by`` names what sets ``expected``: "volume", "instance" (the instance's EBS limit is
+    lower than the volume's), "network" (the client's network is lower than what the storage it
+    reaches over it could deliver) or "unknown-instance" (the volume's figure; instance unknown).
     """
     if not math.isfinite(measured) or measured < 0:
         raise ValueError(f"measured must be finite and non-negative, got {measured!r}")
-    if bound_by not in ("volume", "instance", "unknown-instance"):
-        raise ValueError(f"bound_by must be volume, instance or unknown-instance, got {bound_by!r}")
+    if bound_by not in ("volume", "instance", "network", "unknown-instance"):
+        raise ValueError(f"bound_by must be volume, instance, network or unknown-instance, got {bound_by!r}")
     suffix = f" {unit}" if unit else ""
     if expected is None or not math.isfinite(expected) or expected <= 0:
         return Delivery(
@@ -138,9 +154,11 @@ def check_delivery(
             status="under-delivered",
             warnings=warnings,
         )
-    bound: Bound = "instance" if bound_by == "instance" else "volume"
+    bound: Bound = "network" if bound_by == "network" else "instance" if bound_by == "instance" else "volume"
     if bound == "instance":
         warnings.append(f"instance-bound: the instance's limit is below the volume's; {figures}")
+    elif bound == "network":
+        warnings.append(f"instance-bound: network: the client's network is below the storage's; {figures}")
     elif bound_by == "unknown-instance":
         warnings.append("instance limit unknown: assumed the volume's ceiling bound this result")
     return Delivery(

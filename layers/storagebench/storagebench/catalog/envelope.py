@@ -44,7 +44,7 @@ __all__ = [
 ]
 
 CreditUnit = Literal["io", "mib"]
-BoundBy = Literal["volume", "instance", "unknown-instance"]
+BoundBy = Literal["volume", "instance", "network", "unknown-instance"]
 
 _BYTES_PER_MB = 10**6
 _BYTES_PER_MIB = 2**20

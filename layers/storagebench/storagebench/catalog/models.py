@@ -190,11 +190,29 @@ class InstanceType(_Frozen):
     ebs_optimized_by_default: bool = Field(
         default=True, description="False: the EBS limits apply only when launched EBS-optimized (extra fee)"
     )
+    network_baseline_gbps: float = Field(
+        gt=0, allow_inf_nan=False, description="Gbps each way, sustained (AWS's baseline bandwidth)"
+    )
+    network_burst_gbps: float = Field(
+        gt=0,
+        allow_inf_nan=False,
+        description="Gbps each way on network I/O credits ('up to' sizes; = baseline for the others)",
+    )
     instance_store: InstanceStoreSpec | None = None
     on_demand_usd_per_hour_us_east_1: float | None = None
     source: str = Field(description="source of the EBS limits")
     spec_source: str | None = Field(default=None, description="source of vCPUs, memory, architecture")
     price_source: str | None = Field(default=None, description="source of the price seed")
+    network_source: str = Field(description="source of the network bandwidth")
+
+    @model_validator(mode="after")
+    def _burst_not_below_baseline(self) -> InstanceType:
+        if self.network_burst_gbps < self.network_baseline_gbps:
+            raise ValueError(
+                f"network_burst_gbps {self.network_burst_gbps!r} is below network_baseline_gbps "
+                f"{self.network_baseline_gbps!r}: burst >= baseline expected"
+            )
+        return self
 
 
 class EfsRules(_Frozen):

@@ -15,6 +15,7 @@ from rich.text import Text
 
 from storagebench.cli.console import err, fail, out, print_json
 from storagebench.cli.matrix_lines import print_matrices
+from storagebench.cli.network_lines import print_network
 from storagebench.cli.quota_lines import print_quotas
 from storagebench.cli.stack_client import ApiUrlOption, StackRegionOption
 
@@ -412,6 +413,7 @@ def show_preview(preview: dict[str, Any]) -> None:
         )
     print_matrices(out, preview.get("matrices", []))
     print_quotas(out, preview.get("vcpu_quotas"))
+    print_network(out, err, preview.get("network", []))
     for note in preview["notes"] + estimate["notes"] + estimate["duration"]["notes"]:
         err.print(Text.assemble(("note: ", "yellow"), note), highlight=False)
     for problem in preview["problems"]:

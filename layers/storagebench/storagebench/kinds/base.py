@@ -21,6 +21,7 @@ from storagebench.workloads.profile import TargetContext
 if TYPE_CHECKING:
     from storagebench.agent.plan import TargetSpec
     from storagebench.catalog.envelope import TargetEnvelope
+    from storagebench.catalog.network import StorageSide
     from storagebench.core.state import FileSystemRef, LaunchVolume, Resources
     from storagebench.request.model import EbsTarget, EfsTarget, FsxLustreTarget
 
@@ -187,6 +188,11 @@ class StorageKind(ABC, Generic[T]):
         """The envelope in one line for validate and the dry run; None when the catalog has none."""
         envelope = self.envelope(target, instance_type)
         return envelope.describe() if envelope is not None else None
+
+    def network_storage(self, target: T, clients: int) -> StorageSide | None:
+        """What the storage could deliver to ``clients`` clients over their network, each way (their
+        network then caps it: ``kinds.reach``); None for kinds not reached over the network."""
+        return None
 
     def bursts(self, target: T) -> bool:
         """Whether the target can run above its baseline for a while (burst credits)."""

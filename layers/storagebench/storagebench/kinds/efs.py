@@ -6,6 +6,7 @@ import math
 
 from storagebench.agent.plan import TargetSpec
 from storagebench.catalog.efs_envelope import EfsEnvelope, EfsRates, efs_envelope
+from storagebench.catalog.network import StorageSide
 from storagebench.core.numbers import num
 from storagebench.core.state import Resources
 from storagebench.kinds.base import Bill, EfsBill, Rates, StorageKind, recorded_file_system
@@ -64,6 +65,18 @@ class Efs(StorageKind[EfsTarget]):
         envelope = self._envelope(target)
         client = envelope.client_max_mibps or math.inf
         return Rates(min(client, envelope.read_mibps), min(client, envelope.write_mibps))
+
+    def network_storage(self, target: EfsTarget, clients: int) -> StorageSide:
+        """The file system's rate (bursting: its burst rate while credits last, at the declared
+        size), and at most EFS's per-client limit times the clients."""
+        envelope = self._envelope(target)
+        per_client = envelope.client_max_mibps
+        file_system = max(envelope.read_mibps, envelope.write_mibps)
+        basis = self.report_text(target)[0]
+        if per_client is not None and per_client * clients < file_system:
+            limit = f"{clients} x {num(per_client)} MiB/s per client"
+            return StorageSide(mibps=per_client * clients, basis=f"{basis}, {limit}")
+        return StorageSide(mibps=file_system, basis=f"{basis}, {num(file_system)} MiB/s")
 
     def duration_notes(self, target: EfsTarget) -> tuple[str, ...]:
         if target.throughput_mode != "bursting":

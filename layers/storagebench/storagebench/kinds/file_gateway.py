@@ -4,6 +4,7 @@ the config's instance mounts: billed as the appliance's hours and disks."""
 from __future__ import annotations
 
 from storagebench.agent.plan import TargetSpec
+from storagebench.catalog.network import StorageSide, network_limits
 from storagebench.core.errors import NotYetConsistentError, ProvisioningError
 from storagebench.core.state import Resources
 from storagebench.kinds.base import INSTANCE_READY_S, Bill, EbsVolumeBill, InstanceBill, StorageKind
@@ -90,6 +91,19 @@ class FileGateway(StorageKind[FileGatewayTarget]):
             "written to AWS by the gateway) are usage-priced and not in the monthly figure"
         )
         return Bill(items=tuple(items), notes=(note,))
+
+    def network_storage(self, target: FileGatewayTarget, clients: int) -> StorageSide:
+        """The share is served by the appliance: at most its network carries (its cache's rate and
+        S3's are not in the catalog)."""
+        appliance = network_limits(target.gateway_instance_type)
+        if appliance is None:
+            return StorageSide(
+                mibps=None, basis=f"gateway appliance {target.gateway_instance_type}: not in the catalog"
+            )
+        return StorageSide(
+            mibps=appliance.baseline_mibps,
+            basis=f"at most the gateway appliance's network, {appliance.describe()}",
+        )
 
     def appliance_instance_types(self, target: FileGatewayTarget) -> tuple[tuple[str, str], ...]:
         return (("gateway_instance_type", target.gateway_instance_type),)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from storagebench.agent.plan import TargetSpec
 from storagebench.catalog.envelope import mb_to_mib
 from storagebench.catalog.loader import load_catalog
+from storagebench.catalog.network import StorageSide
 from storagebench.core.errors import NotYetConsistentError
 from storagebench.core.state import Resources
 from storagebench.kinds.base import (
@@ -55,6 +56,10 @@ class FsxLustre(StorageKind[FsxLustreTarget]):
         )
         rate = per_tib * target.storage_capacity_gib / GIB_PER_TIB
         return Rates(rate, rate)
+
+    def network_storage(self, target: FsxLustreTarget, clients: int) -> StorageSide:
+        rates = self.rates(target, "")
+        return StorageSide(mibps=rates.read_mibps, basis=f"{self.report_text(target)[0]}, baseline")
 
     def agent_spec(self, target: FsxLustreTarget, resources: Resources, region: str) -> TargetSpec:
         target_id = str(target.id)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from storagebench.agent.plan import TargetSpec
+from storagebench.catalog.network import StorageSide
 from storagebench.core.state import Resources
 from storagebench.kinds.base import Bill, StorageKind
 from storagebench.request.model import NfsTarget
@@ -26,6 +27,9 @@ class Nfs(StorageKind[NfsTarget]):
                 "(a File Gateway, a filer) billed outside this config",
             )
         )
+
+    def network_storage(self, target: NfsTarget, clients: int) -> StorageSide:
+        return StorageSide(mibps=None, basis=f"NFS server {target.server}: not in the catalog")
 
     def agent_spec(self, target: NfsTarget, resources: Resources, region: str) -> TargetSpec:
         options = target.mount_options

@@ -36,6 +36,7 @@ from storagebench.costs.document import cost_document
 from storagebench.costs.monthly import ConfigCost
 from storagebench.costs.spot_estimate import InstanceEstimate, request_estimates, spot_notes, with_spot
 from storagebench.kinds import kind_of
+from storagebench.kinds.reach import NetworkCheck, network_checks
 from storagebench.planning.duration import RunDuration, estimate_duration
 from storagebench.planning.quota_preview import over_quota, quota_check, quota_notes
 from storagebench.planning.steps import plan_steps
@@ -144,6 +145,11 @@ class RunPreview(_Frozen):
     estimate: CostEstimate
     problems: list[GuardrailProblem]
     notes: list[str]
+    network: list[NetworkCheck] = Field(
+        default_factory=list,
+        description="each target reached over the clients' network: its ceiling, min(storage, the "
+        "clients' network), and a warning when the network caps below the storage (kinds.reach)",
+    )
 
     @property
     def allowed(self) -> bool:
@@ -525,4 +531,5 @@ def preview_request(
         estimate=estimate,
         problems=problems,
         notes=notes,
+        network=[check for config in configs for check in network_checks(config)],
     )

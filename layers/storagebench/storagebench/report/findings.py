@@ -9,6 +9,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from storagebench.agent.caveats import EMULATED_LABEL_PREFIX, label_caveats
+from storagebench.analysis.delivery import INSTANCE_BOUND, NETWORK_BOUND
 from storagebench.costs.measures import TOTAL_LABEL
 from storagebench.report.fmt import EMULATED_MARK, num, pct
 from storagebench.report.model import METRIC_INFO, Finding, RegressionRow, Report
@@ -20,7 +21,7 @@ FINDING_PREFIXES = (
     "delivered:",
     "under-delivered:",
     "over-delivered:",
-    "instance-bound",
+    INSTANCE_BOUND,  # and NETWORK_BOUND, which starts with it
     "bimodal-latency:",
 )
 """Labels that are findings; every other label describes the environment (emulated:gp2:100GiB)."""
@@ -79,11 +80,18 @@ def label_findings(
                 "delivery",
                 f"{name}: delivered {ratio(detail)} of the expected ceiling{share(count)}",
             )
-        elif label == "instance-bound":
+        elif label == INSTANCE_BOUND:
             add(
                 "info",
                 "delivery",
                 f"{name}: the instance's EBS limit, not the volume, set the ceiling{share(count)}",
+            )
+        elif label == NETWORK_BOUND:
+            add(
+                "info",
+                "delivery",
+                f"{name}: instance-bound: network: the client's network, not the storage, set the "
+                f"ceiling{share(count)}",
             )
         elif label == "too-small":
             add(
@@ -133,8 +141,10 @@ def cell_flags(labels: Mapping[str, int]) -> list[str]:
             flags.append("on burst credits")
         elif kind == "under-delivered":
             flags.append(f"under-delivered {ratio(detail)}")
-        elif label == "instance-bound":
+        elif label == INSTANCE_BOUND:
             flags.append("instance-bound")
+        elif label == NETWORK_BOUND:
+            flags.append("instance-bound: network")
         elif kind == "bimodal-latency":
             flags.append("bimodal latency")
         elif label == "too-small":

@@ -11,16 +11,44 @@ on the instance before the command starts and fails the step naming what is miss
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any, Protocol
 
 from storagebench.catalog.loader import load_catalog
 from storagebench.workloads.command_needs import is_path, parse_requires
 
-if TYPE_CHECKING:
-    from storagebench.request.model import BenchmarkRequest, Config
-
 __all__ = ["command_need_problems"]
+
+
+class _Workload(Protocol):
+    @property
+    def id(self) -> str | None: ...
+    @property
+    def profile(self) -> str | None: ...
+    @property
+    def params(self) -> Mapping[str, Any]: ...
+    @property
+    def targets(self) -> Sequence[str] | None: ...
+
+
+class _Config(Protocol):
+    @property
+    def id(self) -> str: ...
+    @property
+    def image(self) -> str: ...
+    @property
+    def setup(self) -> str | None: ...
+    @property
+    def targets(self) -> Sequence[Any]: ...
+
+
+class _Request(Protocol):
+    """What the check reads of a request (``request.model`` imports this module)."""
+
+    @property
+    def configs(self) -> Sequence[_Config]: ...
+    @property
+    def workloads(self) -> Sequence[_Workload]: ...
 
 
 def _named_by(hook: str, item: str) -> bool:
@@ -32,12 +60,12 @@ def _named_by(hook: str, item: str) -> bool:
     return any(re.search(rf"{re.escape(p)}(?![\w.+-])", hook) for p in prefixes)
 
 
-def _runs_on(config: Config, selected: list[str] | None) -> bool:
+def _runs_on(config: _Config, selected: Sequence[str] | None) -> bool:
     """Whether a workload (restricted to ``selected`` target ids, or not) has a target in the config."""
     return any(getattr(t, "prepare", True) and (selected is None or t.id in selected) for t in config.targets)
 
 
-def command_need_problems(request: BenchmarkRequest) -> Iterator[tuple[tuple[str | int, ...], Any, str]]:
+def command_need_problems(request: _Request) -> Iterator[tuple[tuple[str | int, ...], Any, str]]:
     """(location, value, message) for each config that cannot have what a command workload requires."""
     stock = load_catalog().images
     for position, workload in enumerate(request.workloads):

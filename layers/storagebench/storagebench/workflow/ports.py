@@ -322,6 +322,9 @@ class Services:
     # The account's EC2 vCPU quotas (Service Quotas on AWS): Plan refuses a run whose vCPUs at once
     # exceed one. None: not checked (local mode, which launches nothing on AWS).
     quotas: QuotaReader | None = None
+    # Whether the instances' network is AWS's (their catalog bandwidth holds results to it): local
+    # mode's instances share this machine's loopback, so storage reached over it is not judged.
+    network_ceilings: bool = True
     # How long after a stop a launching step may still be running: SweepRun sweeps again then.
     in_flight_s: float = IN_FLIGHT_S
     sleep: Callable[[float], None] = time.sleep

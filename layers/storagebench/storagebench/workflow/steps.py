@@ -647,7 +647,7 @@ def collect(state: ConfigState, services: Services) -> ConfigState:
     by_target: dict[str, list[Any]] = {}
     labels_of: dict[str, dict[str, str]] = {}
     fio_version = agent_fio_version(directory)
-    for record in annotate(collection.records, directory, config):
+    for record in annotate(collection.records, directory, config, network_ceilings=services.network_ceilings):
         by_target.setdefault(record.target_id, []).append(record)
     for target_id, records in by_target.items():
         option = (
