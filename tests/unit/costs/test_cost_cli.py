@@ -151,6 +151,23 @@ def test_default_book_is_the_bundled_snapshot() -> None:
     assert configs["beta-gp2"]["price_source"] == "snapshot"
 
 
+def test_unverified_prices_are_flagged_with_why() -> None:
+    # the bundled snapshot: the report card's EBS-optimized fee has no primary source
+    result = run("--suite", str(EVENTS / "report-card.json"))
+    assert result.exit_code == 0, result.output
+    fee_lines = [line for line in result.stdout.splitlines() if "EBS-optimized fee: 730 h" in line]
+    assert len(fee_lines) == 3 and all("$73.00 *" in line for line in fee_lines)
+    assert "* unverified price (why: below)" in result.stdout
+    why = [line for line in result.stdout.splitlines() if line.startswith("unverified: ")]
+    assert len(why) == 1 and "magnetic, gp2, io1" in why[0] and "$0.05 per 1,000 Mbps" in why[0]
+    assert "(incomplete)" not in result.stdout
+    components = json.loads(run("--suite", str(EVENTS / "report-card.json"), "--json").stdout)
+    fee = next(c for c in components["configs"][0]["components"] if c["name"] == "ebs-optimized")
+    assert fee["unverified"] and fee["monthly_usd"] == pytest.approx(73.0)
+    root = next(c for c in components["configs"][0]["components"] if c["target_id"] == "root")
+    assert root["unverified"] is None
+
+
 def test_expected_prices_each_config_for_its_expected_duration(books: list[str], tmp_path: Path) -> None:
     from storagebench.planning.duration import estimate_duration
     from storagebench.request import load_request

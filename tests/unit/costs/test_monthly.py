@@ -135,8 +135,9 @@ def test_report_card_monthly() -> None:
     base = 1.33 * 730 + 8 * 0.08  # r3.4xlarge + default gp3 root
     assert costs["magnetic"].monthly_usd == pytest.approx(base + 3 * 250 * 0.05) == pytest.approx(1009.04)
     assert costs["gp2"].monthly_usd == pytest.approx(base + 3 * 250 * 0.10) == pytest.approx(1046.54)
-    io1 = base + 3 * (250 * 0.125 + 10_000 * 0.065)
-    assert costs["io1"].monthly_usd == pytest.approx(io1) == pytest.approx(3015.29)
+    # the study's 10K IOPS is the total over its 3 volumes: 3,334 each (not 10,000 each: $3,015.29)
+    io1 = base + 3 * (250 * 0.125 + 3_334 * 0.065)
+    assert costs["io1"].monthly_usd == pytest.approx(io1) == pytest.approx(1715.42)
     # each jbod member priced on its own, and the things the monthly figure leaves out are said
     assert [c.member for c in costs["io1"].components if c.name == "ebs-iops"] == [0, 1, 2]
     assert any("per million" in n for n in costs["magnetic"].notes)

@@ -202,8 +202,14 @@ def _render(document: dict[str, Any], costs: dict[str, ConfigCost], columns: str
     )
     for config_id, cost in costs.items():
         for c in cost.components:
-            parts.add(config=config_id, component=c.detail, monthly=_usd(c.monthly_usd))
+            flag = " *" if c.unverified else ""
+            parts.add(config=config_id, component=c.detail, monthly=_usd(c.monthly_usd) + flag)
+    unverified = unverified_prices(costs)
+    if unverified:
+        parts.caption = "* unverified price (why: below)"
     listing.print_table(out, parts)
+    for line in unverified:
+        out.print(Text.assemble(("unverified: ", "yellow"), line), highlight=False, soft_wrap=True)
     for config_id, cost in costs.items():
         for line in cost.unpriced:
             out.print(Text.assemble(("not priced: ", "yellow"), f"{config_id}: {line}"), highlight=False)
@@ -216,6 +222,23 @@ def _render(document: dict[str, Any], costs: dict[str, ConfigCost], columns: str
             out.print(
                 Text.assemble(("vs baseline: ", "yellow"), f"{entry['id']}: {entry['delta_monthly_reason']}")
             )
+
+
+def unverified_prices(costs: dict[str, ConfigCost]) -> list[str]:
+    """Each price without a primary source once, with the configs it is in and why (as ``storagebench
+    prices`` flags them): ``r3.4xlarge EBS-optimized fee ($0.1/Hrs) in magnetic, gp2: <note>``."""
+    from storagebench.costs.monthly import fmt_rate
+
+    found: dict[tuple[str, str], list[str]] = {}
+    for config_id, cost in costs.items():
+        for c in cost.components:
+            if c.unverified:
+                what = c.detail.split(": ", 1)[0]
+                key = (f"{what} ({fmt_rate(c.unit_usd)}/{c.unit})", c.unverified)
+                found.setdefault(key, [])
+                if config_id not in found[key]:
+                    found[key].append(config_id)
+    return [f"{what} in {', '.join(ids)}: {why}" for (what, why), ids in found.items()]
 
 
 REGION = re.compile(r"^[a-z]{2}(-gov|-iso[a-z]?)?-[a-z]+-\d{1,2}$")

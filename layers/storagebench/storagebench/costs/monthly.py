@@ -137,6 +137,9 @@ class CostComponent(_Frozen):
     detail: str = Field(
         description="what was priced and how, e.g. 'io2 IOPS 32,000-64,000: 32,000 x $0.0455'"
     )
+    unverified: str | None = Field(
+        default=None, description="why its price has no primary source (the snapshot's note); None: verified"
+    )
 
 
 class DurationComponent(_Frozen):
@@ -322,6 +325,7 @@ def _component(
             "as_of": price.as_of,
             "sku": price.sku,
             "detail": detail,
+            "unverified": price.unverified,
         }
     )
 
