@@ -112,12 +112,25 @@ def test_region_option_prices_in_that_region(books: list[str]) -> None:
     assert json.loads(result.stdout)["region"] == "eu-west-1"
 
 
-def test_unpriced_targets_are_listed(books: list[str]) -> None:
+def test_unpriced_targets_are_listed(books: list[str], tmp_path: Path) -> None:
+    document = json.loads((EVENTS / "genomics-file-systems.json").read_text(encoding="utf-8"))
+    moosefs = next(c for c in document["configs"] if c["id"] == "moosefs-ebs")
+    assert moosefs["targets"][1]["backed_by"] == ["chunks"]  # the MooseFS the hook builds on its chunks
     result = run("--suite", str(EVENTS / "genomics-file-systems.json"), "--json")
     assert result.exit_code == 0, result.output
     configs = {c["id"]: c for c in json.loads(result.stdout)["configs"]}
-    assert configs["moosefs-ebs"]["unpriced"] and "/mnt/moosefs" in configs["moosefs-ebs"]["unpriced"][0]
+    assert configs["moosefs-ebs"]["unpriced"] == []
+    assert (
+        "shared: local path /mnt/moosefs is backed by chunks, priced as such"
+        in configs["moosefs-ebs"]["notes"]
+    )
+    assert configs["moosefs-ebs"]["monthly_usd"] == pytest.approx(248.20 + 0.64 + 122.90)
     assert configs["fsx-lustre"]["monthly_usd"] == pytest.approx(248.20 + 0.64 + 168.00)
+    del moosefs["targets"][1]["backed_by"]  # whatever backs the path is then billed elsewhere
+    suite = tmp_path / "unbacked.json"
+    suite.write_text(json.dumps(document), encoding="utf-8")
+    unbacked = {c["id"]: c for c in json.loads(run("--suite", str(suite), "--json").stdout)["configs"]}
+    assert "/mnt/moosefs not priced" in unbacked["moosefs-ebs"]["unpriced"][0]
 
 
 def test_missing_prices_exit_1_and_say_what(monkeypatch: pytest.MonkeyPatch) -> None:

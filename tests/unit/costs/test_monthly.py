@@ -102,8 +102,9 @@ def test_study3_file_systems_at_the_published_per_gb_prices_monthly_and_for_24_h
     assert storage["efs-standard"] == pytest.approx(1024 * 0.30) == pytest.approx(307.20)
     assert storage["fsx-lustre"] == pytest.approx(1200 * 0.14) == pytest.approx(168.00)
     assert storage["btrfs-ebs"] == pytest.approx(1229 * 0.10) == pytest.approx(122.90)
-    assert "moosefs-ebs" not in storage  # a local path: not priced, and said so
-    assert any("not priced" in line for line in costs["moosefs-ebs"].unpriced)
+    # MooseFS's path is priced as the chunk volume its hook builds it on (backed_by), not twice
+    assert "moosefs-ebs" not in storage and costs["moosefs-ebs"].unpriced == []
+    assert costs["moosefs-ebs"].by_target()["chunks"] == pytest.approx(122.90)
 
     # For the 24 hours the storage existed: monthly x 24 / 730.
     day = {cid: cost.for_hours(24) for cid, cost in costs.items()}

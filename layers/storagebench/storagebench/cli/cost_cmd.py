@@ -209,7 +209,7 @@ def _render(document: dict[str, Any], costs: dict[str, ConfigCost], columns: str
         parts.caption = "* unverified price (why: below)"
     listing.print_table(out, parts)
     for line in unverified:
-        out.print(Text.assemble(("unverified: ", "yellow"), line), highlight=False, soft_wrap=True)
+        out.print(Text.assemble(("unverified: ", "yellow"), line), highlight=False)
     for config_id, cost in costs.items():
         for line in cost.unpriced:
             out.print(Text.assemble(("not priced: ", "yellow"), f"{config_id}: {line}"), highlight=False)
@@ -238,7 +238,12 @@ def unverified_prices(costs: dict[str, ConfigCost]) -> list[str]:
                 found.setdefault(key, [])
                 if config_id not in found[key]:
                     found[key].append(config_id)
-    return [f"{what} in {', '.join(ids)}: {why}" for (what, why), ids in found.items()]
+    return [f"{what} in {_some(ids)}: {why}" for (what, why), ids in found.items()]
+
+
+def _some(ids: list[str], shown: int = 3) -> str:
+    more = f" and {len(ids) - shown} more" if len(ids) > shown else ""
+    return ", ".join(ids[:shown]) + more
 
 
 REGION = re.compile(r"^[a-z]{2}(-gov|-iso[a-z]?)?-[a-z]+-\d{1,2}$")
