@@ -401,6 +401,8 @@ def show_preview(preview: dict[str, Any]) -> None:
             highlight=False,
         )
     print_matrices(out, preview.get("matrices", []))
+    for knee in preview.get("knees", []):
+        out.print(Text.assemble(("knee: ", "cyan"), knee["message"]), highlight=False)
     for note in preview["notes"] + estimate["notes"] + estimate["duration"]["notes"]:
         err.print(Text.assemble(("note: ", "yellow"), note), highlight=False)
     for problem in preview["problems"]:

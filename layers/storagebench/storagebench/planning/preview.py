@@ -37,6 +37,7 @@ from storagebench.costs.monthly import ConfigCost
 from storagebench.costs.spot_estimate import InstanceEstimate, request_estimates, spot_notes, with_spot
 from storagebench.kinds import kind_of
 from storagebench.planning.duration import RunDuration, estimate_duration
+from storagebench.planning.knee import KneeForecast, request_knees
 from storagebench.planning.steps import plan_steps
 from storagebench.prices.book import PriceBook
 from storagebench.prices.models import PriceNotFound
@@ -135,6 +136,11 @@ class RunPreview(_Frozen):
     concurrent_instances: int = Field(description="instances running at once at most")
     max_run_hours: float
     estimate: CostEstimate
+    knees: list[KneeForecast] = Field(
+        default_factory=list,
+        description="each burst-bucket target (gp2 below 1 TiB, st1, sc1): when its credits run out "
+        "under the planned load, and whether that falls inside the workloads on it (planning.knee)",
+    )
     problems: list[GuardrailProblem]
     notes: list[str]
 
@@ -492,6 +498,7 @@ def preview_request(
         concurrent_instances=sum(largest[:concurrency]),
         max_run_hours=hours,
         estimate=estimate,
+        knees=request_knees(request, steps),
         problems=problems,
         notes=notes,
     )
