@@ -24,8 +24,10 @@ each line carrying its ``node`` role; several clients multiply the client's inst
 volume while the shared targets they drive are priced once.
 
 Instance-store targets are included in the instance price. NFS and local targets are outside the
-config's bill (a File Gateway, a filer, a directory): they are listed in ``unpriced``. A price the
-book lacks is listed in ``missing_prices`` and the total is then a lower bound (``complete`` False).
+config's bill (a File Gateway, a filer, a directory): they are listed in ``unpriced``, except a local
+path ``backed_by`` the config's own targets (a file system its hook builds on them), priced as them.
+A price the book lacks is listed in ``missing_prices`` and the total is then a lower bound
+(``complete`` False).
 """
 
 from __future__ import annotations
