@@ -166,6 +166,8 @@ def document_total(document: dict[str, Any], key: str) -> float:
 
 
 def _render(document: dict[str, Any], costs: dict[str, ConfigCost], columns: str | None) -> None:
+    from storagebench.costs.monthly import unverified_prices
+
     expected = document.get("expected")
     listing.show(out, cost_listing(document), "table", None, columns)
     print_matrices(out, document["matrices"])
@@ -204,7 +206,7 @@ def _render(document: dict[str, Any], costs: dict[str, ConfigCost], columns: str
         for c in cost.components:
             flag = " *" if c.unverified else ""
             parts.add(config=config_id, component=c.detail, monthly=_usd(c.monthly_usd) + flag)
-    unverified = unverified_prices(costs)
+    unverified = unverified_prices(costs)  # as `prices show` flags them: * and why
     if unverified:
         parts.caption = "* unverified price (why: below)"
     listing.print_table(out, parts)
@@ -222,28 +224,6 @@ def _render(document: dict[str, Any], costs: dict[str, ConfigCost], columns: str
             out.print(
                 Text.assemble(("vs baseline: ", "yellow"), f"{entry['id']}: {entry['delta_monthly_reason']}")
             )
-
-
-def unverified_prices(costs: dict[str, ConfigCost]) -> list[str]:
-    """Each price without a primary source once, with the configs it is in and why (as ``storagebench
-    prices`` flags them): ``r3.4xlarge EBS-optimized fee ($0.1/Hrs) in magnetic, gp2: <note>``."""
-    from storagebench.costs.monthly import fmt_rate
-
-    found: dict[tuple[str, str], list[str]] = {}
-    for config_id, cost in costs.items():
-        for c in cost.components:
-            if c.unverified:
-                what = c.detail.split(": ", 1)[0]
-                key = (f"{what} ({fmt_rate(c.unit_usd)}/{c.unit})", c.unverified)
-                found.setdefault(key, [])
-                if config_id not in found[key]:
-                    found[key].append(config_id)
-    return [f"{what} in {_some(ids)}: {why}" for (what, why), ids in found.items()]
-
-
-def _some(ids: list[str], shown: int = 3) -> str:
-    more = f" and {len(ids) - shown} more" if len(ids) > shown else ""
-    return ", ".join(ids[:shown]) + more
 
 
 REGION = re.compile(r"^[a-z]{2}(-gov|-iso[a-z]?)?-[a-z]+-\d{1,2}$")

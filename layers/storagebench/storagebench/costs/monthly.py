@@ -71,6 +71,7 @@ __all__ = [
     "oldest_date",
     "price_bill",
     "price_request",
+    "unverified_prices",
 ]
 
 ROOT_TARGET_ID = "root"
@@ -816,6 +817,26 @@ def cost_delta_pct(cost: ConfigCost | float, baseline: ConfigCost | float) -> fl
     if base == 0:
         return None
     return (value - base) / base * 100.0
+
+
+def unverified_prices(costs: Mapping[str, ConfigCost]) -> list[str]:
+    """Each price without a primary source once, with the configs it is in and why (as ``storagebench
+    prices`` flags them): ``r3.4xlarge EBS-optimized fee ($0.10/Hrs) in magnetic, gp2: <note>``."""
+    found: dict[tuple[str, str], list[str]] = {}
+    for config_id, cost in costs.items():
+        for c in cost.components:
+            if c.unverified:
+                what = c.detail.split(": ", 1)[0]
+                key = (f"{what} ({fmt_rate(c.unit_usd)}/{c.unit})", c.unverified)
+                found.setdefault(key, [])
+                if config_id not in found[key]:
+                    found[key].append(config_id)
+    return [f"{what} in {_some(ids)}: {why}" for (what, why), ids in found.items()]
+
+
+def _some(ids: list[str], shown: int = 3) -> str:
+    more = f" and {len(ids) - shown} more" if len(ids) > shown else ""
+    return ", ".join(ids[:shown]) + more
 
 
 def oldest_date(dates: Iterable[str | None]) -> str | None:

@@ -33,7 +33,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from storagebench.core.guardrails import Guardrails
 from storagebench.costs.document import cost_document
-from storagebench.costs.monthly import ConfigCost
+from storagebench.costs.monthly import ConfigCost, unverified_prices
 from storagebench.costs.spot_estimate import InstanceEstimate, request_estimates, spot_notes, with_spot
 from storagebench.kinds import kind_of
 from storagebench.planning.duration import RunDuration, estimate_duration
@@ -445,6 +445,7 @@ def preview_request(
         estimate_notes.append(
             "some prices are missing, so the totals are lower bounds: " + "; ".join(missing[:5])
         )
+    estimate_notes += [f"unverified price: {line}" for line in unverified_prices(costs)]
     if not duration.complete:
         estimate_notes.append(
             "some durations could not be estimated, so the expected figures are lower bounds (see "
