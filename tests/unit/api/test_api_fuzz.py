@@ -35,7 +35,7 @@ EXAMPLES = 1200
 KNOWN_RUNS = ("demo-1", "demo-2")
 VALID = [json.loads(p.read_text(encoding="utf-8")) for p in sorted(EVENTS.glob("*.json"))]
 # Between the shipped events' upper bounds (nightly $24.50, local-demo $58.57, nightly-default
-# $99.31; report-card $166.71, virtual-san $455.09), so both allowed and over-limit requests come
+# $99.31; report-card $131.18, virtual-san $455.09), so both allowed and over-limit requests come
 GUARDRAILS = Guardrails(max_run_cost_usd=100, max_configs_per_run=4)
 
 OPERATIONS = [

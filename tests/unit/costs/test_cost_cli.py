@@ -112,12 +112,25 @@ def test_region_option_prices_in_that_region(books: list[str]) -> None:
     assert json.loads(result.stdout)["region"] == "eu-west-1"
 
 
-def test_unpriced_targets_are_listed(books: list[str]) -> None:
+def test_unpriced_targets_are_listed(books: list[str], tmp_path: Path) -> None:
+    document = json.loads((EVENTS / "genomics-file-systems.json").read_text(encoding="utf-8"))
+    moosefs = next(c for c in document["configs"] if c["id"] == "moosefs-ebs")
+    assert moosefs["targets"][1]["backed_by"] == ["chunks"]  # the MooseFS the hook builds on its chunks
     result = run("--suite", str(EVENTS / "genomics-file-systems.json"), "--json")
     assert result.exit_code == 0, result.output
     configs = {c["id"]: c for c in json.loads(result.stdout)["configs"]}
-    assert configs["moosefs-ebs"]["unpriced"] and "/mnt/moosefs" in configs["moosefs-ebs"]["unpriced"][0]
+    assert configs["moosefs-ebs"]["unpriced"] == []
+    assert (
+        "shared: local path /mnt/moosefs is backed by chunks, priced as such"
+        in configs["moosefs-ebs"]["notes"]
+    )
+    assert configs["moosefs-ebs"]["monthly_usd"] == pytest.approx(248.20 + 0.64 + 122.90)
     assert configs["fsx-lustre"]["monthly_usd"] == pytest.approx(248.20 + 0.64 + 168.00)
+    del moosefs["targets"][1]["backed_by"]  # whatever backs the path is then billed elsewhere
+    suite = tmp_path / "unbacked.json"
+    suite.write_text(json.dumps(document), encoding="utf-8")
+    unbacked = {c["id"]: c for c in json.loads(run("--suite", str(suite), "--json").stdout)["configs"]}
+    assert "/mnt/moosefs not priced" in unbacked["moosefs-ebs"]["unpriced"][0]
 
 
 def test_missing_prices_exit_1_and_say_what(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -149,6 +162,27 @@ def test_default_book_is_the_bundled_snapshot() -> None:
     assert configs["beta-gp2"]["gateway_monthly_usd"] == pytest.approx(555.60)
     assert configs["beta-gp2"]["monthly_usd"] == pytest.approx(555.60 + 62.05 + 0.64)
     assert configs["beta-gp2"]["price_source"] == "snapshot"
+
+
+def test_unverified_prices_are_flagged_with_why(monkeypatch: pytest.MonkeyPatch) -> None:
+    # the bundled snapshot: the report card's EBS-optimized fee has no primary source
+    monkeypatch.setenv("COLUMNS", "200")  # one table row per line, whatever the terminal
+    result = run("--suite", str(EVENTS / "report-card.json"))
+    assert result.exit_code == 0, result.output
+    fee_lines = [line for line in result.stdout.splitlines() if "EBS-optimized fee: 730 h" in line]
+    assert len(fee_lines) == 3 and all("$73.00 *" in line for line in fee_lines)
+    assert "* unverified price (why: below)" in result.stdout
+    # the console may wrap the note at any width: read it as one text
+    text = " ".join(result.stdout.split())
+    assert text.count("unverified: ") == 1
+    why = text[text.index("unverified: ") :]
+    assert "magnetic, gp2, io1" in why and "$0.05 per 1,000 Mbps" in why
+    assert "(incomplete)" not in result.stdout
+    components = json.loads(run("--suite", str(EVENTS / "report-card.json"), "--json").stdout)
+    fee = next(c for c in components["configs"][0]["components"] if c["name"] == "ebs-optimized")
+    assert fee["unverified"] and fee["monthly_usd"] == pytest.approx(73.0)
+    root = next(c for c in components["configs"][0]["components"] if c["target_id"] == "root")
+    assert root["unverified"] is None
 
 
 def test_expected_prices_each_config_for_its_expected_duration(books: list[str], tmp_path: Path) -> None:

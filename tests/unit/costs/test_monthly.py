@@ -102,8 +102,9 @@ def test_study3_file_systems_at_the_published_per_gb_prices_monthly_and_for_24_h
     assert storage["efs-standard"] == pytest.approx(1024 * 0.30) == pytest.approx(307.20)
     assert storage["fsx-lustre"] == pytest.approx(1200 * 0.14) == pytest.approx(168.00)
     assert storage["btrfs-ebs"] == pytest.approx(1229 * 0.10) == pytest.approx(122.90)
-    assert "moosefs-ebs" not in storage  # a local path: not priced, and said so
-    assert any("not priced" in line for line in costs["moosefs-ebs"].unpriced)
+    # MooseFS's path is priced as the chunk volume its hook builds it on (backed_by), not twice
+    assert "moosefs-ebs" not in storage and costs["moosefs-ebs"].unpriced == []
+    assert costs["moosefs-ebs"].by_target()["chunks"] == pytest.approx(122.90)
 
     # For the 24 hours the storage existed: monthly x 24 / 730.
     day = {cid: cost.for_hours(24) for cid, cost in costs.items()}
@@ -135,8 +136,9 @@ def test_report_card_monthly() -> None:
     base = 1.33 * 730 + 8 * 0.08  # r3.4xlarge + default gp3 root
     assert costs["magnetic"].monthly_usd == pytest.approx(base + 3 * 250 * 0.05) == pytest.approx(1009.04)
     assert costs["gp2"].monthly_usd == pytest.approx(base + 3 * 250 * 0.10) == pytest.approx(1046.54)
-    io1 = base + 3 * (250 * 0.125 + 10_000 * 0.065)
-    assert costs["io1"].monthly_usd == pytest.approx(io1) == pytest.approx(3015.29)
+    # the study's 10K IOPS is the total over its 3 volumes: 3,334 each (not 10,000 each: $3,015.29)
+    io1 = base + 3 * (250 * 0.125 + 3_334 * 0.065)
+    assert costs["io1"].monthly_usd == pytest.approx(io1) == pytest.approx(1715.42)
     # each jbod member priced on its own, and the things the monthly figure leaves out are said
     assert [c.member for c in costs["io1"].components if c.name == "ebs-iops"] == [0, 1, 2]
     assert any("per million" in n for n in costs["magnetic"].notes)

@@ -237,3 +237,15 @@ def test_a_stack_without_gateway_settings_refuses_the_kind_naming_what_is_unset(
     assert "SHARE_BUCKET" not in refused.message.split("(")[1]
     complete = dict.fromkeys(GATEWAY_VARIABLES, "x") | {"MAX_RUN_COST_USD": "10000", "MAX_RUN_HOURS": "168"}
     assert preview_request(_event("file-gateway-io1-vs-gp2.json"), Guardrails.from_env(complete)).allowed
+
+
+def test_the_report_card_is_estimated_completely_and_names_its_unverified_price() -> None:
+    request = parse_request(json.loads((REPO / "events" / "report-card.json").read_text(encoding="utf-8")))
+    preview = preview_request(request, Guardrails(max_run_cost_usd=1000))
+    assert preview.estimate.complete and not preview.problems
+    assert preview.estimate.upper_bound_usd == pytest.approx(131.18, abs=0.01)
+    [line] = [n for n in preview.estimate.notes if n.startswith("unverified price: ")]
+    assert line.startswith(
+        "unverified price: r3.4xlarge EBS-optimized fee ($0.10/Hrs) in magnetic, gp2, io1: "
+    )
+    assert "$0.05 per 1,000 Mbps" in line

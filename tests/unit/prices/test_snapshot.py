@@ -54,6 +54,29 @@ def test_every_catalog_instance_has_a_us_east_1_price_equal_to_its_seed(book: Sn
         assert raw()["regions"]["us-east-1"]["ec2_instance_hour"][name]["usagetype"] == f"BoxUsage:{name}"
 
 
+def test_every_catalog_type_that_charges_an_ebs_optimized_fee_has_one(book: SnapshotPriceBook) -> None:
+    # Only types where EBS optimisation is optional charge it; no primary source is at hand offline,
+    # so it is the published $0.05 per 1,000 Mbps-hour x the type's EBS bandwidth, marked unverified.
+    charged = {n: s for n, s in load_catalog().instances.items() if not s.ebs_optimized_by_default}
+    assert "r3.4xlarge" in charged
+    prices = load_snapshot().regions["us-east-1"]
+    assert "ec2_ebs_optimized_hour" not in prices.unseeded
+    for name, spec in charged.items():
+        fee = book.price(PriceKey("ec2_ebs_optimized_hour", (name,)))
+        assert fee.usd == pytest.approx(0.05 * (spec.ebs_max_bandwidth_mbit or 0) / 1000), name
+        assert (fee.unit, fee.source) == ("Hrs", "snapshot")
+        assert fee.unverified and "$0.05 per 1,000 Mbps" in fee.unverified
+        assert "UNVERIFIED" in (fee.description or "")
+        entry = raw()["regions"]["us-east-1"]["ec2_ebs_optimized_hour"][name]
+        assert (entry["source"], entry["unverified"], entry["usagetype"]) == (
+            "no-primary-source",
+            True,
+            f"EBSOptimized:{name}",
+        )
+    assert book.price(PriceKey("ec2_ebs_optimized_hour", ("r3.4xlarge",))).usd == pytest.approx(0.10)
+    assert book.price(PriceKey("ec2_instance_hour", ("c5.large",))).unverified is None
+
+
 def test_every_pricebook_question_has_an_answer_in_us_east_1(book: SnapshotPriceBook) -> None:
     answers: PriceBook = book  # the protocol, structurally
     prices = [

@@ -102,6 +102,13 @@ GATEWAY: dict[str, Any] = {
     "root_volume": {"type": "gp3", "size_gib": 80},
     "cache_volumes": [{"type": "gp3", "size_gib": 150}],
 }
+
+
+def local_on(*backing: str) -> dict[str, Any]:
+    """A local path held by the config's targets ``backing`` (a file system its hook builds)."""
+    return {"id": "shared", "kind": "local", "path": "/mnt/x", "backed_by": list(backing)}
+
+
 JOB_NO_SECTION = "[global]\nrw=read\n"
 JOB_OUTPUT = "[job]\nrw=read\noutput=/tmp/x\n"
 TWENTY_TWO = [
@@ -559,6 +566,28 @@ CASES = [
         "tmp/x",
         ["an absolute path"],
         id="local-relative-path",
+    ),
+    # a local path priced as the config's own targets that hold it (backed_by)
+    pytest.param(
+        cfg(targets=[{"id": "data", **EBS, "type": "gp3", "size_gib": 100}, local_on("disk")]),
+        "configs[0].targets[1].backed_by[0]",
+        "disk",
+        ["names no target of this config", "allowed: the config's billed targets: data"],
+        id="local-backed-by-unknown-target",
+    ),
+    pytest.param(
+        cfg(targets=[{"id": "data", **EBS, "type": "gp3", "size_gib": 100}, local_on("data", "data")]),
+        "configs[0].targets[1].backed_by[1]",
+        "data",
+        ["named twice"],
+        id="local-backed-by-twice",
+    ),
+    pytest.param(
+        cfg(targets=[{"id": "data", "kind": "nfs", "server": "gw", "export": "/b"}, local_on("data")]),
+        "configs[0].targets[1].backed_by[0]",
+        "data",
+        ["targets[0] is a nfs target, billed outside the config", "billed targets: none"],
+        id="local-backed-by-unbilled-target",
     ),
     # ---- File Gateway: AWS's appliance rules, and the EBS rules on its disks
     pytest.param(

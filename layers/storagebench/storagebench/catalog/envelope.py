@@ -35,6 +35,7 @@ __all__ = [
     "InstanceStoreDevices",
     "TargetEnvelope",
     "VolumeEnvelope",
+    "credit_drain",
     "emulation_latency",
     "emulation_limits",
     "instance_limits",
@@ -593,6 +594,37 @@ def target_envelope(
         sustained_mibps_bound_by=s_mibps_by,
         notes=notes,
     )
+
+
+# --- the credit bucket under a load -----------------------------------------------------------
+
+
+def credit_drain(
+    volume: VolumeEnvelope, demand: float, seconds: float, balance: float | None = None
+) -> tuple[float, float | None]:
+    """The credit bucket after ``seconds`` of ``demand`` on one volume, from ``balance`` (default:
+    full, as a new volume starts): ``(credits left, seconds into the period it emptied or None)``.
+
+    ``demand`` is in the bucket's unit per second: I/O credits (one per I/O of up to
+    ``io_size_kib``) for gp2, MiB for st1/sc1. While credits last the volume serves up to its burst
+    and the bucket refills at the baseline, so it drains at ``min(demand, burst) - baseline`` and
+    a full bucket under full demand lasts ``burst_seconds`` (5.4 M / (3,000 - 750) = 2,400 s for
+    250 GiB of gp2). At or below the baseline it refills, up to its capacity. A volume without a
+    bucket returns ``(0, None)``: it has nothing to run out of.
+    """
+    if seconds < 0 or demand < 0:
+        raise ValueError(f"seconds and demand must be non-negative, got {seconds} and {demand}")
+    capacity, refill = volume.credit_capacity, volume.credit_refill_per_s
+    burst = volume.burst_iops if volume.credit_unit == "io" else volume.burst_mibps
+    if capacity is None or refill is None or burst is None or not volume.bursts:
+        return 0.0, None
+    held = capacity if balance is None else min(max(balance, 0.0), capacity)
+    net = min(demand, burst) - refill
+    if net <= 0:
+        return min(capacity, held - net * seconds), None
+    if held <= net * seconds:
+        return 0.0, held / net
+    return held - net * seconds, None
 
 
 # --- emulation -------------------------------------------------------------------------------

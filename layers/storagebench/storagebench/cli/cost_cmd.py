@@ -171,6 +171,8 @@ def document_total(document: dict[str, Any], key: str) -> float:
 
 
 def _render(document: dict[str, Any], costs: dict[str, ConfigCost], columns: str | None) -> None:
+    from storagebench.costs.monthly import unverified_prices
+
     expected = document.get("expected")
     listing.show(out, cost_listing(document), "table", None, columns)
     print_matrices(out, document["matrices"])
@@ -207,8 +209,14 @@ def _render(document: dict[str, Any], costs: dict[str, ConfigCost], columns: str
     )
     for config_id, cost in costs.items():
         for c in cost.components:
-            parts.add(config=config_id, component=c.detail, monthly=_usd(c.monthly_usd))
+            flag = " *" if c.unverified else ""
+            parts.add(config=config_id, component=c.detail, monthly=_usd(c.monthly_usd) + flag)
+    unverified = unverified_prices(costs)  # as `prices show` flags them: * and why
+    if unverified:
+        parts.caption = "* unverified price (why: below)"
     listing.print_table(out, parts)
+    for line in unverified:
+        out.print(Text.assemble(("unverified: ", "yellow"), line), highlight=False)
     for config_id, cost in costs.items():
         for line in cost.unpriced:
             out.print(Text.assemble(("not priced: ", "yellow"), f"{config_id}: {line}"), highlight=False)

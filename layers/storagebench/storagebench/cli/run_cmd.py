@@ -414,6 +414,8 @@ def show_preview(preview: dict[str, Any]) -> None:
     print_matrices(out, preview.get("matrices", []))
     print_quotas(out, preview.get("vcpu_quotas"))
     print_network(out, err, preview.get("network", []))
+    for knee in preview.get("knees", []):
+        out.print(Text.assemble(("knee: ", "cyan"), knee["message"]), highlight=False)
     for note in preview["notes"] + estimate["notes"] + estimate["duration"]["notes"]:
         err.print(Text.assemble(("note: ", "yellow"), note), highlight=False)
     for problem in preview["problems"]:

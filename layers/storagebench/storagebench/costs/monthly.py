@@ -24,8 +24,10 @@ each line carrying its ``node`` role; several clients multiply the client's inst
 volume while the shared targets they drive are priced once.
 
 Instance-store targets are included in the instance price. NFS and local targets are outside the
-config's bill (a File Gateway, a filer, a directory): they are listed in ``unpriced``. A price the
-book lacks is listed in ``missing_prices`` and the total is then a lower bound (``complete`` False).
+config's bill (a File Gateway, a filer, a directory): they are listed in ``unpriced``, except a local
+path ``backed_by`` the config's own targets (a file system its hook builds on them), priced as them.
+A price the book lacks is listed in ``missing_prices`` and the total is then a lower bound
+(``complete`` False).
 """
 
 from __future__ import annotations
@@ -70,6 +72,7 @@ __all__ = [
     "oldest_date",
     "price_bill",
     "price_request",
+    "unverified_prices",
 ]
 
 ROOT_TARGET_ID = "root"
@@ -137,6 +140,9 @@ class CostComponent(_Frozen):
     sku: str | None = None
     detail: str = Field(
         description="what was priced and how, e.g. 'io2 IOPS 32,000-64,000: 32,000 x $0.0455'"
+    )
+    unverified: str | None = Field(
+        default=None, description="why its price has no primary source (the snapshot's note); None: verified"
     )
 
 
@@ -330,6 +336,7 @@ def _component(
             "as_of": price.as_of,
             "sku": price.sku,
             "detail": detail,
+            "unverified": price.unverified,
         }
     )
 
@@ -829,6 +836,26 @@ def cost_delta_pct(cost: ConfigCost | float, baseline: ConfigCost | float) -> fl
     if base == 0:
         return None
     return (value - base) / base * 100.0
+
+
+def unverified_prices(costs: Mapping[str, ConfigCost]) -> list[str]:
+    """Each price without a primary source once, with the configs it is in and why (as ``storagebench
+    prices`` flags them): ``r3.4xlarge EBS-optimized fee ($0.10/Hrs) in magnetic, gp2: <note>``."""
+    found: dict[tuple[str, str], list[str]] = {}
+    for config_id, cost in costs.items():
+        for c in cost.components:
+            if c.unverified:
+                what = c.detail.split(": ", 1)[0]
+                key = (f"{what} ({fmt_rate(c.unit_usd)}/{c.unit})", c.unverified)
+                found.setdefault(key, [])
+                if config_id not in found[key]:
+                    found[key].append(config_id)
+    return [f"{what} in {_some(ids)}: {why}" for (what, why), ids in found.items()]
+
+
+def _some(ids: list[str], shown: int = 3) -> str:
+    more = f" and {len(ids) - shown} more" if len(ids) > shown else ""
+    return ", ".join(ids[:shown]) + more
 
 
 def oldest_date(dates: Iterable[str | None]) -> str | None:

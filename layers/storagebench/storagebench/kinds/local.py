@@ -21,6 +21,11 @@ class Local(StorageKind[LocalTarget]):
         return text, text
 
     def bill(self, target: LocalTarget, instance_type: str) -> Bill:
+        if target.backed_by:  # the targets that hold it are billed with the config: it is in the total
+            backing = ", ".join(target.backed_by)
+            return Bill(
+                notes=(f"{target.id}: local path {target.path} is backed by {backing}, priced as such",)
+            )
         return Bill(
             unpriced=(
                 f"{target.id}: local path {target.path} not priced: whatever backs it (set up by the "

@@ -214,6 +214,14 @@ def _phase_seconds(phase: Phase, target: Target, rates: Rates | None, tally: _Ta
     return accounting.get("bytes", 0) / MIB / slower + files
 
 
+def phase_seconds(phase: Phase, target: Target, rates: Rates | None) -> float | None:
+    """How long one phase of a step is planned to take; None when the plan cannot say (why: as
+    ``config_duration``'s notes give it)."""
+    tally = _Tally()
+    seconds = _phase_seconds(phase, target, rates, tally)
+    return None if tally.gaps else seconds
+
+
 def _ready_seconds(request: BenchmarkRequest, config: Config) -> float:
     waits = [INSTANCE_READY_S, *(kind_of(t).ready_seconds for t in config.targets)]
     return max(waits) + request.timing.ready_poll_s

@@ -33,11 +33,12 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from storagebench.core.guardrails import Guardrails
 from storagebench.costs.document import cost_document
-from storagebench.costs.monthly import ConfigCost
+from storagebench.costs.monthly import ConfigCost, unverified_prices
 from storagebench.costs.spot_estimate import InstanceEstimate, request_estimates, spot_notes, with_spot
 from storagebench.kinds import kind_of
 from storagebench.kinds.reach import NetworkCheck, network_checks
 from storagebench.planning.duration import RunDuration, estimate_duration
+from storagebench.planning.knee import KneeForecast, request_knees
 from storagebench.planning.quota_preview import over_quota, quota_check, quota_notes
 from storagebench.planning.steps import plan_steps
 from storagebench.prices.book import PriceBook
@@ -143,6 +144,11 @@ class RunPreview(_Frozen):
         description="vCPUs needed at once per EC2 quota against the account's (None: quotas not checked)",
     )
     estimate: CostEstimate
+    knees: list[KneeForecast] = Field(
+        default_factory=list,
+        description="each burst-bucket target (gp2 below 1 TiB, st1, sc1): when its credits run out "
+        "under the planned load, and whether that falls inside the workloads on it (planning.knee)",
+    )
     problems: list[GuardrailProblem]
     notes: list[str]
     network: list[NetworkCheck] = Field(
@@ -408,6 +414,21 @@ def _quota_section(
     return check
 
 
+def _completeness_notes(costs: dict[str, ConfigCost], priced: bool, duration: RunDuration) -> list[str]:
+    """What makes the estimate a lower bound or rests on an unverified price."""
+    notes: list[str] = []
+    if not priced:
+        missing = sorted({m for cost in costs.values() for m in cost.missing_prices})
+        notes.append("some prices are missing, so the totals are lower bounds: " + "; ".join(missing[:5]))
+    notes += [f"unverified price: {line}" for line in unverified_prices(costs)]
+    if not duration.complete:
+        notes.append(
+            "some durations could not be estimated, so the expected figures are lower bounds (see "
+            "duration.notes); the upper bound still holds"
+        )
+    return notes
+
+
 def preview_request(
     request: BenchmarkRequest,
     limits: Guardrails,
@@ -470,16 +491,7 @@ def preview_request(
     min_total = _adaptive_range(duration, fewest_usd, total, estimate_notes)
     upper = math.fsum(bound_usd.values())
     priced = bool(document["complete"])
-    if not priced:
-        missing = sorted({m for cost in costs.values() for m in cost.missing_prices})
-        estimate_notes.append(
-            "some prices are missing, so the totals are lower bounds: " + "; ".join(missing[:5])
-        )
-    if not duration.complete:
-        estimate_notes.append(
-            "some durations could not be estimated, so the expected figures are lower bounds (see "
-            "duration.notes); the upper bound still holds"
-        )
+    estimate_notes += _completeness_notes(costs, priced, duration)
     complete = priced and duration.complete
     cost_problem = _cost_problem(limits.max_run_cost_usd, len(configs), total, upper, hours, priced)
     if cost_problem is not None:
@@ -529,6 +541,7 @@ def preview_request(
         max_run_hours=hours,
         vcpu_quotas=vcpu_quotas,
         estimate=estimate,
+        knees=request_knees(request, steps),
         problems=problems,
         notes=notes,
         network=[check for config in configs for check in network_checks(config)],

@@ -28,6 +28,9 @@ class Price(BaseModel):
     as_of: str = Field(description="ISO date the price was read (API) or published (snapshot)")
     sku: str | None = None
     description: str | None = None
+    unverified: str | None = Field(
+        default=None, description="why the figure has no primary source (the snapshot's note); None: verified"
+    )
 
 
 class PriceTier(BaseModel):

@@ -268,6 +268,7 @@ class SnapshotPriceBook:
             as_of=self.as_of,
             sku=rate.sku,
             description=description,
+            unverified=rate.note if rate.unverified else None,
         )
 
     def _tiers(self, rates: list[SnapshotRate]) -> list[PriceTier]:

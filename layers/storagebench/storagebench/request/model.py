@@ -74,6 +74,8 @@ Filesystem = Literal["xfs", "ext4", "btrfs", "raw"]
 MAX_CONFIGS = 500  # up to 40 run in the inline Map, more in the Distributed Map (one child each)
 MAX_CONCURRENCY = 40  # configs at once, on either Map (the stack's guardrails cap it lower)
 MAX_DATA_VOLUMES = 21  # /dev/sdf../dev/sdz, AWS's recommended names for EBS data volumes
+# Targets billed outside the config (a filer, a directory): nothing of theirs can back a local path.
+UNBILLED_KINDS = ("local", "nfs")
 
 
 class _Model(RequestModel):
@@ -536,6 +538,13 @@ class LocalTarget(_Target):
     kind: Literal["local"]
     # no control characters: the path is written into fio's job file (directory=), one line per option
     path: Annotated[str, StringConstraints(pattern=LOCAL_PATH_PATTERN, max_length=4096)]
+    backed_by: list[Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9-]{0,30}$")]] = Field(
+        default_factory=list,
+        max_length=MAX_DATA_VOLUMES,
+        description="ids of the config's own targets that hold what the path serves (a file system its "
+        "setup hook builds on them, e.g. MooseFS on an EBS volume): the path is priced as them, not "
+        "listed as not priced; empty: whatever backs it is outside the config's bill",
+    )
 
 
 Target = Annotated[
@@ -788,6 +797,30 @@ class Config(_Machine):
                 "file_gateway",
                 f"one file gateway per config (targets[{gateways[0]}] is one); compare gateways as configs",
             )
+
+    @rule("targets")
+    def _local_backing(self, problems: Problems) -> None:
+        """A local path's ``backed_by`` names other, billed targets of this config, once each."""
+        ids = {t.id or default_target_id(t.kind, p): (p, t) for p, t in enumerate(self.targets)}
+        for position, target in enumerate(self.targets):
+            if not isinstance(target, LocalTarget):
+                continue
+            for index, backing in enumerate(target.backed_by):
+                where = ("targets", position, "backed_by", index)
+                found = ids.get(backing)
+                billed = [i for i, (_, t) in ids.items() if t.kind not in UNBILLED_KINDS]
+                allowed = f"the config's billed targets: {', '.join(billed) or 'none'}"
+                if found is None:
+                    problems.add(where, backing, f"names no target of this config; allowed: {allowed}")
+                elif found[1].kind in UNBILLED_KINDS:
+                    problems.add(
+                        where,
+                        backing,
+                        f"targets[{found[0]}] is a {found[1].kind} target, billed outside the config; "
+                        f"allowed: {allowed}",
+                    )
+                elif backing in target.backed_by[:index]:
+                    problems.add(where, backing, "named twice; name each backing target once")
 
     @rule("clients", "targets")
     def _shared_targets(self, problems: Problems) -> None:
