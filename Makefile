@@ -46,8 +46,8 @@ layer-requirements: $(STAMP) ## layers/storagebench/requirements.txt from the lo
 asl-branches: $(STAMP) ## copy the inline Map's per-config branch into the Distributed Map (a unit test fails when they drift)
 	$(BIN)/python scripts/asl_branches.py
 
-field-reference: $(STAMP) ## the README's request field reference from the JSON Schema (a unit test fails when it drifts)
-	$(BIN)/python scripts/field_reference.py README.md
+field-reference: $(STAMP) ## docs/request-reference.md, the request field reference, from the JSON Schema (a unit test fails when it drifts)
+	$(BIN)/python scripts/field_reference.py docs/request-reference.md
 
 # What a local instance needs besides the host's own tools: AWS's EC2 metadata-service emulator
 # (IMDSv2 tokens, role credentials, Spot notices) that hands the instance its credentials.
