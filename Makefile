@@ -101,8 +101,9 @@ lint: $(STAMP) ## ruff lint and format check, statelint on every state machine
 	$(BIN)/python scripts/statelint_asl.py statemachines/*.asl.json  # statelint, less its InputType gap
 	$(BIN)/python scripts/asl_branches.py --check
 
-docs: $(STAMP) ## check README.md and docs/*.md: every relative link and anchor resolves, every page is linked, README.md under 15 KB
+docs: $(STAMP) ## check README.md and docs/*.md: every relative link and anchor resolves, every page is linked, README.md under 15 KB, the field reference is current
 	$(BIN)/python scripts/check_docs.py
+	$(BIN)/python scripts/field_reference.py --check
 
 SAM_VENV := .venv-sam
 $(SAM_VENV)/.installed:
