@@ -16,7 +16,7 @@ PYTEST_ARGS ?=
 # they share loop devices, /mnt/storagebench, DynamoDB Local and a timing budget.
 XDIST ?= -n auto --dist loadfile
 
-.PHONY: help setup demo test test-fast test-busy lint typecheck unit integration test-pythons test-agent-py39 \
+.PHONY: help setup demo test test-fast test-busy lint docs typecheck unit integration test-pythons test-agent-py39 \
         bench-fidelity bench-demo bench-preview bench-report checks bench-store bench-economy agent-zipapp clean sam-validate sam-build \
         security-scan
 
@@ -46,8 +46,8 @@ layer-requirements: $(STAMP) ## layers/storagebench/requirements.txt from the lo
 asl-branches: $(STAMP) ## copy the inline Map's per-config branch into the Distributed Map (a unit test fails when they drift)
 	$(BIN)/python scripts/asl_branches.py
 
-field-reference: $(STAMP) ## the README's request field reference from the JSON Schema (a unit test fails when it drifts)
-	$(BIN)/python scripts/field_reference.py README.md
+field-reference: $(STAMP) ## docs/request-reference.md, the request field reference, from the JSON Schema (a unit test fails when it drifts)
+	$(BIN)/python scripts/field_reference.py docs/request-reference.md
 
 # What a local instance needs besides the host's own tools: AWS's EC2 metadata-service emulator
 # (IMDSv2 tokens, role credentials, Spot notices) that hands the instance its credentials.
@@ -100,6 +100,10 @@ lint: $(STAMP) ## ruff lint and format check, statelint on every state machine
 	$(BIN)/ruff format --check layers local tests functions bench scripts
 	$(BIN)/python scripts/statelint_asl.py statemachines/*.asl.json  # statelint, less its InputType gap
 	$(BIN)/python scripts/asl_branches.py --check
+
+docs: $(STAMP) ## check README.md and docs/*.md: every relative link and anchor resolves, every page is linked, README.md under 15 KB, the field reference is current
+	$(BIN)/python scripts/check_docs.py
+	$(BIN)/python scripts/field_reference.py --check
 
 SAM_VENV := .venv-sam
 $(SAM_VENV)/.installed:
@@ -163,7 +167,7 @@ test-agent-py39: $(STAMP) ## the agent's own tests on Python 3.9 (Amazon Linux 2
 	PYTHONPATH=layers/storagebench .venv39/bin/pytest -q -p no:cacheprovider -c tests/agent39.ini tests/unit/agent
 
 # The static checks, one per job (each is one process on one core): make test runs them two at a time.
-checks: lint typecheck sam-validate security-scan sam-build
+checks: lint docs typecheck sam-validate security-scan sam-build
 
 # Integration tests that start no local stack (no LocalSession, so no instance addresses, loop
 # devices or IMDS ports to share): make test runs them beside the ones that do.
@@ -182,7 +186,7 @@ ASIDE_TESTS := tests/integration/packaging tests/integration/store tests/integra
 #    Their logs follow the first stream's.
 # `make test-pythons` runs the unit tier on 3.12 as well (not in make test: 3.11 and 3.13 bracket it).
 PYTHONS_BESIDE ?= 1
-test: setup ## the whole suite: lint, types, template, security scan, sam build, all tiers, Python 3.13 and 3.9 (<25 min on 2 cores)
+test: setup ## the whole suite: lint, docs, types, template, security scan, sam build, all tiers, Python 3.13 and 3.9 (<25 min on 2 cores)
 	$(MAKE) --no-print-directory -j 2 --output-sync=target checks
 	$(BIN)/pytest tests/unit tests/iam -q $(XDIST) -m "not root" $(PYTEST_ARGS)
 	@aside=$$(mktemp); beside=$$(mktemp); \

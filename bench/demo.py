@@ -27,7 +27,7 @@ from typing import Any
 
 from demo_fidelity import DemoArtifactsError, agent_dir, judge_run, recommended
 
-REQUIREMENT = "std-randread-4k:iops>=3500"  # the README's example: io1 (4,000 IOPS) is the answer
+REQUIREMENT = "std-randread-4k:iops>=3500"  # docs/results.md's example: io1 (4,000 IOPS) is the answer
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGE_KIB = 4

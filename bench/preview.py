@@ -11,8 +11,8 @@ median), with the peak memory of one more round and the body's size. The documen
 (50 workloads x a 32x32 sweep, about 20 s of preview before the bound) is timed to its refusal.
 
 Goal: every accepted document's median wall time under 2 s on this machine (a 512 MB Lambda has
-about a third of a core: the README says what that means there). ``make bench-preview`` writes
-bench-results/preview.json.
+about a third of a core: docs/cli.md, A config matrix, says what that means there).
+``make bench-preview`` writes bench-results/preview.json.
 """
 
 from __future__ import annotations

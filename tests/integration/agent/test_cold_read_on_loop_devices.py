@@ -8,7 +8,7 @@ at the host disk's GB/s) and the penalty must be small. Measured on a 2-core hos
 jobs (four runs): passes 121.9-123.9 MiB/s (envelope 125), 7.4-7.8 ms per 1 MiB read (8 expected),
 a jbod pair 239-248 MiB/s (250), a penalty between -3.9 and +5.2 %. The tolerances leave room for
 the governor (``agent.emulate``), which moves its read/write split to reads in 0.25 s ticks after
-mkfs wrote: the first pass pays it, +11 % on a 512 MiB volume (README, "Pre-warm where it matters").
+mkfs wrote: the first pass pays it, +11 % on a 512 MiB volume (docs/agent.md, "Pre-warm where it matters").
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The README's two queries, run as Athena would run them: over the files Collect writes, laid out
+"""The two queries of docs/results.md, run as Athena would run them: over the files Collect writes, laid out
 as artifact_keys lays them out, in an embedded SQL engine (DuckDB) where ``storagebench.results`` is
 a view over those files with the Glue table's columns. The SQL is the shipped files', unchanged."""
 
@@ -128,8 +128,8 @@ def _sql_blocks(section: str) -> list[str]:
     return [block.strip() for block in re.findall(r"```sql\n(.*?)```", section, flags=re.DOTALL)]
 
 
-def test_the_readme_shows_exactly_the_shipped_queries() -> None:
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    match = re.search(r"^### Exports and SQL\n(.*?)(?=^##)", readme + "\n## ", flags=re.DOTALL | re.MULTILINE)
-    assert match is not None, "README.md has no '### Exports and SQL' section"
+def test_the_docs_show_exactly_the_shipped_queries() -> None:
+    page = (ROOT / "docs" / "results.md").read_text(encoding="utf-8")
+    match = re.search(r"^### Exports and SQL\n(.*?)(?=^##)", page + "\n## ", flags=re.DOTALL | re.MULTILINE)
+    assert match is not None, "docs/results.md has no '### Exports and SQL' section"
     assert _sql_blocks(match.group(1)) == [query_text(name).strip() for name in QUERY_NAMES]

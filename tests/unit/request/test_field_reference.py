@@ -1,4 +1,5 @@
-"""The README's request field reference is the one `make field-reference` generates from the schema."""
+"""docs/request-reference.md holds the request field reference that `make field-reference` generates from
+the schema."""
 
 from __future__ import annotations
 
@@ -11,19 +12,20 @@ from storagebench.request import BenchmarkRequest
 from storagebench.request.reference import (
     BEGIN,
     END,
+    PAGE,
     REGENERATE,
     ReferenceMarkersError,
     field_reference,
     with_reference,
 )
 
-README = Path(__file__).resolve().parents[3] / "README.md"
+REFERENCE_PAGE = Path(__file__).resolve().parents[3] / PAGE
 
 
-def test_the_readme_holds_the_generated_reference() -> None:
-    text = README.read_text(encoding="utf-8")
+def test_the_docs_page_holds_the_generated_reference() -> None:
+    text = REFERENCE_PAGE.read_text(encoding="utf-8")
     assert text == with_reference(text, field_reference()), (
-        f"README.md's field reference differs from the schema's: run `{REGENERATE}`"
+        f"{PAGE}'s field reference differs from the schema's: run `{REGENERATE}`"
     )
 
 

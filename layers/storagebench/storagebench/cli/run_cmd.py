@@ -206,7 +206,7 @@ def run(
         from storagebench.request.json_document import decode_json
         from storagebench.request.privilege import privileged_content
 
-        # shell on the instance goes through the separately granted route (README, Security)
+        # shell on the instance goes through the separately granted route (docs/deploy.md, Security)
         route = "/runs/privileged" if privileged_content(request) else "/runs"
         document = decode_json(suite.read_bytes())
         try:  # the API's own checks, so the answer is the same before anything is sent

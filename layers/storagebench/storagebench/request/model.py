@@ -1044,7 +1044,8 @@ SCHEDULED_TIME_PATTERN = r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$"
 
 class ScheduledOccurrence(_Model):
     """Which occurrence of a schedule started the run. Every attempt EventBridge Scheduler makes for
-    one occurrence substitutes the same two values, so Plan claims the pair once (README, Exactly once)."""
+    one occurrence substitutes the same two values, so Plan claims the pair once (docs/deploy.md,
+    Exactly once)."""
 
     schedule_arn: Annotated[str, StringConstraints(pattern=SCHEDULE_ARN_PATTERN)]
     scheduled_time: Annotated[str, StringConstraints(pattern=SCHEDULED_TIME_PATTERN)]

@@ -5,7 +5,7 @@ a custom fio job file is checked against an allow-list (``workloads.fio_options`
 the caller's program for fio, so it counts too. A request carrying any of them is privileged:
 the API starts it only on its separately granted route (``POST /runs/privileged``) and only
 when the stack allows privileged runs; schedules the stack's owner writes are trusted as the
-owner's own (README, Security).
+owner's own (docs/deploy.md, Security).
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 One table per part of a request (the request, a config, each target kind, a workload, ...): every
 field with its type, default, allowed values or range (from the schema the API publishes, the
 same model that validates) and, where AWS sets the limit, the rule with its source (from
-``catalog/catalog.json``, whose every value names the page it was read from). README.md holds the
+``catalog/catalog.json``, whose every value names the page it was read from). ``PAGE`` holds the
 output between two markers; ``make field-reference`` (``scripts/field_reference.py``) rewrites it
 and a unit test fails when it differs.
 """
@@ -25,6 +25,7 @@ from storagebench.request.tags import MAX_USER_TAGS
 BEGIN = "<!-- field-reference:begin -->"
 END = "<!-- field-reference:end -->"
 REGENERATE = "make field-reference"
+PAGE = "docs/request-reference.md"  # the page that holds it, from the repository's root
 
 Schema = dict[str, Any]
 
@@ -349,13 +350,13 @@ def field_reference(schema: Schema | None = None) -> str:
 
 
 class ReferenceMarkersError(ValueError):
-    """The README lacks the markers between which the reference goes."""
+    """The page lacks the markers between which the reference goes."""
 
 
-def with_reference(readme: str, reference: str) -> str:
-    """``readme`` with the text between the markers replaced by ``reference``."""
-    if readme.count(BEGIN) != 1 or readme.count(END) != 1 or readme.index(BEGIN) > readme.index(END):
-        raise ReferenceMarkersError(f"README.md needs one {BEGIN} line and, after it, one {END} line")
-    head, rest = readme.split(BEGIN, 1)
+def with_reference(page: str, reference: str) -> str:
+    """``page`` with the text between the markers replaced by ``reference``."""
+    if page.count(BEGIN) != 1 or page.count(END) != 1 or page.index(BEGIN) > page.index(END):
+        raise ReferenceMarkersError(f"{PAGE} needs one {BEGIN} line and, after it, one {END} line")
+    head, rest = page.split(BEGIN, 1)
     _, tail = rest.split(END, 1)
     return f"{head}{BEGIN}\n{reference}{END}{tail}"

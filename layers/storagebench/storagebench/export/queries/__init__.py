@@ -1,4 +1,4 @@
-"""The documented SQL over the exports (README, Exports and SQL), one ``.sql`` file per query.
+"""The documented SQL over the exports (docs/results.md, Exports and SQL), one ``.sql`` file per query.
 
 They are written for Athena (Trino) over ``storagebench.results`` (template.yaml ``ExportsTable``)
 and run unchanged in DuckDB over a view of that name (tests/unit/export). Each names one suite: the
