@@ -76,7 +76,9 @@ def test_a_baseline_without_priced_storage_gives_no_storage_delta_and_says_why()
     costs = price_request(request, SnapshotPriceBook(request.region))
     delta = monthly_cost_delta(costs["gp3"], costs["nvme"], part="storage")
     assert delta.pct is None
-    assert delta.reason == "no delta: the storage of the baseline nvme costs $0"
+    assert delta.reason == (
+        "no storage-only delta: nvme's instance-store0 is instance store, paid inside its instance-hours"
+    )
 
 
 def test_cost_document_and_table_show_both_deltas() -> None:
@@ -135,3 +137,28 @@ def test_a_target_cannot_take_the_root_volumes_name() -> None:
         'configs[0].targets[0].id: reserved for the machine\'s root volume; choose another id (got "root")'
         in str(raised.value)
     )
+
+
+def test_instance_store_has_no_storage_only_delta_it_is_paid_inside_the_instance_hours() -> None:
+    # the virtual SAN's i3en controllers serve their own NVMe: a storage-only "$0, -100 %" would
+    # say their storage is free
+    request = load_request(EVENTS / "virtual-san.json")
+    costs = price_request(request, SnapshotPriceBook(request.region))
+    i3en, baseline = costs["i3en-controllers"], costs["io2-direct"]
+    assert i3en.storage_in_instance_price == ["controller:nvme"]
+    assert baseline.storage_in_instance_price == []
+
+    storage = monthly_cost_delta(i3en, baseline, part="storage")
+    assert storage.pct is None
+    assert storage.reason == (
+        "no storage-only delta: i3en-controllers's controller:nvme is instance store, paid inside its "
+        "instance-hours"
+    )
+    assert monthly_cost_delta(i3en, baseline).pct is not None  # the whole config still compares
+
+    result = CliRunner().invoke(
+        app, ["cost", "--suite", str(EVENTS / "virtual-san.json")], env={"COLUMNS": "200"}
+    )
+    assert result.exit_code == 0, result.output
+    row = next(line for line in result.stdout.splitlines() if line.startswith("│ i3en-controllers    │ r5n"))
+    assert "$0.00 + instance store" in row and "-100" not in row

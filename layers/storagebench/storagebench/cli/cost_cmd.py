@@ -127,7 +127,8 @@ def cost_listing(document: dict[str, Any]) -> Listing:
             "instance": entry["instance_type"],
             "monthly": _usd(entry["monthly_usd"]) + ("" if entry["complete"] else " (incomplete)"),
             "vs baseline": "baseline" if baseline else _pct(entry["delta_monthly_pct"]),  # "-": reason below
-            "storage only": _usd(entry["storage_monthly_usd"]),
+            "storage only": _usd(entry["storage_monthly_usd"])
+            + (" + instance store" if entry.get("storage_in_instance_price") else ""),
             "storage vs baseline": "baseline" if baseline else _pct(entry["delta_storage_monthly_pct"]),
             "prices": f"{entry['price_source']} {entry['price_date'] or '-'}",
         }

@@ -44,6 +44,15 @@ def monthly_cost_delta(cost: ConfigCost, baseline: ConfigCost, part: Part = "tot
         return CostDelta(
             pct=None, reason=f"no delta: {'; '.join(reasons)}: a total missing a price is only a lower bound"
         )
+    if part == "storage":
+        bundled = [c for c in (baseline, cost) if c.storage_in_instance_price]
+        if bundled:
+            which = "; ".join(
+                f"{c.config_id}'s {', '.join(c.storage_in_instance_price)} is instance store, paid "
+                "inside its instance-hours"
+                for c in bundled
+            )
+            return CostDelta(pct=None, reason=f"no storage-only delta: {which}")
     value, base = {
         "total": (cost.monthly_usd, baseline.monthly_usd),
         "gateway": (cost.gateway_usd, baseline.gateway_usd),

@@ -43,6 +43,7 @@ def cost_document(
             "storage_monthly_usd": _money(cost.storage_only_usd),
             "delta_storage_monthly_pct": None if storage.pct is None else round(storage.pct, 4),
             "delta_storage_monthly_reason": None if config.id == request.baseline_id else storage.reason,
+            "storage_in_instance_price": list(cost.storage_in_instance_price),
             "price_source": cost.price_source,
             "price_date": cost.price_date,
             "complete": cost.complete,

@@ -194,6 +194,11 @@ class ConfigCost(_Frozen):
         "does not give, such as EFS storage without storage_gib_hint): the total is a lower bound",
     )
     notes: list[str] = Field(default_factory=list)
+    storage_in_instance_price: list[str] = Field(
+        default_factory=list,
+        description="targets paid inside instance-hours (instance store, `<role>:<id>` on nodes): the "
+        "storage-only figure leaves them out, so it has no delta",
+    )
 
     @computed_field  # type: ignore[prop-decorator]
     @property
@@ -808,6 +813,10 @@ def monthly_cost(config: Config, book: PriceBook) -> ConfigCost:
         components += _times(machine + targets, group.count, group.role)
         notes += [f"{group.role} nodes: {note}" for note in extra]
         unpriced += [f"{group.role} nodes: {item}" for item in left_out]
+    in_instances = [t.id for t in config.targets if kind_of(t).in_instance_price]
+    in_instances += [
+        f"{g.role}:{t.id}" for g in config.nodes for t in g.targets if kind_of(t).in_instance_price
+    ]
     return ConfigCost(
         config_id=config.id,
         instance_type=config.instance_type,
@@ -816,6 +825,7 @@ def monthly_cost(config: Config, book: PriceBook) -> ConfigCost:
         unpriced=unpriced,
         missing_prices=asker.missing,
         notes=notes,
+        storage_in_instance_price=in_instances,
     )
 
 

@@ -151,6 +151,8 @@ class StorageKind(ABC, Generic[T]):
     client_ports: ClassVar[tuple[str, ...]] = ()
     # Pre-warmed before the workloads (read end to end, or its cold read checked: planning.initialisation).
     prewarmed: ClassVar[bool] = False
+    # Paid inside the instance-hours (instance store): no storage-only figure of its own to compare.
+    in_instance_price: ClassVar[bool] = False
 
     @abstractmethod
     def option_key(self, target: T) -> str:

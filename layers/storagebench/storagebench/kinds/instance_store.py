@@ -13,6 +13,7 @@ from storagebench.workloads.profile import TargetContext
 
 class InstanceStore(StorageKind[InstanceStoreTarget]):
     name = "instance_store"
+    in_instance_price = True
 
     def option_key(self, target: InstanceStoreTarget) -> str:
         return f"instance_store:{target.count or 'all'}:{target.filesystem}"
