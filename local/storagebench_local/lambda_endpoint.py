@@ -42,7 +42,8 @@ What differs from Lambda:
   (``keep_existing=True``, so a caller's ``POWERTOOLS_LOG_LEVEL=ERROR`` wins over the template's);
   ``environment=`` values always win. Only when two functions give one variable different
   values (``env_mode == "per-invocation"``) are the variables they disagree on set around each
-  invocation, and invocations then run one at a time, so no handler sees another's value.
+  invocation (to "" for a function without one: keys never leave ``os.environ`` while threads may
+  iterate it), and invocations then run one at a time, so no handler sees another's value.
 * ``before_invoke(function_name, event)`` runs before each handler call, inside the invocation:
   an exception it raises is the invocation's error (fault injection).
 * ``Timeout`` is not enforced: ``context.get_remaining_time_in_millis()`` counts down from it, and
@@ -404,10 +405,11 @@ class LocalLambda:
             yield
             return
         with self._serial:
-            own = {k: v for k, v in function.environment.items() if k in self.conflicting_variables}
-            absent = [k for k in self.conflicting_variables if k not in own]
+            # Set, never removed: another thread (moto's interpreter, botocore) may be iterating
+            # os.environ, and a key that vanishes between its listing and its read is a KeyError
+            # there. A variable this function lacks reads as empty, as an unset one does.
+            own = {k: function.environment.get(k, "") for k in self.conflicting_variables}
             saved = self._set_environment(own)
-            saved.update({k: os.environ.pop(k, None) for k in absent})
             try:
                 yield
             finally:
@@ -429,6 +431,8 @@ class LocalLambda:
             return self
         _ensure_layer_importable()
         values = dict(self.shared_environment)
+        # present from the start (empty between invocations): _function_environment only sets them
+        values.update({k: "" for k in self.conflicting_variables if k not in values})
         if self.keep_existing:
             template_only = set(values) - set(self.extra_environment)
             values = {k: v for k, v in values.items() if k not in template_only or k not in os.environ}

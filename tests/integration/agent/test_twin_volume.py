@@ -52,8 +52,9 @@ def implementation(request: pytest.FixtureRequest) -> Any:
 
 
 # The QD8 rate each data path is held to beside make test's other streams on 2 cores: the Python
-# one spends ~0.1 ms of CPU per 4 KiB request, and at 2,000 IOPS it fell to 1,732 in CI (issue 26).
-QUEUED_IOPS = {"native": 2000, "python": 800}
+# one spends ~0.1 ms of CPU per 4 KiB request; at 2,000 IOPS it fell to 1,732 in CI, at 800 to 738
+# on a fresh clone's make test (issue 26): the fallback is held where it keeps its model, 400.
+QUEUED_IOPS = {"native": 2000, "python": 400}
 
 
 def gp3_like(iops: int = 3000, latency: Any = LATENCY, **extra: Any) -> dict[str, Any]:

@@ -8,6 +8,7 @@ import json
 import os
 import sys
 import textwrap
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -339,13 +340,52 @@ def test_conflicting_values_are_applied_per_invocation(
     assert endpoint.conflicting_variables == {"GREETING"}
     with endpoint:
         assert os.environ["A"] == "1"
-        assert "GREETING" not in os.environ
+        assert os.environ["GREETING"] == ""  # present, empty between invocations
         assert invoke(endpoint, "En")[1]["greeting"] == "hello"
         assert invoke(endpoint, "Fr")[1]["greeting"] == "bonjour"
-        assert invoke(endpoint, "None")[1]["greeting"] is None
-        assert "GREETING" not in os.environ
+        assert invoke(endpoint, "None")[1]["greeting"] == ""  # lacking it reads as unset: empty
+        assert os.environ["GREETING"] == ""
     assert "A" not in os.environ
     assert "GREETING" not in os.environ
+
+
+def test_per_invocation_variables_never_leave_the_environment_while_threads_read_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # moto's interpreter and botocore copy os.environ from other threads: a key removed between
+    # their listing and their read raised KeyError('ACTIVATOR_FUNCTION') mid-run (40 configs)
+    monkeypatch.delenv("GREETING", raising=False)
+    source = FUNCTIONS["Echo"]
+    functions = [
+        LocalFunction("En", write_function(tmp_path, "En", source), environment={"GREETING": "hello"}),
+        LocalFunction("Fr", write_function(tmp_path, "Fr", source), environment={"GREETING": "bonjour"}),
+        LocalFunction("None", write_function(tmp_path, "None", source), environment={}),
+    ]
+    endpoint = LocalLambda(functions)
+    assert endpoint.conflicting_variables == {"GREETING"}
+    seen: list[BaseException] = []
+    done = threading.Event()
+
+    def copy_environment() -> None:
+        while not done.is_set():
+            try:
+                if "GREETING" not in dict(os.environ):
+                    raise AssertionError("GREETING left os.environ during an invocation")
+            except (KeyError, AssertionError) as exc:
+                seen.append(exc)
+                return
+
+    with endpoint:
+        reader = threading.Thread(target=copy_environment)
+        reader.start()
+        try:
+            for _ in range(40):
+                for name in ("En", "Fr", "None"):
+                    invoke(endpoint, name)
+        finally:
+            done.set()
+            reader.join()
+    assert seen == []
 
 
 # ---------------------------------------------------------------------- end to end on moto
