@@ -17,8 +17,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
-
+from storagebench.catalog.envelope import _fmt, _Frozen
 from storagebench.catalog.loader import load_catalog
 
 __all__ = ["EfsEnvelope", "EfsRates", "efs_envelope"]
@@ -27,17 +26,6 @@ _GIB_PER_TIB = 1024
 _MIB_PER_TIB = 1024 * 1024
 
 ThroughputMode = Literal["elastic", "bursting", "provisioned"]
-
-
-def _fmt(value: float) -> str:
-    """Thousands separators; one decimal only for small non-integral values."""
-    if value >= 100 or abs(value - round(value)) < 0.05:
-        return f"{value:,.0f}"
-    return f"{value:,.1f}"
-
-
-class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
 
 class EfsRates(_Frozen):
