@@ -32,11 +32,12 @@ def one_config(
     targets: list[dict[str, Any]] | None = None,
     prewarm: str | dict[str, Any] = "none",
     repetitions: int = 1,
+    instance_type: str = "c5.4xlarge",
     **extra: Any,
 ) -> Any:
     document = {
         "name": "duration",
-        "configs": [{"id": "c", "instance_type": "c5.4xlarge", "targets": targets or [GP3_100], **extra}],
+        "configs": [{"id": "c", "instance_type": instance_type, "targets": targets or [GP3_100], **extra}],
         "workloads": workloads,
         "prewarm": prewarm if isinstance(prewarm, dict) else {"method": prewarm},
         "repetitions": repetitions,
@@ -249,3 +250,18 @@ def test_a_preview_plans_each_config_once(monkeypatch: pytest.MonkeyPatch) -> No
     assert [c.steps for c in result.configs] == [
         [str(s["id"]) for s in real(request, c)] for c in request.configs
     ]
+
+
+def test_a_file_system_is_estimated_at_the_clients_baseline_network_when_that_is_lower() -> None:
+    # EFS provisioned at 1,024 MiB/s; dd writes 4 GiB: c5.large's network (0.75 Gbps baseline, 89 MiB/s)
+    # moves it, not the file system. On c5.4xlarge (5 Gbps baseline, 596 MiB/s) EFS's own per-client
+    # 500 MiB/s binds: storage-bound, no note.
+    efs = {"id": "fs", "kind": "efs", "throughput_mode": "provisioned", "provisioned_throughput_mibps": 1024}
+    write = [{"profile": "dd-seq-write-4g-dsync"}]
+    small = one_config(write, [efs], instance_type="c5.large")
+    large = one_config(write, [efs])
+    assert small.workloads_s == pytest.approx(STEP_OVERHEAD_S + 4096 / (0.75e9 / 8 / 2**20), rel=1e-3)
+    assert large.workloads_s == pytest.approx(STEP_OVERHEAD_S + 4096 / 500)
+    said = "c5.large's baseline network, 89 MiB/s each way, below the storage's"
+    assert any(said in note for note in small.notes)
+    assert not any("baseline network" in n for n in large.notes)

@@ -25,10 +25,11 @@ Rates come from the catalog: EBS from ``catalog.envelope.target_envelope`` (the 
 figures: volume baseline and instance baseline, because a run long enough to matter drains gp2
 and st1/sc1 credits and a burstable instance's 30 minutes of EBS burst; the estimate errs long,
 the safe side of a cost guardrail), EFS and FSx for Lustre from their published per-TiB and
-per-client figures. Instance store, NFS exports (a File Gateway's share too: its speed is the
-gateway's cache and upload, which the catalog does not model) and local directories have no figure in the
-catalog: a size-bound phase on them cannot be estimated and the estimate says it is incomplete,
-as it does for a custom command with no duration (its own program decides how long it runs).
+per-client figures, capped at the client's baseline network (``target_rates``). Instance store,
+NFS exports (a File Gateway's share too: its speed is the gateway's cache and upload, which the
+catalog does not model) and local directories have no figure in the catalog: a size-bound phase
+on them cannot be estimated and the estimate says it is incomplete, as it does for a custom
+command with no duration (its own program decides how long it runs).
 Everything is a pure function of the request: the dry run and the Plan step agree.
 """
 
@@ -36,7 +37,7 @@ from __future__ import annotations
 
 import configparser
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -44,8 +45,10 @@ from pydantic import BaseModel, ConfigDict, Field
 from storagebench.agent.plan import Phase, Step
 from storagebench.agent.sample_layout import SAMPLE_BLOCK
 from storagebench.agent.sla import expected_probes
+from storagebench.catalog.network import network_limits
 from storagebench.kinds import Rates, kind_of
 from storagebench.kinds.base import INSTANCE_READY_S, MIB
+from storagebench.kinds.reach import storage_side
 from storagebench.planning.initialisation import prewarm_reads, sample_bytes
 from storagebench.planning.steps import plan_steps
 from storagebench.request.model import BenchmarkRequest, Config, Target, target_mode
@@ -109,8 +112,38 @@ class RunDuration(_Frozen):
 
 
 def target_rates(config: Config, target: Target) -> Rates | None:
-    """The catalog's sustained rates of a target on its config's instance; None when it has none."""
-    return kind_of(target).rates(target, config.instance_type)
+    """The catalog's sustained rates of a target on its config's instance; None when it has none.
+
+    A target reached over the network (EFS, FSx, a share: ``kinds.reach``) moves its bytes through
+    each client's network too, so its MiB/s each way are capped at the client's *baseline*
+    network bandwidth: the sustained figure, as for the storage (a burst lasts 5-60 minutes).
+    """
+    rates = kind_of(target).rates(target, config.instance_type)
+    cap = network_cap_mibps(config, target)
+    if rates is None or cap is None:
+        return rates
+    return replace(rates, read_mibps=min(rates.read_mibps, cap), write_mibps=min(rates.write_mibps, cap))
+
+
+def network_cap_mibps(config: Config, target: Target) -> float | None:
+    """One client's baseline network in MiB/s when ``target`` is reached over it (None: it is not,
+    or the client type is not in the catalog)."""
+    if storage_side(config, target) is None:
+        return None
+    limits = network_limits(config.instance_type)
+    return None if limits is None else limits.baseline_mibps
+
+
+def _network_note(config: Config, target: Target) -> str | None:
+    """Said when the client's network, not the storage, sets a target's estimated rate."""
+    storage = kind_of(target).rates(target, config.instance_type)
+    cap = network_cap_mibps(config, target)
+    if storage is None or cap is None or cap >= max(storage.read_mibps, storage.write_mibps):
+        return None
+    return (
+        f"{target.id}: estimated at {config.instance_type}'s baseline network, {cap:,.0f} MiB/s each way, "
+        f"below the storage's {max(storage.read_mibps, storage.write_mibps):,.0f} MiB/s"
+    )
 
 
 @dataclass
@@ -279,6 +312,9 @@ def config_duration(
     for note in dict.fromkeys(n for t in config.targets for n in kind_of(t).duration_notes(t)):
         notes.append(note)
     for target in config.targets:
+        network = _network_note(config, target)
+        if network is not None:
+            notes.append(network)
         credits = kind_of(target).credit_note(target, busy.get(str(target.id), 0.0))
         if credits is not None:
             notes.append(credits)
