@@ -1,13 +1,13 @@
 """Adaptive repetitions: when a series of repetitions has measured its headline metric precisely enough.
 
 The plan carries every repetition up to ``max`` of an adaptive series, each step naming its series
-and the policy (``agent.plan.Adaptive``: ``min``, ``max``, ``ci_pct``, the metric and the phase
+and the policy (``protocol.plan.Adaptive``: ``min``, ``max``, ``ci_pct``, the metric and the phase
 judged). After each repetition the runner hands the step's result to the series' ``SeriesTracker``,
 which reads the metric from the phase's raw output and applies the stopping rule:
 
 * fewer than ``min`` repetitions spent: go on;
 * the 95 % confidence half-width of the mean (Student t with n - 1 degrees of freedom,
-  ``agent.student_t``) under ``ci_pct`` % of the mean: stop, "precision reached (±1.4 % < 2 % after 4)";
+  ``protocol.student_t``) under ``ci_pct`` % of the mean: stop, "precision reached (±1.4 % < 2 % after 4)";
 * ``max`` spent: stop, "max reached (±3.1 % after 10)".
 
 A failed repetition is spent but gives no value; the rule judges the values measured. The metric
@@ -27,9 +27,9 @@ import re
 import statistics
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, TypedDict
 
-from storagebench.agent.fio_summary import FioSummaryError, summarize_fio
-from storagebench.agent.plan import ADAPTIVE_METRICS
-from storagebench.agent.student_t import t_quantile
+from storagebench.protocol.fio_summary import FioSummaryError, summarize_fio
+from storagebench.protocol.plan import ADAPTIVE_METRICS
+from storagebench.protocol.student_t import t_quantile
 
 METRICS = ADAPTIVE_METRICS
 """What a series can be judged on (the names of ``results.records`` fields)."""

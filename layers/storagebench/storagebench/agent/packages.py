@@ -27,8 +27,8 @@ import subprocess
 import urllib.request
 from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
-from storagebench.agent.plan import BLOCK_KINDS, Plan
-from storagebench.agent.topology import CLIENT_ROLE, extra_clients
+from storagebench.protocol.plan import BLOCK_KINDS, Plan
+from storagebench.protocol.topology import CLIENT_ROLE, extra_clients
 
 INSTALL_TIMEOUT_S = 1800
 FSX_REPO = "https://fsx-lustre-client-repo.s3.amazonaws.com"
