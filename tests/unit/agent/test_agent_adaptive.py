@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from storagebench.agent.adaptive import STOP_MAX, STOP_PRECISION, decide, half_width, half_width_pct
 from storagebench.agent.runner import EXIT_OK, Runner
+from storagebench.protocol.adaptive import STOP_MAX, STOP_PRECISION, decide, half_width, half_width_pct
 from storagebench.protocol.plan import PlanError, check_plan
 
 

@@ -17,11 +17,11 @@ import math
 from pathlib import Path
 from typing import Any
 
-from storagebench.agent.adaptive import decide, half_width_pct
 from storagebench.costs.compare import compare
 from storagebench.costs.monthly import price_request
 from storagebench.costs.run_cost import run_cost, usage_for_config
 from storagebench.prices.snapshot import SnapshotPriceBook
+from storagebench.protocol.adaptive import decide, half_width_pct
 from storagebench.protocol.sla import Measured, judge, search
 from storagebench.request import BenchmarkRequest, parse_request
 from storagebench.results.fio import aggregate_fio, split_fio_output
