@@ -76,6 +76,7 @@ def test_the_module_list_is_complete() -> None:
         "protocol/caveats.py",
         "protocol/fio_output.py",
         "protocol/manifest.py",
+        "protocol/packages.py",
         "protocol/plan.py",
         "protocol/sample_layout.py",
     }
