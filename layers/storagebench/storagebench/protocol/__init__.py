@@ -8,5 +8,6 @@ splits and summarises it (``fio_output``, ``fio_summary``), the cold-read sample
 compute alike (``adaptive.decide`` on ``student_t``, ``sla.search``).
 
 Standard library only, Python 3.9 syntax, and nothing of ours but ``storagebench.protocol``
-(``tests/unit/agent/test_agent_stdlib_only.py`` holds it): it ships inside the agent's zipapp.
+(pyproject.toml's import contracts and ``tests/unit/agent/test_agent_stdlib_only.py`` hold it):
+it ships inside the agent's zipapp, and the domain imports it instead of ``storagebench.agent``.
 """
