@@ -52,10 +52,10 @@ from fidelity_latency import (
     model_prediction,
 )
 from fidelity_summary import best_prewarm, emulator_goals, progress, summarize, table, twin_cpu_summary
-from storagebench.agent.plan import Plan
 from storagebench.agent.sysinfo import system_facts
 from storagebench.analysis.burst import detect_knee
 from storagebench.planning import LocalOptions, build_plan, local_targets
+from storagebench.protocol.plan import Plan
 from storagebench.request import parse_request
 from storagebench.results.collect import collect
 from storagebench.results.fio_logs import read_timeseries

@@ -31,12 +31,12 @@ from typing import Any
 from storagebench.adapters.aws.s3 import S3Artifacts
 from storagebench.adapters.aws.settings import AwsSettings
 from storagebench.adapters.aws.ssm import SsmAgents
-from storagebench.agent.plan import Plan
 from storagebench.agent.sweep import sweep
 from storagebench.core.errors import AgentError
 from storagebench.core.state import AgentRun, ConfigState, Resources
 from storagebench.core.tags import TAG_CONFIG
 from storagebench.planning.local import LocalOptions
+from storagebench.protocol.plan import Plan
 from storagebench_local.adapters.faults import SPOT_READY_POINT, Fault, FaultPlan
 from storagebench_local.adapters.instance_faults import CallbackRefusal, broken_packages
 from storagebench_local.adapters.local_plan import check_machine, rebind

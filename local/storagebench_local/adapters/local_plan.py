@@ -5,9 +5,9 @@ from __future__ import annotations
 import os
 import shutil
 
-from storagebench.agent.plan import Plan, TargetSpec
 from storagebench.core.errors import AgentError
 from storagebench.planning.local import LocalOptions, emulated_ebs
+from storagebench.protocol.plan import Plan, TargetSpec
 from storagebench.request.model import EbsTarget
 
 

@@ -21,7 +21,8 @@ def _copy_package(target: Path) -> Path:
     package = target / "storagebench"
     package.mkdir(parents=True)
     shutil.copy(PACKAGE / "__init__.py", package / "__init__.py")
-    shutil.copytree(PACKAGE / "agent", package / "agent", ignore=shutil.ignore_patterns("__pycache__"))
+    for shipped in ("agent", "protocol"):
+        shutil.copytree(PACKAGE / shipped, package / shipped, ignore=shutil.ignore_patterns("__pycache__"))
     return package
 
 
@@ -57,8 +58,11 @@ def test_the_archive_holds_only_the_agent_with_fixed_metadata() -> None:
     assert names[1:] == sorted(names[1:])
     assert "storagebench/__init__.py" in names
     assert "storagebench/agent/cli.py" in names
+    assert "storagebench/protocol/plan.py" in names  # the wire contract the agent imports
     assert all(
-        n == "__main__.py" or n.startswith(("storagebench/agent/", "storagebench/__init__.py")) for n in names
+        n == "__main__.py"
+        or n.startswith(("storagebench/agent/", "storagebench/protocol/", "storagebench/__init__.py"))
+        for n in names
     )
     assert not any("__pycache__" in n or n.endswith(".pyc") for n in names)
     for info in archive.infolist():
@@ -67,19 +71,37 @@ def test_the_archive_holds_only_the_agent_with_fixed_metadata() -> None:
         assert info.compress_type == zipfile.ZIP_STORED
 
 
-def test_the_zipapp_runs(tmp_path: Path) -> None:
-    target = build(tmp_path / "agent.pyz")
-    assert os.access(target, os.X_OK)
-    result = subprocess.run(
-        [sys.executable, str(target), "--help"],
+def _run_zipapp(target: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """The zipapp run as an instance runs it: isolated (-I), no PYTHONPATH, only its own modules."""
+    env = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
+    return subprocess.run(
+        [sys.executable, "-I", str(target), *args],
         capture_output=True,
         text=True,
         check=False,
-        cwd=tmp_path,
+        cwd=target.parent,
+        env=env,
         timeout=60,
     )
+
+
+def test_the_zipapp_runs(tmp_path: Path) -> None:
+    target = build(tmp_path / "agent.pyz")
+    assert os.access(target, os.X_OK)
+    result = _run_zipapp(target, "--help")
     assert result.returncode == 0, result.stderr
     assert "run" in result.stdout
+
+
+def test_the_zipapp_checks_a_plan_with_only_its_own_modules(tmp_path: Path) -> None:
+    """The plan's check (storagebench.protocol) comes from the archive: no PYTHONPATH, no project."""
+    target = build(tmp_path / "agent.pyz")
+    plan = tmp_path / "plan.json"
+    plan.write_text('{"plan_version": 1, "run_id": "r-1", "config_id": "c-1", "targets": [], "steps": "x"}')
+    result = _run_zipapp(target, "run", "--plan", str(plan), "--out", str(tmp_path / "out"))
+    assert result.returncode == 2, result.stderr
+    assert "steps" in result.stderr
+    assert "ModuleNotFoundError" not in result.stderr
 
 
 def test_bundle_key_names_version_and_digest() -> None:

@@ -18,9 +18,9 @@ from storagebench.adapters.agent_bundle import current_bundle
 from storagebench.adapters.aws import ssm as ssm_adapter
 from storagebench.adapters.aws.settings import AwsSettings
 from storagebench.adapters.aws.ssm import DELIVERY_TIMEOUT_S, SsmAgents, heartbeat_interval
-from storagebench.agent.plan import Plan
 from storagebench.core.errors import AgentError, NotYetConsistentError, ThrottledError
 from storagebench.core.state import AgentRun, ConfigState, Resources, StepTiming, WorkItem
+from storagebench.protocol.plan import Plan
 
 REGION = "us-east-1"
 INSTANCE = "i-0123456789abcdef0"

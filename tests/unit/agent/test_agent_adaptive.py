@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from storagebench.agent.adaptive import STOP_MAX, STOP_PRECISION, decide, half_width, half_width_pct
-from storagebench.agent.plan import PlanError, check_plan
 from storagebench.agent.runner import EXIT_OK, Runner
+from storagebench.protocol.adaptive import STOP_MAX, STOP_PRECISION, decide, half_width, half_width_pct
+from storagebench.protocol.plan import PlanError, check_plan
 
 
 def test_half_width_is_the_student_t_interval_of_the_mean() -> None:

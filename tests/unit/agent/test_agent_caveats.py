@@ -13,7 +13,7 @@ from typing import Any, ClassVar, Dict, List
 import pytest
 
 from storagebench.agent import cli
-from storagebench.agent.caveats import (
+from storagebench.protocol.caveats import (
     directory_caveat,
     emulated_caveat,
     label_caveats,
@@ -21,7 +21,7 @@ from storagebench.agent.caveats import (
     throttle_caveat,
     twin_caveat,
 )
-from storagebench.agent.plan import PLAN_VERSION
+from storagebench.protocol.plan import PLAN_VERSION
 
 RUNNING = "FAKE RUNNER STARTED"
 

@@ -1,4 +1,4 @@
-"""The cold-read check's layout (agent.sample_layout) and its reading of dd (agent.cold_read)."""
+"""The cold-read check's layout (protocol.sample_layout) and its reading of dd (agent.cold_read)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import pytest
 from storagebench.agent.cold_read import dd_seconds
 from storagebench.agent.prewarm import prewarm_summary
 from storagebench.agent.proc import CommandError
-from storagebench.agent.sample_layout import MIB, block_bytes, sample_layout
+from storagebench.protocol.sample_layout import MIB, block_bytes, sample_layout
 
 GIB = 1 << 30
 

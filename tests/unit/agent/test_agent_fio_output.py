@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from storagebench.agent.fio_output import split_fio_output
+from storagebench.protocol.fio_output import split_fio_output
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "fio"
 OUTPUTS = sorted(p.name for p in DATA.glob("*.out"))

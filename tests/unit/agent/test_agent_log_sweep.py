@@ -11,9 +11,9 @@ import pytest
 
 from storagebench.agent import sweep as sweep_module
 from storagebench.agent.log import Progress, utc_now
-from storagebench.agent.manifest import MANIFEST_VERSION, read_manifest, write_json_atomic
 from storagebench.agent.proc import CommandError
 from storagebench.agent.sweep import resources_of, sweep
+from storagebench.protocol.manifest import MANIFEST_VERSION, read_manifest, write_json_atomic
 
 LINE = re.compile(r"^\[storagebench-agent \d\d:\d\d:\d\d\] (.*)$")
 EMPTY = {

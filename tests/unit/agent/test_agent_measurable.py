@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from storagebench.agent.engines import PhaseContext, run_phase
-from storagebench.agent.measurable import MIN_IOS, MIN_RUNTIME_S, too_small
+from storagebench.protocol.measurable import MIN_IOS, MIN_RUNTIME_S, too_small
 
 
 @pytest.mark.parametrize(

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from storagebench.agent.emulate import trackable
-from storagebench.agent.plan import PLAN_VERSION, PlanError, check_plan
+from storagebench.protocol.plan import PLAN_VERSION, PlanError, check_plan
 
 
 def good_plan() -> dict[str, Any]:

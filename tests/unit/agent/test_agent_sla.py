@@ -19,9 +19,9 @@ from typing import Any
 import pytest
 
 from storagebench.agent.engines import PhaseContext, run_phase
-from storagebench.agent.fio_summary import FioSummaryError, summarize_fio
-from storagebench.agent.plan import PlanError, SearchSpec, check_plan
-from storagebench.agent.sla import (
+from storagebench.protocol.fio_summary import FioSummaryError, summarize_fio
+from storagebench.protocol.plan import PlanError, SearchSpec, check_plan
+from storagebench.protocol.sla import (
     STOP_HIGHEST_MET,
     STOP_LOWEST_FAILED,
     STOP_MAX_PROBES,

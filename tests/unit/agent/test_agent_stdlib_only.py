@@ -1,4 +1,5 @@
-"""The agent ships as a stdlib-only zipapp for Python 3.9: check every module's imports and syntax."""
+"""The agent ships as a stdlib-only zipapp for Python 3.9 with the wire contract it shares with the
+domain (storagebench.protocol): check every module's imports and syntax."""
 
 from __future__ import annotations
 
@@ -13,7 +14,9 @@ import pytest
 import storagebench.agent
 
 AGENT = Path(storagebench.agent.__file__).resolve().parent
+PACKAGE = AGENT.parent
 MODULES = sorted(p.relative_to(AGENT).as_posix() for p in AGENT.rglob("*.py"))
+PROTOCOL = sorted(p.relative_to(PACKAGE).as_posix() for p in (PACKAGE / "protocol").rglob("*.py"))
 
 
 def is_stdlib(name: str) -> bool:
@@ -45,21 +48,16 @@ def test_the_module_list_is_complete() -> None:
     expected = {
         "__init__.py",
         "__main__.py",
-        "caveats.py",
         "cli.py",
         "cold_read.py",
         "devices.py",
         "emulate.py",
         "engines.py",
-        "fio_output.py",
         "log.py",
-        "manifest.py",
         "packages.py",
-        "plan.py",
         "prewarm.py",
         "proc.py",
         "runner.py",
-        "sample_layout.py",
         "sweep.py",
         "sysinfo.py",
         "targets.py",
@@ -73,6 +71,16 @@ def test_the_module_list_is_complete() -> None:
         "aws/states.py",
     }
     assert expected <= set(MODULES)
+    contract = {
+        "protocol/__init__.py",
+        "protocol/caveats.py",
+        "protocol/fio_output.py",
+        "protocol/manifest.py",
+        "protocol/packages.py",
+        "protocol/plan.py",
+        "protocol/sample_layout.py",
+    }
+    assert contract <= set(PROTOCOL)
 
 
 @pytest.mark.parametrize("name", MODULES)
@@ -80,15 +88,26 @@ def test_imports_only_the_standard_library(name: str) -> None:
     tree = ast.parse((AGENT / name).read_text(encoding="utf-8"))
     for module in imported(tree):
         top = module.split(".")[0]
-        if module == "storagebench" or module.startswith("storagebench.agent"):
+        if module == "storagebench" or module.startswith(("storagebench.agent", "storagebench.protocol")):
             continue
-        assert top != "storagebench", f"{name} imports {module}: the zipapp only has storagebench.agent"
+        assert top != "storagebench", f"{name} imports {module}: the zipapp only has agent and protocol"
         assert is_stdlib(top), f"{name} imports {module}, which is not in the standard library"
 
 
-@pytest.mark.parametrize("name", MODULES)
+@pytest.mark.parametrize("name", PROTOCOL)
+def test_the_contract_imports_only_itself_and_the_standard_library(name: str) -> None:
+    tree = ast.parse((PACKAGE / name).read_text(encoding="utf-8"))
+    for module in imported(tree):
+        if module.startswith("storagebench.protocol"):
+            continue
+        top = module.split(".")[0]
+        assert top != "storagebench", f"{name} imports {module}: the contract imports none of ours"
+        assert is_stdlib(top), f"{name} imports {module}, which is not in the standard library"
+
+
+@pytest.mark.parametrize("name", MODULES + PROTOCOL)
 def test_parses_as_python_39(name: str) -> None:
-    source = (AGENT / name).read_text(encoding="utf-8")
+    source = (AGENT / name if name in MODULES else PACKAGE / name).read_text(encoding="utf-8")
     ast.parse(source, filename=name, feature_version=(3, 9))
     assert "match " not in [line.strip()[:6] for line in source.splitlines()]
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-from storagebench.agent.adaptive import half_width
 from storagebench.analysis.stats import (
     FEW_REPETITIONS,
     aggregate,
@@ -12,6 +11,7 @@ from storagebench.analysis.stats import (
     summarize,
     t_quantile,
 )
+from storagebench.protocol.adaptive import half_width
 from storagebench.results.records import LatencyStats, ResultRecord
 
 # The case: two repetitions of a p95 far apart, whose t interval is 2.121 ± 21.143 ms.

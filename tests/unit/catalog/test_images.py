@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from storagebench.agent.packages import PACKAGES
 from storagebench.catalog.images import image_kind, image_problem, image_ref, missing_tool, operating_system
 from storagebench.catalog.loader import architecture, load_catalog
+from storagebench.protocol.packages import PACKAGES
 
 
 def test_every_package_gap_of_the_agent_has_a_sourced_rule_and_nothing_else_does() -> None:

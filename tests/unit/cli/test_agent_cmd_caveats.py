@@ -12,8 +12,8 @@ from typer.testing import CliRunner
 
 import storagebench.agent.log  # bind Progress's stderr at collection, as test_cli does
 import storagebench.agent.runner
-from storagebench.agent.caveats import directory_caveat, emulated_caveat
 from storagebench.cli import agent_cmd
+from storagebench.protocol.caveats import directory_caveat, emulated_caveat
 
 RUNNING = "FAKE RUNNER STARTED"
 

@@ -479,7 +479,7 @@ def test_agent_runs_dd_in_a_directory(runner: CliRunner, tmp_path: Path) -> None
     assert result.exit_code == 0, result.stderr
     document = json.loads(result.stdout)
     assert document["output"] == str(out)
-    # One 1 MiB block in milliseconds: flagged, not hidden (agent.measurable)
+    # One 1 MiB block in milliseconds: flagged, not hidden (protocol.measurable)
     assert document["problems"] == []  # kept and labelled: a warning, not a failed phase
     [warning] = document["warnings"]
     assert "write: too small to measure" in warning

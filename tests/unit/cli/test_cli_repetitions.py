@@ -13,10 +13,10 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from storagebench.agent.adaptive import decide, half_width_pct
 from storagebench.api.models import ConfigProgress
 from storagebench.cli import results_cmd
 from storagebench.cli.main import app
+from storagebench.protocol.adaptive import decide, half_width_pct
 
 RUN = "local-demo-20261125T165801Z-3f9c2a"
 

@@ -60,7 +60,7 @@ def probe(number: int, rate: int, iops: float, p99_us: float) -> dict[str, Any]:
 
 
 def search(probes: list[tuple[int, float, float]]) -> dict[str, Any]:
-    """A search as the agent writes it in its manifest (``agent.sla.SearchResult``)."""
+    """A search as the agent writes it in its manifest (``protocol.sla.SearchResult``)."""
     entries = [probe(n, *p) for n, p in enumerate(probes, start=1)]
     met = [e for e in entries if e["met"]]
     answer = max(met, key=lambda e: e["rate_iops"]) if met else None

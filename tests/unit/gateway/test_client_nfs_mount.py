@@ -16,9 +16,9 @@ import pytest
 from storagebench.agent import targets as agent_targets
 from storagebench.agent.emulate import EmulatedFleet
 from storagebench.agent.log import Progress
-from storagebench.agent.plan import TargetSpec
 from storagebench.agent.proc import CommandError
 from storagebench.kinds.file_gateway import file_gateway_mount
+from storagebench.protocol.plan import TargetSpec
 from storagebench.request import FileGatewayTarget, parse_request
 
 GATEWAY: dict[str, Any] = {

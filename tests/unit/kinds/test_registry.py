@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from storagebench.agent.plan import NETWORK_KINDS
 from storagebench.core.state import FileSystemRef, GatewayRef, Resources, VolumeRef
 from storagebench.kinds import KINDS, UnknownKindError, kind_of, storage_kind
+from storagebench.protocol.plan import NETWORK_KINDS
 from storagebench.request import parse_request
 from storagebench.request.model import Config, Target
 

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from storagebench.agent.plan import check_plan
 from storagebench.planning.duration import estimate_duration
 from storagebench.planning.steps import plan_steps, series_id, step_id
+from storagebench.protocol.plan import check_plan
 from storagebench.request.parse import parse_request
 
 DEMO = json.loads((Path(__file__).parents[3] / "events" / "local-demo.json").read_text())

@@ -6,11 +6,11 @@ from typing import Any
 
 import pytest
 
-from storagebench.agent.plan import check_plan
 from storagebench.agent.twin.model import ServiceTime
 from storagebench.catalog import load_catalog
 from storagebench.catalog.envelope import emulation_latency
 from storagebench.planning import LocalOptions, build_plan, local_targets
+from storagebench.protocol.plan import check_plan
 from storagebench.request import BenchmarkRequest, parse_request
 
 NO_STRIPE = LocalOptions(can_stripe=False)

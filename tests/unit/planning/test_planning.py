@@ -7,7 +7,6 @@ from typing import Any
 
 import pytest
 
-from storagebench.agent.plan import PLAN_VERSION, PlanError, TargetSpec, check_plan
 from storagebench.catalog.envelope import emulation_limits, volume_envelope
 from storagebench.planning import (
     LocalOptions,
@@ -17,11 +16,12 @@ from storagebench.planning import (
     plan_steps,
     target_context,
 )
+from storagebench.protocol.plan import PLAN_VERSION, PlanError, TargetSpec, check_plan
 from storagebench.request import BenchmarkRequest, parse_request
 from storagebench.workloads import PROFILES
 
 GIB = 1 << 30
-# The agent's id rule (storagebench.agent.plan): what check_plan accepts for step ids.
+# The agent's id rule (storagebench.protocol.plan): what check_plan accepts for step ids.
 AGENT_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@=,+-]{0,127}$")
 NO_STRIPE = LocalOptions(can_stripe=False)
 STRIPE = LocalOptions(can_stripe=True)

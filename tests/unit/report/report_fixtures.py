@@ -17,12 +17,12 @@ import math
 from pathlib import Path
 from typing import Any
 
-from storagebench.agent.adaptive import decide, half_width_pct
-from storagebench.agent.sla import Measured, judge, search
 from storagebench.costs.compare import compare
 from storagebench.costs.monthly import price_request
 from storagebench.costs.run_cost import run_cost, usage_for_config
 from storagebench.prices.snapshot import SnapshotPriceBook
+from storagebench.protocol.adaptive import decide, half_width_pct
+from storagebench.protocol.sla import Measured, judge, search
 from storagebench.request import BenchmarkRequest, parse_request
 from storagebench.results.fio import aggregate_fio, split_fio_output
 from storagebench.results.records import HistogramBucket, LatencyStats, ResultRecord, SlaSearch
@@ -527,7 +527,7 @@ SLA_VOLUMES: dict[str, tuple[float, float, int, int]] = {
 
 
 def sla_search(config_id: str, repetition: int = 1) -> SlaSearch:
-    """A search run by ``agent.sla.search`` against a model volume (p99 = p99 at no load / (1 -
+    """A search run by ``protocol.sla.search`` against a model volume (p99 = p99 at no load / (1 -
     utilisation), achieved IOPS capped), stored as Collect stores it."""
     cap, idle_us, high, max_probes = SLA_VOLUMES[config_id]
     cap *= JITTER[repetition - 1]

@@ -1,5 +1,5 @@
 """Latency-SLA searches answered in words: the report's "Limits under a latency SLA" section (model,
-HTML with its chart, Markdown), from searches ``agent.sla.search`` ran against model volumes and
+HTML with its chart, Markdown), from searches ``protocol.sla.search`` ran against model volumes and
 stored as Collect stores them."""
 
 from __future__ import annotations

@@ -196,7 +196,7 @@ def test_fio_record_carries_identity_labels_and_raw(output: Path) -> None:
         1,
     )
     assert record.variant == {"numjobs": 4} and record.phase == "run" and record.group == 0
-    assert record.labels == ["emulated:gp2", "too-small"]  # 0.18 s of I/O (agent.measurable)
+    assert record.labels == ["emulated:gp2", "too-small"]  # 0.18 s of I/O (protocol.measurable)
     assert record.started_at == "2026-11-21T17:00:00Z"
     assert record.raw == ["steps/s1/run/fio.json", "steps/s1/run/fio.txt"]
     assert all((output / path).is_file() for path in record.raw)

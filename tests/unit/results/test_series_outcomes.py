@@ -8,8 +8,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from storagebench.agent.adaptive import STOP_MAX, STOP_PRECISION, SeriesTracker
+from storagebench.agent.adaptive import SeriesTracker
 from storagebench.core.series import ConfigRepetitions, read_repetitions
+from storagebench.protocol.adaptive import STOP_MAX, STOP_PRECISION
 from storagebench.results.series import read_series, steady_states
 
 

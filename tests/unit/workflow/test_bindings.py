@@ -6,10 +6,10 @@ from typing import Any
 
 import pytest
 
-from storagebench.agent.plan import check_plan
 from storagebench.catalog import instance_type as catalog_instance
 from storagebench.core.errors import NotYetConsistentError
 from storagebench.core.state import FileSystemRef, Resources, VolumeRef
+from storagebench.protocol.plan import check_plan
 from storagebench.request import Config, parse_request
 from storagebench.workflow.bindings import (
     DATA_DEVICE_LETTERS,

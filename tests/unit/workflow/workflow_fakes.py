@@ -15,7 +15,6 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from storagebench.agent.plan import Plan
 from storagebench.core.errors import ProvisioningError, ResourceBusyError
 from storagebench.core.guardrails import Guardrails
 from storagebench.core.state import (
@@ -32,6 +31,7 @@ from storagebench.core.state import (
     VolumeRef,
 )
 from storagebench.core.tags import TAG_CONFIG, TAG_RUN
+from storagebench.protocol.plan import Plan
 from storagebench.results.records import ResultRecord
 from storagebench.workflow.artifact_keys import agent_output_prefix
 from storagebench.workflow.ports import Services

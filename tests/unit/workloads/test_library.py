@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from storagebench.agent.plan import PLAN_VERSION, Phase, check_plan
+from storagebench.protocol.plan import PLAN_VERSION, Phase, check_plan
 from storagebench.workloads import (
     PROFILES,
     SUITES,

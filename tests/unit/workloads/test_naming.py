@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from storagebench.agent.sla import answer_text
 from storagebench.planning.steps import plan_steps
+from storagebench.protocol.sla import answer_text
 from storagebench.request import RequestError, parse_request
 from storagebench.request.requirements import parse_requirement, split_joined
 from storagebench.workloads import check_params, get_profile

@@ -1,7 +1,8 @@
 """The stdlib-only agent as one reproducible zipapp (what the SSM document runs on instances).
 
-It holds ``storagebench/__init__.py`` and ``storagebench/agent/`` only, so an instance needs
-nothing but Python 3.9+: ``python3 agent.pyz run --plan plan.json --out DIR``.
+It holds ``storagebench/__init__.py``, ``storagebench/agent/`` and the wire contract the agent
+imports, ``storagebench/protocol/``, only, so an instance needs nothing but Python 3.9+:
+``python3 agent.pyz run --plan plan.json --out DIR``.
 
 The archive is a pure function of the source: entries sorted, every timestamp 1980-01-01,
 fixed permissions, no compression (zlib versions differ between machines; stored entries do
@@ -27,6 +28,7 @@ FIXED_TIME = (1980, 1, 1, 0, 0, 0)
 FILE_MODE = 0o100644
 SKIPPED_DIRECTORIES = frozenset({"__pycache__"})
 SKIPPED_SUFFIXES = (".pyc", ".pyo")
+SHIPPED_PACKAGES = ("agent", "protocol")  # the agent and the wire contract it shares with the domain
 
 MAIN = f"# -*- coding: utf-8 -*-\nimport {ENTRY_MODULE}\n{ENTRY_MODULE}.{ENTRY_FUNCTION}()\n"
 
@@ -49,11 +51,12 @@ def bundle_key(version: str, sha256: str) -> str:
 def entries(package: Path = PACKAGE) -> list[tuple[str, Path]]:
     """(archive name, source file) for the agent, sorted by archive name."""
     found = [("storagebench/__init__.py", package / "__init__.py")]
-    for path in (package / "agent").rglob("*"):
-        relative = path.relative_to(package.parent)
-        if not path.is_file() or SKIPPED_DIRECTORIES & set(relative.parts) or path.suffix in SKIPPED_SUFFIXES:
-            continue
-        found.append((relative.as_posix(), path))
+    for shipped in SHIPPED_PACKAGES:
+        for path in (package / shipped).rglob("*"):
+            relative = path.relative_to(package.parent)
+            skipped = SKIPPED_DIRECTORIES & set(relative.parts) or path.suffix in SKIPPED_SUFFIXES
+            if path.is_file() and not skipped:
+                found.append((relative.as_posix(), path))
     return sorted(found)
 
 

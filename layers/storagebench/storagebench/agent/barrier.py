@@ -3,7 +3,7 @@ check they are still there between steps, and tell them to finish.
 
 Every call goes to a machine's control endpoint (``agent.control``). A machine that never
 answers, answers ``failed`` or answers a state it cannot be in is named in a typed error
-(``agent.topology``): role, index, instance id, address and what was seen.
+(``protocol.topology``): role, index, instance id, address and what was seen.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import urllib.request
 from typing import Any, Callable, Dict, List, Optional, Set
 
 from storagebench.agent.control import FAILED, FINISHED, READY, STATES
-from storagebench.agent.topology import (
+from storagebench.protocol.topology import (
     BarrierTimeoutError,
     Machine,
     NodeFailedError,

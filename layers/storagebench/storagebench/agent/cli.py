@@ -9,7 +9,7 @@ Exit status: 0 all steps measured; 1 some steps failed (their siblings' results 
 7 another machine of a multi-machine plan failed, was lost or was not ready in time (the
 manifest's error names it; steps measured before stay); 130 interrupted (teardown still ran).
 
-A plan with ``topology`` (agent.topology) is one machine of a multi-machine config: client 0 runs
+A plan with ``topology`` (protocol.topology) is one machine of a multi-machine config: client 0 runs
 the steps as above, any other machine serves its state and holds until client 0 says finish
 (agent.node), locally with ``run`` as on AWS with ``task``.
 """
@@ -24,12 +24,12 @@ from typing import List, Optional
 
 from storagebench import __version__
 from storagebench.agent import task
-from storagebench.agent.caveats import plan_caveats
 from storagebench.agent.devices import list_block_devices
-from storagebench.agent.plan import PlanError, TargetSpec, check_plan
 from storagebench.agent.runner import EXIT_INVALID, Runner
 from storagebench.agent.sweep import sweep
 from storagebench.agent.sysinfo import system_facts
+from storagebench.protocol.caveats import plan_caveats
+from storagebench.protocol.plan import PlanError, TargetSpec, check_plan
 
 DEFAULT_MOUNT_ROOT = "/mnt/storagebench"
 DEFAULT_VOLUMES_DIR = "/var/tmp/storagebench-volumes"

@@ -3,7 +3,7 @@
 AWS documents that empty EBS volumes deliver their full performance at once and that only
 volumes created from a snapshot (or copies) need initialisation ("Initialize Amazon EBS
 volumes"). Instead of assuming it, the agent measures it: evenly spaced extents
-(``agent.sample_layout``: ``sample_bytes`` per device, at most an eighth of it) are read once cold
+(``protocol.sample_layout``: ``sample_bytes`` per device, at most an eighth of it) are read once cold
 and then once more (warm), each extent by its own ``dd iflag=direct skip=...`` (queue depth 1, the
 page cache neither polluted nor measured), a device's extents in order from one shell per pass.
 The manifest keeps dd's own seconds per extent (the read times) and each pass's time on the
@@ -19,10 +19,17 @@ from typing import Dict, List, Optional, Tuple
 
 from storagebench.agent.engines import PhaseContext, _start_all
 from storagebench.agent.log import utc_now
-from storagebench.agent.manifest import STATUS_FAILED, STATUS_OK, PrewarmDevice, PrewarmResult, SampledExtent
-from storagebench.agent.plan import Prewarm
 from storagebench.agent.proc import CommandError
-from storagebench.agent.sample_layout import (
+from storagebench.agent.targets import Prepared
+from storagebench.protocol.manifest import (
+    STATUS_FAILED,
+    STATUS_OK,
+    PrewarmDevice,
+    PrewarmResult,
+    SampledExtent,
+)
+from storagebench.protocol.plan import Prewarm
+from storagebench.protocol.sample_layout import (
     DEFAULT_EXTENTS,
     DEFAULT_SAMPLE_BYTES,
     MIB,
@@ -31,7 +38,6 @@ from storagebench.agent.sample_layout import (
     block_bytes,
     sample_layout,
 )
-from storagebench.agent.targets import Prepared
 
 PASS_TIMEOUT_S = 48 * 3600.0  # as the full read's: a pass reads at most an eighth of the volume
 _COPIED = re.compile(r"(\d+) bytes? (?:\([^)]*\) )?copied,\s*(\d+(?:[.,]\d+)?(?:e[+-]?\d+)?)\s*s")

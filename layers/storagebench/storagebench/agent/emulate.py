@@ -31,13 +31,13 @@ import time
 from typing import Callable, Dict, List, Optional, Tuple
 
 from storagebench.agent.log import utc_now
-from storagebench.agent.plan import EMULATORS, Emulation, EmulationLimits, Phase
 from storagebench.agent.proc import CommandError, run
 from storagebench.agent.throttle import Served, Throttle, ThrottleError, create_throttle
 from storagebench.agent.twin.fuse import MAX_IO, FuseError
 from storagebench.agent.twin.loop_record import remove_record, write_record
 from storagebench.agent.twin.model import RESTORE_SHARE
 from storagebench.agent.twin.volume import TwinError, TwinVolume, native_problem, twin_unavailable
+from storagebench.protocol.plan import EMULATORS, Emulation, EmulationLimits, Phase
 
 MIB = 1 << 20
 TWIN_REQUEST_KIB = MAX_IO // 1024  # the largest request a twin takes whole

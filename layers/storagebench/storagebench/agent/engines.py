@@ -14,10 +14,11 @@ import shutil
 import time
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
-from storagebench.agent.fio_output import split_fio_output
-from storagebench.agent.fio_summary import DirectionSummary, FioSummaryError, summarize_fio
 from storagebench.agent.log import utc_now
-from storagebench.agent.manifest import (
+from storagebench.agent.proc import Child, CommandError, Finished, in_cgroup
+from storagebench.protocol.fio_output import split_fio_output
+from storagebench.protocol.fio_summary import DirectionSummary, FioSummaryError, summarize_fio
+from storagebench.protocol.manifest import (
     STATUS_FAILED,
     STATUS_OK,
     PhaseResult,
@@ -25,10 +26,9 @@ from storagebench.agent.manifest import (
     Timing,
     write_json_atomic,
 )
-from storagebench.agent.measurable import too_small
-from storagebench.agent.plan import Phase
-from storagebench.agent.proc import Child, CommandError, Finished, in_cgroup
-from storagebench.agent.sla import Measured, Probe, judge, search
+from storagebench.protocol.measurable import too_small
+from storagebench.protocol.plan import Phase
+from storagebench.protocol.sla import Measured, Probe, judge, search
 
 DEFAULT_TIMEOUT_S = 12 * 3600
 
@@ -337,7 +337,7 @@ def _fio_jobs(phase: Phase) -> int:
 
 
 def _fio_search(phase: Phase, ctx: PhaseContext, result: PhaseResult, timeout_s: float) -> None:
-    """Probe rates until the SLA's limit is bracketed (``agent.sla``); every probe is kept."""
+    """Probe rates until the SLA's limit is bracketed (``protocol.sla``); every probe is kept."""
     spec = phase["search"]
     jobs = _fio_jobs(phase)
     deadline = time.monotonic() + timeout_s

@@ -27,7 +27,7 @@ from typing import Any, Callable, Dict, Optional
 
 from storagebench.agent.aws.credentials import DEFAULT_ENDPOINT
 from storagebench.agent.log import Progress, utc_now
-from storagebench.agent.manifest import STATUS_OK, write_json_atomic
+from storagebench.protocol.manifest import STATUS_OK, write_json_atomic
 
 INSTANCE_ACTION_PATH = "/latest/meta-data/spot/instance-action"
 TOKEN_PATH = "/latest/api/token"

@@ -8,7 +8,7 @@ import sys
 import threading
 from typing import Any, Dict, Optional, TextIO
 
-from storagebench.agent.manifest import write_json_atomic
+from storagebench.protocol.manifest import write_json_atomic
 
 
 def utc_now() -> str:

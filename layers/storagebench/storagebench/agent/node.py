@@ -8,7 +8,7 @@
   its targets and runs its hooks, then holds until the primary says finish (an extra client
   first waits for the servers, and serves ``fio --server`` while it holds).
 
-Every hook of every machine gets the topology environment (``agent.topology``).
+Every hook of every machine gets the topology environment (``protocol.topology``).
 """
 
 from __future__ import annotations
@@ -18,9 +18,9 @@ from typing import Callable, Dict, List, Optional
 from storagebench.agent import barrier
 from storagebench.agent.control import FAILED, FINISHED, READY, ControlEndpoint
 from storagebench.agent.fio_server import FioServer
-from storagebench.agent.plan import Plan
 from storagebench.agent.proc import CommandError
-from storagebench.agent.topology import (
+from storagebench.protocol.plan import Plan
+from storagebench.protocol.topology import (
     CLIENT_ROLE,
     NodeLostError,
     Topology,

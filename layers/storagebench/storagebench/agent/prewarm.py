@@ -18,10 +18,10 @@ from typing import List, Optional
 from storagebench.agent.cold_read import sampled_read
 from storagebench.agent.engines import PhaseContext, _start_all
 from storagebench.agent.log import utc_now
-from storagebench.agent.manifest import STATUS_FAILED, STATUS_OK, PrewarmDevice, PrewarmResult
-from storagebench.agent.plan import Prewarm
 from storagebench.agent.proc import CommandError
 from storagebench.agent.targets import Prepared
+from storagebench.protocol.manifest import STATUS_FAILED, STATUS_OK, PrewarmDevice, PrewarmResult
+from storagebench.protocol.plan import Prewarm
 
 MIB = 1 << 20
 DEFAULT_BLOCK = {"dd": "1M", "fio": "128k"}  # the classic command; AWS's documented fio command

@@ -21,7 +21,13 @@ from storagebench.agent.emulate import EmulatedFleet, EmulationError, cgroup_nam
 from storagebench.agent.engines import PhaseContext, clear_workdir, run_phase
 from storagebench.agent.interruption import stop_reason
 from storagebench.agent.log import Progress, utc_now
-from storagebench.agent.manifest import (
+from storagebench.agent.node import Solo, role_for
+from storagebench.agent.prewarm import prewarm_announcement, prewarm_summary, prewarm_target
+from storagebench.agent.proc import Child, CommandError
+from storagebench.agent.sysinfo import system_facts
+from storagebench.agent.targets import Prepared, TargetError, Targets
+from storagebench.agent.throttle import ThrottleError
+from storagebench.protocol.manifest import (
     MANIFEST_VERSION,
     STATUS_FAILED,
     STATUS_OK,
@@ -31,15 +37,9 @@ from storagebench.agent.manifest import (
     StepResult,
     write_json_atomic,
 )
-from storagebench.agent.node import Solo, role_for
-from storagebench.agent.plan import Phase, Plan, Step, TargetSpec, check_plan
-from storagebench.agent.prewarm import prewarm_announcement, prewarm_summary, prewarm_target
-from storagebench.agent.proc import Child, CommandError
-from storagebench.agent.sla import answer_text
-from storagebench.agent.sysinfo import system_facts
-from storagebench.agent.targets import Prepared, TargetError, Targets
-from storagebench.agent.throttle import ThrottleError
-from storagebench.agent.topology import TopologyError, node_label
+from storagebench.protocol.plan import Phase, Plan, Step, TargetSpec, check_plan
+from storagebench.protocol.sla import answer_text
+from storagebench.protocol.topology import TopologyError, node_label
 
 EXIT_OK = 0
 EXIT_PARTIAL = 1
@@ -231,7 +231,7 @@ class Runner:
                     os.environ,
                     SB_RUN_ID=self.plan["run_id"],
                     SB_CONFIG_ID=self.plan["config_id"],
-                    **self.role.hook_env,  # the topology environment (agent.topology), if any
+                    **self.role.hook_env,  # the topology environment (protocol.topology), if any
                     **(extra_env or {}),
                 ),
             ).wait()

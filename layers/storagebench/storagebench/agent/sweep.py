@@ -124,7 +124,7 @@ def resources_of(
             cgroups += [
                 os.path.join(root, d)
                 for d in os.listdir(root)
-                # a node of a multi-machine config adds :<role>-<index> (agent.topology.node_label)
+                # a node of a multi-machine config adds :<role>-<index> (protocol.topology.node_label)
                 if (d.startswith(wanted) if config_id is None else d == wanted or d.startswith(wanted + ":"))
             ]
     return {

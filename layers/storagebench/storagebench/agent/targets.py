@@ -17,7 +17,6 @@ import shutil
 import time
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
-from storagebench.agent.caveats import EMULATOR_LABEL_PREFIX
 from storagebench.agent.devices import (
     BlockDevice,
     DeviceError,
@@ -27,9 +26,10 @@ from storagebench.agent.devices import (
 )
 from storagebench.agent.emulate import EmulatedFleet, EmulationError, destroy_loop
 from storagebench.agent.log import Progress
-from storagebench.agent.manifest import CleanupReport, DeviceInfo, TargetResult
-from storagebench.agent.plan import BLOCK_KINDS, NETWORK_KINDS, TargetSpec
 from storagebench.agent.proc import CommandError, run
+from storagebench.protocol.caveats import EMULATOR_LABEL_PREFIX
+from storagebench.protocol.manifest import CleanupReport, DeviceInfo, TargetResult
+from storagebench.protocol.plan import BLOCK_KINDS, NETWORK_KINDS, TargetSpec
 
 MKFS = {
     "xfs": ["mkfs.xfs", "-f", "-K", "-q"],

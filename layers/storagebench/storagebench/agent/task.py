@@ -53,14 +53,14 @@ from typing import Any, List, Optional
 from storagebench.agent.aws.client import AwsError, Client
 from storagebench.agent.aws.s3 import S3, DirectorySync, parse_s3_uri
 from storagebench.agent.aws.states import StepFunctions, TaskGoneError
-from storagebench.agent.caveats import plan_caveats
 from storagebench.agent.interruption import ERROR_NAME as INTERRUPTION_ERROR
 from storagebench.agent.interruption import InterruptionWatcher, notice_cause, record_notice
 from storagebench.agent.log import Progress
 from storagebench.agent.node import Node, in_node_mode
 from storagebench.agent.packages import PackageError, ensure_packages, needs
-from storagebench.agent.plan import Plan, PlanError, check_plan
 from storagebench.agent.runner import EXIT_INTERRUPTED, EXIT_OK, Runner
+from storagebench.protocol.caveats import plan_caveats
+from storagebench.protocol.plan import Plan, PlanError, check_plan
 
 EXIT_FAILED = 1
 EXIT_USAGE = 2

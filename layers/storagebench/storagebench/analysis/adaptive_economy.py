@@ -13,7 +13,7 @@ import statistics
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from storagebench.agent.adaptive import STOP_PRECISION, decide, half_width_pct
+from storagebench.protocol.adaptive import STOP_PRECISION, decide, half_width_pct
 from storagebench.request.repetitions import AdaptiveRepetitions
 
 

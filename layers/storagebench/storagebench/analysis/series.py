@@ -37,9 +37,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from storagebench.agent.manifest import STATUS_OK
 from storagebench.analysis.burst import detect_knee
 from storagebench.analysis.environment import environment_of
+from storagebench.protocol.manifest import STATUS_OK
 from storagebench.results.collect import PhaseDirOutsideError, phase_dir, read_manifest_file
 from storagebench.results.errors import ManifestError, ParseError
 from storagebench.results.fio_logs import Series, find_logs, read_log, sum_series

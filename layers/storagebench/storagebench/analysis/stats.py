@@ -18,7 +18,7 @@ certainty than two runs give. With few repetitions (``FEW_REPETITIONS``) the sum
 a single repetition gets no interval at all.
 
 No numpy/scipy: this ships in a Lambda layer, so the t quantile is computed in the standard library
-(``agent.student_t``, by inverting the regularized incomplete beta function), the same function the
+(``protocol.student_t``, by inverting the regularized incomplete beta function), the same function the
 agent's adaptive repetitions stop on.
 """
 
@@ -31,7 +31,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from storagebench.agent.student_t import regularized_incomplete_beta, t_cdf, t_quantile
+from storagebench.protocol.student_t import regularized_incomplete_beta, t_cdf, t_quantile
 from storagebench.results.records import Direction, ResultRecord
 
 __all__ = [

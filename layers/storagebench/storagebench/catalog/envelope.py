@@ -13,7 +13,7 @@ hard-coded here except unit conversions. Three layers:
   that hits the instance limit rather than the volume limit can say so.
 
 :func:`emulation_limits` turns a volume envelope into the ceilings of a loop-device emulation
-(``storagebench.agent.plan.EmulationLimits``), with the credit bucket scaled down in time;
+(``storagebench.protocol.plan.EmulationLimits``), with the credit bucket scaled down in time;
 :func:`emulation_latency` gives the emulation the volume type's per-I/O service time.
 """
 
@@ -23,10 +23,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from storagebench.agent.plan import EmulationLimits
 from storagebench.catalog.loader import ebs_volume_type
 from storagebench.catalog.loader import instance_type as catalog_instance_type
 from storagebench.catalog.models import EbsVolumeType, SizeTier
+from storagebench.protocol.plan import EmulationLimits
 
 __all__ = [
     "BoundBy",

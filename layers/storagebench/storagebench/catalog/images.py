@@ -10,7 +10,7 @@ A config names its image one of three ways:
 * an SSM parameter path holding an AMI id: AWS's public ones (``/aws/service/...``) or the
   account's own under ``/storagebench/`` (the only paths the Provision role may read).
 
-What an image family cannot install is ``storagebench.agent.packages.PACKAGES`` (the table the
+What an image family cannot install is ``storagebench.protocol.packages.PACKAGES`` (the table the
 agent installs from) read with the catalog's ``package_rules`` for the source of each gap, so
 the agent and the validation cannot disagree.
 """
@@ -20,10 +20,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from storagebench.agent.packages import PACKAGES
 from storagebench.catalog.loader import load_catalog
 from storagebench.catalog.models import Architecture, ImageSpec
 from storagebench.core.state import ImageRef
+from storagebench.protocol.packages import PACKAGES
 
 DEFAULT_IMAGE = "al2023"
 AMI_ID = re.compile(r"ami-[0-9a-f]{8,17}")  # fullmatch: "$" would let a trailing newline through

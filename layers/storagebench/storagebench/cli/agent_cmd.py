@@ -17,11 +17,11 @@ from typing import Annotated, Any
 import typer
 from rich.text import Text
 
-from storagebench.agent.caveats import plan_caveats
-from storagebench.agent.plan import Plan
 from storagebench.cli.console import err, fail, out, print_json
 from storagebench.cli.options import parse_emulate, parse_params
 from storagebench.core.clock import stamp
+from storagebench.protocol.caveats import plan_caveats
+from storagebench.protocol.plan import Plan
 
 ADHOC_INSTANCE = "c5.4xlarge"  # no 30-minute EBS burst: the instance does not cap ad-hoc targets
 
@@ -95,9 +95,9 @@ def agent(
     as_json: Annotated[bool, typer.Option("--json", help="print the records as JSON")] = False,
 ) -> None:
     """Run workloads on this machine with the benchmark agent and print the normalized records."""
-    from storagebench.agent.plan import EMULATORS, PlanError, check_plan
     from storagebench.agent.runner import EXIT_OK, Runner
     from storagebench.planning import LocalOptions, LocalTargetError, build_plan, local_targets
+    from storagebench.protocol.plan import EMULATORS, PlanError, check_plan
     from storagebench.request import RequestError, load_request, parse_request
     from storagebench_local.native_twin import with_native_twin
 
@@ -156,7 +156,7 @@ def agent(
 
 def warn_about_targets(plan: Plan) -> None:
     """On stderr, before anything runs: what emulated volumes and directories cannot measure, in the
-    words the report opens with (``agent.caveats``), so --json output on stdout stays clean."""
+    words the report opens with (``protocol.caveats``), so --json output on stdout stays clean."""
     for caveat in plan_caveats(plan.get("targets") or []):
         err.print(Text.assemble(("warning: ", "bold yellow"), caveat), highlight=False, soft_wrap=True)
 

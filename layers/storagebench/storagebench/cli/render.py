@@ -177,8 +177,8 @@ def aggregate_listing(
 
 def caveats(console: Console, records: Sequence[ResultRecord]) -> frozenset[str]:
     """Print first what these results cannot mean (emulated volumes, directory targets: the
-    report's and the agent's words, ``agent.caveats``); returns the configs measured on emulation."""
-    from storagebench.agent.caveats import EMULATED_LABEL_PREFIX, label_caveats
+    report's and the agent's words, ``protocol.caveats``); returns the configs measured on emulation."""
+    from storagebench.protocol.caveats import EMULATED_LABEL_PREFIX, label_caveats
 
     labels: dict[str, list[str]] = {}
     for record in records:

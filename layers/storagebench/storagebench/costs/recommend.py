@@ -28,10 +28,10 @@ from typing import Literal
 
 from pydantic import Field
 
-from storagebench.agent.caveats import emulated_caveat
 from storagebench.analysis.stats import Aggregate, Summary, aggregate
 from storagebench.costs.measures import TOTAL_LABEL, Frozen, MeasureKey, measurement_name, with_totals
 from storagebench.costs.monthly import fmt_usd
+from storagebench.protocol.caveats import emulated_caveat
 from storagebench.request.requirements import Requirement, RequirementError, parse_requirement
 from storagebench.results.records import ResultRecord
 

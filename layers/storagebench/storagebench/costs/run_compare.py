@@ -27,12 +27,12 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from storagebench.agent.caveats import emulated_caveat
 from storagebench.analysis.significance import ALPHA, MIN_EFFECT_PCT, POWER, Outcome, judge
 from storagebench.analysis.stats import Aggregate, aggregate
 from storagebench.core.clock import parse_iso
 from storagebench.costs.measures import METRICS, Frozen, MetricSpec, with_totals
 from storagebench.costs.recommend import EMULATED_LABEL
+from storagebench.protocol.caveats import emulated_caveat
 from storagebench.store.models import RunDocument, decode_run
 
 __all__ = [

@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 from datetime import UTC
 from typing import Any
 
-from storagebench.agent.caveats import EMULATED_LABEL_PREFIX
 from storagebench.core.clock import parse_iso
 from storagebench.export.schema import COLUMN_NAMES
+from storagebench.protocol.caveats import EMULATED_LABEL_PREFIX
 from storagebench.request import BenchmarkRequest, RequestError, parse_request
 from storagebench.request.model import Config
 from storagebench.results.records import ResultRecord

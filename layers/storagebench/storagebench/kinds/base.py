@@ -19,10 +19,10 @@ from storagebench.core.errors import NotYetConsistentError
 from storagebench.workloads.profile import TargetContext
 
 if TYPE_CHECKING:
-    from storagebench.agent.plan import TargetSpec
     from storagebench.catalog.envelope import TargetEnvelope
     from storagebench.catalog.network import StorageSide
     from storagebench.core.state import FileSystemRef, LaunchVolume, Resources
+    from storagebench.protocol.plan import TargetSpec
     from storagebench.request.model import EbsTarget, EfsTarget, FsxLustreTarget
 
 T = TypeVar("T")

@@ -5,14 +5,14 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Literal
 
-from storagebench.agent.plan import TargetSpec
-from storagebench.agent.sample_layout import PASSES, sample_layout
 from storagebench.catalog.envelope import TargetEnvelope, volume_envelope
 from storagebench.catalog.loader import ebs_volume_type
 from storagebench.core.errors import NotYetConsistentError
 from storagebench.core.numbers import num
 from storagebench.core.state import LaunchVolume, Resources
 from storagebench.kinds.base import GIB_PER_TIB, MIB, Bill, EbsVolumeBill, Initialisation, Rates, StorageKind
+from storagebench.protocol.plan import TargetSpec
+from storagebench.protocol.sample_layout import PASSES, sample_layout
 from storagebench.request.model import EbsTarget
 from storagebench.workloads.profile import TargetContext
 

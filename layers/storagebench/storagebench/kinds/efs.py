@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import math
 
-from storagebench.agent.plan import TargetSpec
 from storagebench.catalog.efs_envelope import EfsEnvelope, EfsRates, efs_envelope
 from storagebench.catalog.network import StorageSide
 from storagebench.core.numbers import num
 from storagebench.core.state import Resources
 from storagebench.kinds.base import Bill, EfsBill, Rates, StorageKind, recorded_file_system
+from storagebench.protocol.plan import TargetSpec
 from storagebench.request.model import EfsTarget
 
 # CreateFileSystem makes an EFS file system available within seconds; the mount target in the

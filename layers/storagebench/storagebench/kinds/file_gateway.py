@@ -3,11 +3,11 @@ the config's instance mounts: billed as the appliance's hours and disks."""
 
 from __future__ import annotations
 
-from storagebench.agent.plan import TargetSpec
 from storagebench.catalog.network import StorageSide, network_limits
 from storagebench.core.errors import NotYetConsistentError, ProvisioningError
 from storagebench.core.state import Resources
 from storagebench.kinds.base import INSTANCE_READY_S, Bill, EbsVolumeBill, InstanceBill, StorageKind
+from storagebench.protocol.plan import TargetSpec
 from storagebench.request.model import Config, FileGatewayTarget
 
 # A File Gateway: the appliance boots like any instance (INSTANCE_READY_S), then activation,

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from storagebench.agent.plan import TargetSpec
 from storagebench.catalog.envelope import mb_to_mib
 from storagebench.catalog.loader import load_catalog
 from storagebench.catalog.network import StorageSide
@@ -16,6 +15,7 @@ from storagebench.kinds.base import (
     StorageKind,
     recorded_file_system,
 )
+from storagebench.protocol.plan import TargetSpec
 from storagebench.request.model import FsxLustreTarget
 
 # FSx for Lustre documents only "within minutes" (aws.amazon.com/fsx/lustre/faqs); creations of

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from storagebench.agent.plan import TargetSpec
 from storagebench.core.state import Resources
 from storagebench.kinds.base import Bill, StorageKind
+from storagebench.protocol.plan import TargetSpec
 from storagebench.request.model import EbsTarget, LocalTarget
 
 

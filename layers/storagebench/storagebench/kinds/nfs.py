@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from storagebench.agent.plan import TargetSpec
 from storagebench.catalog.network import StorageSide
 from storagebench.core.state import Resources
 from storagebench.kinds.base import Bill, StorageKind
+from storagebench.protocol.plan import TargetSpec
 from storagebench.request.model import NfsTarget
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from storagebench.agent.caveats import EMULATED_LABEL_PREFIX, EMULATOR_LABEL_PREFIX
 from storagebench.kinds.base import StorageKind, UnknownKindError
 from storagebench.kinds.ebs import Ebs
 from storagebench.kinds.efs import Efs
@@ -14,6 +13,7 @@ from storagebench.kinds.fsx_lustre import FsxLustre
 from storagebench.kinds.instance_store import InstanceStore
 from storagebench.kinds.local import Local
 from storagebench.kinds.nfs import Nfs
+from storagebench.protocol.caveats import EMULATED_LABEL_PREFIX, EMULATOR_LABEL_PREFIX
 
 if TYPE_CHECKING:
     from storagebench.request.model import Config

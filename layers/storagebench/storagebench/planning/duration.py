@@ -42,15 +42,15 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from storagebench.agent.plan import Phase, Step
-from storagebench.agent.sample_layout import SAMPLE_BLOCK
-from storagebench.agent.sla import expected_probes
 from storagebench.catalog.network import network_limits
 from storagebench.kinds import Rates, kind_of
 from storagebench.kinds.base import INSTANCE_READY_S, MIB
 from storagebench.kinds.reach import storage_side
 from storagebench.planning.initialisation import prewarm_reads, sample_bytes
 from storagebench.planning.steps import plan_steps
+from storagebench.protocol.plan import Phase, Step
+from storagebench.protocol.sample_layout import SAMPLE_BLOCK
+from storagebench.protocol.sla import expected_probes
 from storagebench.request.model import BenchmarkRequest, Config, Target, target_mode
 from storagebench.workloads.params import parse_duration, parse_size
 
@@ -221,7 +221,7 @@ def _phase_seconds(phase: Phase, target: Target, rates: Rates | None, tally: _Ta
             _fio_job_seconds({**shared, **job["options"]}, filesystem, rates, tally) for job in fio["jobs"]
         ]
         # fio lays out every job's files first, then runs the jobs at once (no stonewall is used);
-        # a latency-SLA search runs them once per probe (agent.sla), on the files laid out once.
+        # a latency-SLA search runs them once per probe (protocol.sla), on the files laid out once.
         probes = expected_probes(phase["search"]) if "search" in phase else 1
         return sum(layout for layout, _ in parts) + max(run for _, run in parts) * probes
     if "timeout_s" in phase:  # a bounded phase: at most this long

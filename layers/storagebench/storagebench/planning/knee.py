@@ -28,12 +28,12 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from storagebench.agent.plan import Phase, Step
 from storagebench.catalog.envelope import TargetEnvelope, credit_drain, emulation_latency
 from storagebench.kinds import kind_of
 from storagebench.kinds.base import MIB
 from storagebench.planning.duration import STEP_OVERHEAD_S, phase_seconds, target_rates
 from storagebench.planning.steps import plan_steps
+from storagebench.protocol.plan import Phase, Step
 from storagebench.request.model import BenchmarkRequest, Config, Target
 from storagebench.workloads.params import parse_size
 

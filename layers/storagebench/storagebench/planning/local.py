@@ -14,10 +14,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from storagebench.agent.plan import Emulation, EmulationLimits, TargetSpec
 from storagebench.catalog.envelope import emulation_latency, emulation_limits, volume_envelope
 from storagebench.kinds import kind_of
 from storagebench.kinds.ebs import disk_spec
+from storagebench.protocol.plan import Emulation, EmulationLimits, TargetSpec
 from storagebench.request.model import Config, EbsTarget
 
 GIB = 1 << 30

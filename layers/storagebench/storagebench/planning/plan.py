@@ -7,9 +7,9 @@ rest of the plan (steps, pre-warm, hooks) is the same on both.
 
 from __future__ import annotations
 
-from storagebench.agent.plan import PLAN_VERSION, Plan, Prewarm, TargetSpec, check_plan
 from storagebench.planning.initialisation import prewarm_reads, sample_bytes
 from storagebench.planning.steps import plan_steps
+from storagebench.protocol.plan import PLAN_VERSION, Plan, Prewarm, TargetSpec, check_plan
 from storagebench.request.model import BenchmarkRequest
 
 

@@ -6,7 +6,7 @@ slow drift (a gp2 bucket emptying, a noisy neighbour) spreads over all workloads
 biasing one.
 
 Adaptive repetitions (``{min, max, ci_pct}``) plan ``max`` steps per series, each carrying the
-series' policy (``agent.plan.Adaptive``): the series id (the step id without its repetition),
+series' policy (``protocol.plan.Adaptive``): the series id (the step id without its repetition),
 the metric the report heads the workload with (``costs.measures.INTENT_METRICS``, the first one
 the phase's engine measures) and the phase judged (the step's last: the measured one after any
 preparation). The agent stops a series when its metric is precise enough (``agent.adaptive``);
@@ -19,9 +19,9 @@ from __future__ import annotations
 import hashlib
 import re
 
-from storagebench.agent.plan import Adaptive, FioSpec, Phase, Step
 from storagebench.costs.measures import INTENT_METRICS, RATE_FIRST
 from storagebench.kinds import kind_of
+from storagebench.protocol.plan import Adaptive, FioSpec, Phase, Step
 from storagebench.request.model import (
     BenchmarkRequest,
     Config,

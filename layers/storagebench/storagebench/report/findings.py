@@ -8,9 +8,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from storagebench.agent.caveats import EMULATED_LABEL_PREFIX, label_caveats
 from storagebench.analysis.delivery import INSTANCE_BOUND, NETWORK_BOUND
 from storagebench.costs.measures import TOTAL_LABEL
+from storagebench.protocol.caveats import EMULATED_LABEL_PREFIX, label_caveats
 from storagebench.report.fmt import EMULATED_MARK, num, pct
 from storagebench.report.model import METRIC_INFO, Finding, RegressionRow, Report
 
@@ -236,7 +236,7 @@ def emulated_configs(report: Report) -> frozenset[str]:
 def caveats(report: Report) -> list[str]:
     """What the numbers cannot mean, the report's first lines: emulated volumes (their latency is
     not EBS's) and directory targets (the host's file system and page cache), in the words the
-    agent prints before it runs (``agent.caveats``)."""
+    agent prints before it runs (``protocol.caveats``)."""
     return label_caveats({row.config_id: row.environment for row in report.configs})
 
 

@@ -329,7 +329,7 @@ class SlaRepetition(_Model):
         description="[highest rate met, lowest rate missed] asked of fio; one rate when a bound decided"
     )
     stopped: str = Field(description="why the search ended, in words")
-    stop: str = Field(description="why the search ended, as the agent names it (agent.sla STOP_*)")
+    stop: str = Field(description="why the search ended, as the agent names it (protocol.sla STOP_*)")
     answer_probe: int | None = Field(description="the probe the answer is (None when not met)")
     above_range: bool = Field(description="even the highest rate probed met the SLA: the limit is higher")
     probes: list[SlaProbe] = Field(description="every probe, in the order run")

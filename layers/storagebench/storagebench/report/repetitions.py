@@ -17,8 +17,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from storagebench.agent.adaptive import STOP_MAX
 from storagebench.core.series import ConfigRepetitions, SeriesOutcome
+from storagebench.protocol.adaptive import STOP_MAX
 from storagebench.report.model import METRIC_INFO, Finding
 
 __all__ = [

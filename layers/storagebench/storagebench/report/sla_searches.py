@@ -1,6 +1,6 @@
 """Latency-SLA searches read as answers: "how many IOPS does gp3 give me under 1 ms p99".
 
-A search (``agent.sla``, validated into ``ResultRecord.sla`` by Collect) bisects fio's rate between
+A search (``protocol.sla``, validated into ``ResultRecord.sla`` by Collect) bisects fio's rate between
 a lowest and a highest rate; every record of its phase (one per direction) carries the whole
 search. This module turns each search into words: the target (``p99 <= 1 ms``), the answer (the
 IOPS fio *achieved* at the highest rate that met the SLA, or that even the lowest rate missed it),
@@ -17,14 +17,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from storagebench.agent.sla import (
+from storagebench.core.numbers import num
+from storagebench.protocol.sla import (
     STOP_HIGHEST_MET,
     STOP_LOWEST_FAILED,
     STOP_MAX_PROBES,
     STOP_RESOLUTION,
     STOP_TOLERANCE,
 )
-from storagebench.core.numbers import num
 from storagebench.report.model import SlaLimit, SlaRepetition
 from storagebench.results.records import ResultRecord, SlaProbe, SlaSearch
 

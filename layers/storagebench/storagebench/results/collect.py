@@ -35,10 +35,10 @@ from typing import Any, TypedDict
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from storagebench.agent.manifest import MANIFEST_VERSION, STATUS_FAILED, STATUS_OK
-from storagebench.agent.measurable import LABEL as TOO_SMALL
-from storagebench.agent.measurable import too_small
 from storagebench.core.series import SeriesOutcome, SteadyStateOutcome
+from storagebench.protocol.manifest import MANIFEST_VERSION, STATUS_FAILED, STATUS_OK
+from storagebench.protocol.measurable import LABEL as TOO_SMALL
+from storagebench.protocol.measurable import too_small
 from storagebench.results.clients.aggregate import (
     aggregate_clients,
     all_clients_disagreements,
@@ -406,7 +406,7 @@ def _client_fio_records(
 
 
 def _flag_too_small(records: list[ResultRecord]) -> tuple[list[ResultRecord], list[str]]:
-    """Records too small to measure (``agent.measurable``) get the ``too-small`` label and a note."""
+    """Records too small to measure (``protocol.measurable``) get the ``too-small`` label and a note."""
     flagged: list[ResultRecord] = []
     notes: list[str] = []
     for record in records:

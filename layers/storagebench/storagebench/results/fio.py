@@ -42,7 +42,7 @@ from fractions import Fraction
 from pathlib import PurePath
 from typing import Any, Literal, cast
 
-from storagebench.agent.fio_output import split_fio_output as agent_split_fio_output
+from storagebench.protocol.fio_output import split_fio_output as agent_split_fio_output
 from storagebench.results.errors import FioJobError, ParseError
 from storagebench.results.fio_normal import parse_job_summaries, parse_run_status
 from storagebench.results.records import (

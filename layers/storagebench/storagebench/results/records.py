@@ -52,7 +52,7 @@ class HistogramBucket(BaseModel):
 
 
 class SlaProbe(BaseModel):
-    """One fio run of a latency-SLA search at a fixed rate (``agent.sla``)."""
+    """One fio run of a latency-SLA search at a fixed rate (``protocol.sla``)."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -87,7 +87,7 @@ class SlaSearch(BaseModel):
     )
     answer_probe: int | None = Field(default=None, ge=1)
     bracket: list[int] = Field(description="[highest rate met, lowest rate missed]; one value at a bound")
-    stopped: str = Field(description="why the search ended (agent.sla STOP_*)")
+    stopped: str = Field(description="why the search ended (protocol.sla STOP_*)")
     probes: list[SlaProbe] = Field(min_length=1)
 
 

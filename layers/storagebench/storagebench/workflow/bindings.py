@@ -8,12 +8,12 @@ uses to stand a loop device in for the volume.
 
 from __future__ import annotations
 
-from storagebench.agent.plan import TargetSpec
 from storagebench.catalog import architecture
 from storagebench.catalog.images import image_ref
 from storagebench.core.launch import DATA_DEVICE_LETTERS, ROOT_DEVICE, Market, client_token
 from storagebench.core.state import LaunchSpec, LaunchVolume, NetworkRef, Resources
 from storagebench.kinds import kind_of, storage_option
+from storagebench.protocol.plan import TargetSpec
 from storagebench.request.model import Config, NodeGroup
 
 __all__ = ["agent_targets", "launch_spec", "storage_option"]  # storage_option: kinds' own, re-exported

@@ -17,11 +17,11 @@ import json
 from pathlib import Path
 from typing import Any
 
-from storagebench.agent.plan import Plan
 from storagebench.core.errors import ConfigInterruptedError
 from storagebench.core.interruption import SPOT_TERMINATION_CODE, Interruption, InterruptionStage
 from storagebench.core.launch import client_token
 from storagebench.core.state import ComputeStatus, ConfigState, ErrorInfo, LaunchSpec
+from storagebench.protocol.plan import Plan
 from storagebench.request.purchase import Market, Purchase, market_for
 
 MAX_ATTEMPTS = 3

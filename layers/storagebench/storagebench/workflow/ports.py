@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from storagebench.agent.plan import Plan
 from storagebench.core.clock import Clock, SystemClock
 from storagebench.core.errors import ProvisioningError
 from storagebench.core.guardrails import Guardrails
@@ -35,6 +34,7 @@ from storagebench.gateway.lifecycle import GatewayPorts
 from storagebench.notify import LogNotifier, Notifier
 from storagebench.prices.book import PriceBook
 from storagebench.prices.spot import SpotPriceHistory
+from storagebench.protocol.plan import Plan
 from storagebench.quotas.ports import QuotaReader
 from storagebench.results.records import ResultRecord
 

@@ -3,7 +3,7 @@
 The primary client (index 0) is the config's instance as before; the others are its node groups'
 nodes and its extra clients. Every machine runs the same SSM document with its own plan: the nodes
 and extra clients a plan without steps (their hooks, a control endpoint, a fio server for extra
-clients), the primary the config's plan with the topology (``agent.topology``), so the servers'
+clients), the primary the config's plan with the topology (``protocol.topology``), so the servers'
 hooks run before any client's and every workload starts on all clients at once.
 """
 
@@ -12,9 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from storagebench.agent.plan import PLAN_VERSION, Plan
 from storagebench.core.state import NetworkSpec, NodeRef, PortRule, Resources
 from storagebench.kinds import kind_of
+from storagebench.protocol.plan import PLAN_VERSION, Plan
 from storagebench.request.model import Config, NodeGroup
 from storagebench.request.topology import CLIENT_ROLE, FIO_SERVER_PORT, parse_port
 

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from importlib import resources
 from typing import Any
 
-from storagebench.agent.plan import FioJob, Phase
+from storagebench.protocol.plan import FioJob, Phase
 from storagebench.workloads.command_needs import REQUIRES_HELP, check_requires, parse_requires
 from storagebench.workloads.fio_options import option_problem
 from storagebench.workloads.params import Param, ParamValue, format_size, parse_size

@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from storagebench.agent.plan import Phase
+from storagebench.protocol.plan import Phase
 from storagebench.workloads.params import Param, ParamError, ParamValue, format_size
 
 # "sla": the IOPS sustained under a latency target (workloads.sla); judged on IOPS, never held to

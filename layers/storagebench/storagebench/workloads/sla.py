@@ -5,7 +5,7 @@ One request answers "how many IOPS does gp3 give me under 1 ms p99"::
     {"profile": "sla-randread-4k", "params": {"sla_percentile": 99, "sla_ms": 1.0}}
 
 The profile builds one fio phase with a ``search`` section; the agent bisects fio's
-``rate_iops`` between ``min_iops`` and ``max_iops`` (``agent.sla``), one short time-based run
+``rate_iops`` between ``min_iops`` and ``max_iops`` (``protocol.sla``), one short time-based run
 per probe, and records every probe and the answer. ``max_iops`` "auto" is 1.5x the target's
 expected IOPS (its provisioned or emulated ceiling, with room for burst), else 100,000. The
 queue depth only has to be deep enough to deliver the rate: by Little's law a rate R at
@@ -19,7 +19,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from storagebench.agent.plan import Phase, SearchSpec
+from storagebench.protocol.plan import Phase, SearchSpec
 from storagebench.workloads.params import Param, ParamValue, format_size
 from storagebench.workloads.profile import Builder, Profile, TargetContext
 

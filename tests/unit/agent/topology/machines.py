@@ -94,7 +94,7 @@ class Cluster:
         plan: Dict[str, Any] = {
             "plan_version": 1,
             "run_id": "r-topo",
-            "config_id": "c1",  # every machine of a config has its id (and its own names: agent.topology)
+            "config_id": "c1",  # every machine of a config has its id (and its own names: protocol.topology)
             "targets": [],
             "prewarm": {"method": "none"},
             "steps": [],

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from storagebench.agent import sweep
-from storagebench.agent.topology import node_label
+from storagebench.protocol.topology import node_label
 
 
 def topology(role: str, index: int) -> dict:  # type: ignore[type-arg]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from storagebench.agent.topology import topology_environment, write_topology
+from storagebench.protocol.topology import topology_environment, write_topology
 
 
 def test_the_environment_names_this_machine_and_every_role_in_index_order(tmp_path: Path) -> None:

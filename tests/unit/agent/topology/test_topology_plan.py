@@ -7,7 +7,7 @@ from typing import Any, Dict
 
 import pytest
 
-from storagebench.agent.plan import PlanError, check_plan
+from storagebench.protocol.plan import PlanError, check_plan
 
 
 def machines() -> list:  # type: ignore[type-arg]

@@ -1,4 +1,4 @@
-"""The plan's twin fields (agent.plan.check_plan): ``emulator`` and ``latency`` of an emulated volume."""
+"""The plan's twin fields (protocol.plan.check_plan): ``emulator`` and ``latency`` of an emulated volume."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from typing import Any, Dict, List
 
 import pytest
 
-from storagebench.agent.plan import EMULATORS, PLAN_VERSION, PlanError, check_plan
+from storagebench.protocol.plan import EMULATORS, PLAN_VERSION, PlanError, check_plan
 
 GP3_LATENCY = {"modes": [{"weight": 1, "p50_ms": 0.6, "p99_ms": 1.4}], "source": "a test"}
 

@@ -23,10 +23,10 @@ from storagebench.adapters.agent_bundle import AgentBundle, current_bundle
 from storagebench.adapters.aws.errors import ClientError, aws_call, error_code, workflow_error
 from storagebench.adapters.aws.s3 import S3Artifacts, json_body
 from storagebench.adapters.aws.settings import AwsSettings
-from storagebench.agent.plan import Plan
 from storagebench.core.clock import Clock, SystemClock, iso
 from storagebench.core.errors import AgentError
 from storagebench.core.state import AgentRun, ConfigState, Resources
+from storagebench.protocol.plan import Plan
 from storagebench.workflow.artifact_keys import command_output_prefix, task_token_key
 
 LOG = logging.getLogger(__name__)

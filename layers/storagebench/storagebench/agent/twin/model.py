@@ -35,6 +35,8 @@ import os
 import random
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
+from storagebench.protocol.latency import LatencySpecError, latency_modes, number
+
 MIB = 1 << 20
 KIB = 1 << 10
 Z99 = 2.3263478740408408  # the standard normal's 99th percentile
@@ -102,30 +104,12 @@ class ServiceTime:
 
     @classmethod
     def from_spec(cls, spec: Any, seed: Optional[int] = None) -> ServiceTime:
-        """``{"modes": [{"weight": 1, "p50_ms": 0.6, "p99_ms": 1.4}, ...]}``."""
-        if not isinstance(spec, dict):
-            raise ModelError(f"latency: {spec!r}, an object with modes expected")
-        raw = spec.get("modes")
-        if not isinstance(raw, list) or not raw:
-            raise ModelError(f"latency.modes: {raw!r}, a non-empty list of modes expected")
-        modes = []
-        for index, item in enumerate(raw):
-            path = f"latency.modes[{index}]"
-            if not isinstance(item, dict):
-                raise ModelError(f"{path}: {item!r}, an object expected")
-            for key in ("p50_ms", "p99_ms"):
-                if key not in item:
-                    raise ModelError(f"{path}: {key} missing, p50_ms and p99_ms numbers expected")
-            weight = _number(f"{path}.weight", item.get("weight", 1.0), "a positive number expected")
-            if not weight > 0:
-                raise ModelError(f"{path}.weight: {item.get('weight')!r}, a positive number expected")
-            p50 = _number(f"{path}.p50_ms", item["p50_ms"], "a number expected")
-            p99 = _number(f"{path}.p99_ms", item["p99_ms"], "a number expected")
-            if not 0 < p50 <= p99:
-                given = f"p50_ms {item['p50_ms']!r}, p99_ms {item['p99_ms']!r}"
-                raise ModelError(f"{path}: {given}: 0 < p50_ms <= p99_ms expected")
-            modes.append(Mode(weight, p50 / 1000.0, p99 / 1000.0))
-        return cls(modes, seed)
+        """``{"modes": [{"weight": 1, "p50_ms": 0.6, "p99_ms": 1.4}, ...]}`` (``protocol.latency``)."""
+        try:
+            modes = latency_modes(spec)
+        except LatencySpecError as exc:
+            raise ModelError(str(exc)) from exc
+        return cls([Mode(weight, p50 / 1000.0, p99 / 1000.0) for weight, p50, p99 in modes], seed)
 
     def sample(self) -> float:
         """A mode by its weight, then that lognormal's quantile at a second draw (inverse CDF)."""
@@ -397,15 +381,7 @@ def predict(
 
 def _number(path: str, value: object, expected: str) -> float:
     """``value`` as a float (bools and NaN refused), or a ModelError naming ``path`` and the value."""
-    if isinstance(value, bool):
-        raise ModelError(f"{path}: {value!r}, {expected}")
-    try:
-        result = float(value)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        raise ModelError(f"{path}: {value!r}, {expected}") from None
-    if math.isnan(result):
-        raise ModelError(f"{path}: {value!r}, {expected}")
-    return result
+    return number(path, value, expected, ModelError)
 
 
 def _normal_quantile(q: float) -> float:

@@ -67,8 +67,8 @@ class PhaseResult(TypedDict, total=False):
     files: List[str]
     drop_caches: str  # done | skipped: not root
     volume: List[Dict[str, Any]]  # each device's view of the phase (agent.ebs_stats.summary)
-    warnings: List[str]  # e.g. too small to measure (agent.measurable)
-    search: Dict[str, Any]  # a latency-SLA search: every probe and the answer (agent.sla.SearchResult)
+    warnings: List[str]  # e.g. too small to measure (protocol.measurable)
+    search: Dict[str, Any]  # a latency-SLA search: every probe and the answer (protocol.sla.SearchResult)
     clients: List[str]  # a multi-client fio phase: the fio servers fio --client drove, in order
     missing: List[str]  # a command phase's requires this machine lacks (the command was not started)
 
@@ -169,7 +169,7 @@ class Manifest(TypedDict, total=False):
     emulation: Dict[str, Any]
     hooks: Dict[str, Any]
     cleanup: CleanupReport
-    # A machine of a multi-machine config (agent.topology): its role and index, and what went
+    # A machine of a multi-machine config (protocol.topology): its role and index, and what went
     # wrong telling the others to finish (the primary; the workflow's cleanup releases them anyway).
     topology: Dict[str, Any]
 

@@ -23,8 +23,8 @@ from __future__ import annotations
 import math
 from typing import Any, Callable, Dict, List, Optional, TypedDict
 
-from storagebench.agent.fio_summary import DirectionSummary
-from storagebench.agent.plan import SearchSpec
+from storagebench.protocol.fio_summary import DirectionSummary
+from storagebench.protocol.plan import SearchSpec
 
 STOP_LOWEST_FAILED = "lowest-rate-failed"
 STOP_HIGHEST_MET = "highest-rate-met"

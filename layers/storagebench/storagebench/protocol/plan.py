@@ -12,8 +12,8 @@ import math
 import re
 from typing import Any, Dict, List, Optional, TypedDict
 
-from storagebench.agent.topology import Topology, check_clients, check_topology, is_primary
-from storagebench.agent.twin.model import ModelError, ServiceTime
+from storagebench.protocol.latency import LatencySpecError, latency_modes
+from storagebench.protocol.topology import Topology, check_clients, check_topology, is_primary
 
 PLAN_VERSION = 1
 
@@ -136,7 +136,7 @@ class CommandSpec(TypedDict, total=False):
 
 
 class SearchSpec(TypedDict, total=False):
-    """A latency-SLA search (``agent.sla``): fio phases with it run once per probed rate."""
+    """A latency-SLA search (``protocol.sla``): fio phases with it run once per probed rate."""
 
     percentile: float  # the latency percentile judged, e.g. 99
     target_us: float  # ... must stay at or under this
@@ -208,7 +208,7 @@ class Plan(TypedDict, total=False):
     setup: Optional[str]
     teardown: Optional[str]
     fail_fast: bool
-    # A config of several machines (agent.topology): who this agent is and where the others are.
+    # A config of several machines (protocol.topology): who this agent is and where the others are.
     # Absent: a single machine's plan.
     topology: Topology
 
@@ -270,8 +270,8 @@ def _check_target(problems: List[str], path: str, target: Dict[str, Any]) -> Non
                 )
             if "latency" in emu:
                 try:
-                    ServiceTime.from_spec(emu["latency"])
-                except ModelError as exc:
+                    latency_modes(emu["latency"])
+                except LatencySpecError as exc:
                     problems.append(f"{path}.emulate[{i}].{exc}")
             if "twin_program" in emu:
                 program = emu["twin_program"]
@@ -375,7 +375,7 @@ def _check_search(problems: List[str], path: str, phase: Dict[str, Any]) -> None
 
 
 def _check_sample(problems: List[str], prewarm: Dict[str, Any]) -> None:
-    if "sample_bytes" in prewarm:  # absent: the agent's default (agent.sample_layout)
+    if "sample_bytes" in prewarm:  # absent: the agent's default (protocol.sample_layout)
         _check_positive_int(problems, "prewarm.sample_bytes", prewarm["sample_bytes"], 1 << 20)
     if "sample_extents" in prewarm:
         _check_positive_int(problems, "prewarm.sample_extents", prewarm["sample_extents"])
