@@ -89,7 +89,7 @@ twin: $(TWIN) ## build the EBS twin's compiled data path (.tools/bin/storagebenc
 # it as the mount.nfs of a local instance's Debian root, since this machine's kernel has no NFS client.
 NFS_CLIENT := $(TOOLS)/bin/storagebench-mount-nfs
 
-$(NFS_CLIENT): native/nfs-client/mount_nfs.c scripts/build-nfs-client.sh
+$(NFS_CLIENT): native/nfs-client/mount_nfs.c native/nfs-client/no_portmap.c scripts/build-nfs-client.sh
 	@bash scripts/build-nfs-client.sh $@
 
 nfs-client: ## build the local instances' user-space NFS client (.tools/bin/storagebench-mount-nfs; needs make setup's apt packages)

@@ -11,7 +11,8 @@
  *
  * Options with an effect: nfsvers=/vers=3 (the only version: libnfs 4.0's NFSv4 client is not
  * functional, its own header says so; 4, 4.0, 4.1 are refused), rsize=, wsize=
- * (the largest READ/WRITE this client sends), port= (NFS port), mountport= (MOUNT port, v3),
+ * (the largest READ/WRITE this client sends), port= (NFS port; 0 or absent: 2049), mountport= (MOUNT
+ * port; absent: 20048; no portmapper is asked, the local server runs without one),
  * hard (retry for ever) / soft with timeo= (tenths of a second) and retrans=, ro/rw,
  * ac/noac/actimeo=/acregmin=/acregmax=/acdirmin=/acdirmax= (attribute caching, as FUSE timeouts),
  * proto=tcp/tcp, nolock (locks stay local, as the kernel's nolock), sec=sys.
@@ -38,7 +39,9 @@
 
 #define EXIT_USAGE 1
 #define EXIT_FAILURE_MOUNT 32
-#define DEFAULT_MOUNT_PORT 20048 /* no portmapper beside the local server: its MOUNT service port */
+/* No portmapper beside the local server: NFS where the standard puts it, MOUNT where Linux's mountd is */
+#define DEFAULT_NFS_PORT 2049
+#define DEFAULT_MOUNT_PORT 20048
 #define MAX_IO (1024 * 1024)     /* Linux's largest rsize/wsize */
 
 struct options {
@@ -439,8 +442,7 @@ int main(int argc, char **argv)
     /* Ports and version go through libnfs's URL arguments, its one public way to set them */
     char url[4600];
     int n = snprintf(url, sizeof(url), "nfs://%s%s?version=%d", server, export_path, opts.version);
-    if (opts.port > 0)
-        n += snprintf(url + n, sizeof(url) - (size_t)n, "&nfsport=%d", opts.port);
+    n += snprintf(url + n, sizeof(url) - (size_t)n, "&nfsport=%d", opts.port > 0 ? opts.port : DEFAULT_NFS_PORT);
     if (opts.version == 3)
         n += snprintf(url + n, sizeof(url) - (size_t)n, "&mountport=%d", opts.mountport);
     snprintf(url + n, sizeof(url) - (size_t)n, "&autoreconnect=%d", opts.soft ? opts.retrans : -1);
