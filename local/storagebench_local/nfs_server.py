@@ -117,7 +117,16 @@ class NfsServer:
         self.export_dir.mkdir(parents=True, exist_ok=True)
         config = self.directory / "ganesha.conf"
         config.write_text(ganesha_config(self.address, self.export_dir, self.pseudo))
-        argv = [GANESHA, "-F", "-f", str(config), "-L", str(self.log), "-p", str(self.directory / "ganesha.pid")]
+        argv = [
+            GANESHA,
+            "-F",
+            "-f",
+            str(config),
+            "-L",
+            str(self.log),
+            "-p",
+            str(self.directory / "ganesha.pid"),
+        ]
         with (self.directory / "ganesha.out").open("wb") as out:
             self.process = subprocess.Popen(
                 argv,
@@ -137,7 +146,9 @@ class NfsServer:
                 return
             time.sleep(0.2)
         self.stop()
-        raise NfsServerError(f"{GANESHA} did not answer on {self.address}:{NFS_PORT} within {START_TIMEOUT_S:.0f} s")
+        raise NfsServerError(
+            f"{GANESHA} did not answer on {self.address}:{NFS_PORT} within {START_TIMEOUT_S:.0f} s"
+        )
 
     def stop(self) -> None:
         """SIGTERM, then SIGKILL after STOP_TIMEOUT_S; waits for the process. Idempotent."""
