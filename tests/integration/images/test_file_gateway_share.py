@@ -73,7 +73,8 @@ def test_the_file_gateway_share_is_mounted_and_measured_over_nfs(tmp_path: Path)
         manifest = json.loads((agent / "manifest.json").read_text())
         [target] = manifest["targets"]
         [label] = target["labels"]
-        assert label.startswith("nfs:127.42.1.") and ":/sb-" in label, label  # the appliance's address, /<share>
+        # the appliance's address and /<FileShareName>, as the gateway exports the share
+        assert label.startswith("nfs:127.42.1.") and ":/sb-" in label, label
         assert set(manifest["packages"]) == {"fio", "nfs-common"}, manifest["packages"]
 
         # the client image: nfs-common's mount.nfs diverted, the stand-in in its place
