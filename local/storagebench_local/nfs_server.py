@@ -105,8 +105,9 @@ class NfsServer:
     def running(self) -> bool:
         return self.process is not None and self.process.poll() is None
 
-    def start(self) -> None:
-        if self.running:
+    def spawn(self) -> None:
+        """Start ganesha and return at once (``ready`` says when it serves). Idempotent."""
+        if self.process is not None:
             return
         reason = unavailable(self.preload)
         if reason is not None:
@@ -136,13 +137,21 @@ class NfsServer:
                 stderr=subprocess.STDOUT,
                 start_new_session=True,  # a Ctrl-C of the session is handled by stop(), not by ganesha
             )
+
+    def ready(self) -> bool:
+        """Whether the server answers on its NFS and MOUNT ports; NfsServerError if it exited."""
+        if self.process is None:
+            return False
+        if self.process.poll() is not None:
+            raise NfsServerError(f"{GANESHA} exited ({self.process.returncode}): {self._log_tail()}")
+        return _answers(self.address, NFS_PORT) and _answers(self.address, MOUNT_PORT)
+
+    def start(self) -> None:
+        """Spawn and wait until it serves (START_TIMEOUT_S), or stop it and say why."""
+        self.spawn()
         deadline = time.monotonic() + START_TIMEOUT_S
         while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise NfsServerError(
-                    f"{GANESHA} exited ({self.process.returncode}) before serving: {self._log_tail()}"
-                )
-            if _answers(self.address, NFS_PORT) and _answers(self.address, MOUNT_PORT):
+            if self.ready():
                 return
             time.sleep(0.2)
         self.stop()

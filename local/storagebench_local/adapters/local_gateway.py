@@ -254,7 +254,7 @@ class LocalGatewayHost:
             )
             self.shares[share_arn] = _Share(share_arn, arn, spec, server)
         try:
-            server.start()
+            server.spawn()  # CreateNFSFileShare returns at once; the share is CREATING until it serves
         except NfsServerError as exc:
             raise ProvisioningError(
                 f"file share {share_arn}: the local NFS server did not start: {exc}"
@@ -266,7 +266,11 @@ class LocalGatewayHost:
             share = self.shares.get(share_arn)
         if share is None:
             raise ProvisioningError(f"file share {share_arn} does not exist")
-        return ("AVAILABLE" if share.server.running else "CREATING"), share.path
+        try:
+            serving = share.server.ready()
+        except NfsServerError as exc:  # never AVAILABLE: the readiness poll would wait for ever
+            raise ProvisioningError(f"file share {share_arn}: its NFS server stopped: {exc}") from exc
+        return ("AVAILABLE" if serving else "CREATING"), share.path
 
     def shares_of(self, arn: str) -> list[str]:
         with self.lock:
