@@ -33,7 +33,7 @@ $(STAMP): pyproject.toml $(LOCK)
 	$(UV) pip install -q --python $(BIN)/python --no-deps -e .
 	@touch $@
 
-.PHONY: lock layer-requirements field-reference asl-branches twin twin-model-table
+.PHONY: lock layer-requirements field-reference asl-branches twin twin-model-table nfs-client
 lock: $(STAMP) ## re-resolve requirements.lock from pyproject.toml (kept versions stay; --upgrade-package X moves one), then the layer's pins
 	$(UV) pip compile -q pyproject.toml --all-extras --universal --python-version 3.11 \
 	  --custom-compile-command "make lock" -o $(LOCK)
@@ -85,11 +85,23 @@ $(TWIN): $(TWIN_SOURCES) scripts/build-twin.sh
 
 twin: $(TWIN) ## build the EBS twin's compiled data path (.tools/bin/storagebench-twin)
 
+# The local instances' NFS client (C on libnfs and libfuse3 from apt, static): local mode installs
+# it as the mount.nfs of a local instance's Debian root, since this machine's kernel has no NFS client.
+NFS_CLIENT := $(TOOLS)/bin/storagebench-mount-nfs
+
+$(NFS_CLIENT): native/nfs-client/mount_nfs.c native/nfs-client/no_portmap.c scripts/build-nfs-client.sh
+	@bash scripts/build-nfs-client.sh $@
+
+nfs-client: ## build the local instances' user-space NFS client (.tools/bin/storagebench-mount-nfs; needs make setup's apt packages)
+	@bash scripts/ensure-system-deps.sh
+	@bash scripts/build-nfs-client.sh $(NFS_CLIENT)
+
 twin-model-table: $(STAMP) ## rewrite tests/data/twin/model-table.json from agent/twin/model.py (the compiled twin is tested against it)
 	$(BIN)/python scripts/twin_model_table.py
 
-setup: $(STAMP) $(IMDS_MOCK) $(IAM_SIMULATE) $(EDIVISIVE_VENV)/.installed $(TWIN) ## virtualenv, Python packages, system tools (fio, mkfs, losetup, mdadm), the local instance's metadata service, the compiled EBS twin, the IAM evaluator, the change-point oracle
+setup: $(STAMP) $(IMDS_MOCK) $(IAM_SIMULATE) $(EDIVISIVE_VENV)/.installed $(TWIN) ## virtualenv, Python packages, system tools (fio, mkfs, losetup, mdadm), the local instance's metadata service, the compiled EBS twin, the IAM evaluator, the change-point oracle, the local NFS server and client
 	@bash scripts/ensure-system-deps.sh
+	@$(MAKE) --no-print-directory $(NFS_CLIENT)
 
 demo: setup ## the main job: the whole workflow on this machine, three emulated EBS options
 	@test "$$(id -u)" -eq 0 || { echo "the demo emulates EBS volumes (loop devices, cgroup throttling): run it as root" >&2; exit 1; }

@@ -133,9 +133,22 @@ def fast_retries(node: Any) -> Any:
 
 
 LOCAL_NO_GATEWAY = (
-    "local mode has no Storage Gateway emulator; run file_gateway configs on a deployed stack "
-    "(or the client side alone against a directory, kind local)"
+    "local mode cannot stand in for a File Gateway here ({reason}); run file_gateway configs on a "
+    "deployed stack (or the client side alone against a directory, kind local)"
 )
+NFS_CLIENT = TOOLS / "bin" / "storagebench-mount-nfs"
+GANESHA_PRELOAD = TOOLS / "lib" / "storagebench-ganesha-no-portmap.so"
+SHARE_ROLE_ARN = f"arn:aws:iam::{ACCOUNT}:role/storagebench-local-share"
+
+
+def gateway_unavailable() -> str | None:
+    """Why this machine cannot stand in for a File Gateway (an NFS server and the instances' NFS
+    client), or None."""
+    from storagebench_local.nfs_server import unavailable
+
+    if not NFS_CLIENT.is_file():
+        return f"{NFS_CLIENT} is missing (make setup builds it: make nfs-client)"
+    return unavailable(GANESHA_PRELOAD)
 
 
 class LocalSession:
@@ -160,9 +173,15 @@ class LocalSession:
         self.faults = faults or FaultPlan()
         # As many configs as a request may hold (past 40, the Distributed Map), 8 at once on this machine
         limits = guardrails or Guardrails(max_configs_per_run=MAX_CONFIGS, max_concurrency=8)
-        # No emulator covers Storage Gateway: local mode refuses file_gateway configs at Plan.
-        no_gateway = {**limits.unprovisionable_kinds, "file_gateway": LOCAL_NO_GATEWAY}
-        self.guardrails = limits.model_copy(update={"unprovisionable_kinds": no_gateway})
+        # A File Gateway stands on a local NFS server (adapters.local_gateway); without one, local
+        # mode refuses file_gateway configs at Plan, saying why.
+        # (Guardrails' own file_gateway refusal names a stack's settings, which local mode replaces.)
+        self.gateway_refusal = gateway_unavailable()
+        kinds = {k: v for k, v in limits.unprovisionable_kinds.items() if k != "file_gateway"}
+        if self.gateway_refusal is not None:
+            kinds["file_gateway"] = LOCAL_NO_GATEWAY.format(reason=self.gateway_refusal)
+        self.guardrails = limits.model_copy(update={"unprovisionable_kinds": kinds})
+        self.gateway_host: Any = None
         self.use_dynamodb_local = use_dynamodb_local
         self.fast_retries = fast_retries
         self.template_path = template
@@ -258,10 +277,36 @@ class LocalSession:
             spot_prices=lambda region: Ec2SpotPriceHistory(boto3.client("ec2", region_name=region)),
             network=MotoEc2Network(ec2, settings),  # moto's EC2 with placement groups added
             network_ceilings=False,  # the local instances' network is loopback, not their type's
+            gateways=self._gateways(ec2, network["subnet"]),
         )
         wiring.configure(self.services)
         self._serve_functions(template)
         self.state_machine_arn = self._create_state_machine(template)
+
+    def _gateways(self, ec2: Any, subnet: str) -> Any:
+        """File Gateways on local NFS servers (None when this machine cannot run them)."""
+        from storagebench.gateway.lifecycle import GatewayPorts
+        from storagebench.workflow.ports import GatewayServices
+        from storagebench_local.adapters.local_gateway import (
+            LocalActivationKeys,
+            LocalAppliances,
+            LocalGatewayHost,
+            LocalGateways,
+            LocalShareObjects,
+        )
+
+        if self.gateway_refusal is not None:
+            return None
+        host = LocalGatewayHost(ec2, subnet, self.root / "gateways", GANESHA_PRELOAD, REGION)
+        self._stack.callback(host.close)
+        self.gateway_host = host
+        ports = GatewayPorts(
+            appliances=LocalAppliances(host),
+            keys=LocalActivationKeys(host),
+            gateways=LocalGateways(host),
+            objects=LocalShareObjects(host),
+        )
+        return GatewayServices(ports=ports, share_bucket=ARTIFACTS_BUCKET, role_arn=SHARE_ROLE_ARN)
 
     def _document_agents(self, ssm: Any, s3: Any, ec2: Any, settings: Any, bucket: Any, template: Any) -> Any:
         """SsmAgents on a local SSM agent: the template's document, run on local instances that
@@ -297,7 +342,11 @@ class LocalSession:
             config=botocore.config.Config(signature_version="s3v4"),
         )
         twin = self.options.twin_program
-        tools = Tools(imds_mock=TOOLS / "bin" / "ec2-metadata-mock", twin=Path(twin) if twin else None)
+        tools = Tools(
+            imds_mock=TOOLS / "bin" / "ec2-metadata-mock",
+            twin=Path(twin) if twin else None,
+            nfs_client=NFS_CLIENT if self.gateway_refusal is None else None,
+        )
         self.ssm_agent = self._stack.enter_context(
             LocalSsmAgent(
                 ssm,
@@ -489,7 +538,7 @@ class LocalSession:
         import boto3
 
         from storagebench.agent.sweep import resources_of
-        from storagebench.core.tags import TAG_RUN
+        from storagebench.core.tags import TAG_CONFIG, TAG_RUN
 
         leaked: list[str] = []
         ec2 = boto3.client("ec2", region_name=REGION)
@@ -516,6 +565,10 @@ class LocalSession:
             leaked.append(f"security group {group['GroupId']}")
         for placement in ec2.describe_placement_groups(Filters=run_filter)["PlacementGroups"]:
             leaked.append(f"placement group {placement['GroupName']}")
+        if self.gateway_host is not None:
+            configs = {a.tags.get(TAG_CONFIG, "") for a in self.gateway_host.appliances.values()}
+            for config in sorted(configs):
+                leaked.extend(self.gateway_host.leftovers(run_id, config))
         machine = resources_of(run_id, str(self.mount_root), str(self.volumes_dir))
         for kind in ("mounts", "arrays", "loops", "cgroups", "twins", "twin_mounts"):
             leaked.extend(f"{kind[:-1].replace('_', ' ')} {item}" for item in machine[kind])

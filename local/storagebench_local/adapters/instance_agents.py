@@ -111,7 +111,7 @@ class LocalSsmAgents(SsmAgents):
     ) -> AgentRun:
         item = state.item
         self.faults.raise_if("agents.start", item.config_id)
-        local_plan = rebind(plan, self.options)
+        local_plan = rebind(plan, self.options, nfs_client=self._has_nfs_client(state.resources.instance_id))
         fault = self.faults.take("agent.run", item.config_id)
         if fault is not None:
             with self._lock:
@@ -141,6 +141,12 @@ class LocalSsmAgents(SsmAgents):
         if fault is not None and fault.kind in NOTICE_STAGES and state.resources.instance_id is not None:
             SpotNoticeArming(self.host.boot(state.resources.instance_id), fault.kind).start()
         return run
+
+    def _has_nfs_client(self, instance_id: str | None) -> bool:
+        """Whether the instance's image root got the stand-in NFS client (never this machine's root)."""
+        if instance_id is None or self.host.tools.nfs_client is None:
+            return False
+        return self.host.boot(instance_id).image is not None
 
     def start_node(
         self, state: ConfigState, name: str, plan: Plan, output_prefix: str, timeout_s: int

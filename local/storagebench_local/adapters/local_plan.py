@@ -22,9 +22,18 @@ def check_machine(tools: tuple[str, ...] = ("fio", "losetup")) -> None:
         raise AgentError(f"local mode needs {', '.join(missing)} (make setup installs them)")
 
 
-def rebind(plan: Plan, options: LocalOptions) -> Plan:
+NFS_NEEDS_IMAGE = (
+    "target {id} (nfs {source}): local instances mount NFS with a user-space client installed in "
+    "their own image root (this machine's kernel has no NFS client, and its own root never gets "
+    "one): give the config a catalog image local mode boots as a root of its own (image debian-12)"
+)
+
+
+def rebind(plan: Plan, options: LocalOptions, nfs_client: bool = False) -> Plan:
     """The plan with its EBS targets standing on emulated volumes of this machine (loop device and
-    throttle at the volume type's envelope); directories stay; kinds that need AWS are refused."""
+    throttle at the volume type's envelope); directories stay; NFS mounts stay when the instance has
+    the stand-in NFS client (``nfs_client``: its image root got it, ``ssm.nfs_client``), as the
+    shares of local File Gateways need; kinds that need AWS are refused."""
     targets: list[TargetSpec] = []
     for spec in plan["targets"]:
         if spec["kind"] == "ebs":
@@ -47,6 +56,10 @@ def rebind(plan: Plan, options: LocalOptions) -> Plan:
             )
             targets.append(emulated_ebs(target, options))
         elif spec["kind"] == "directory":
+            targets.append(spec)
+        elif spec["kind"] == "nfs":
+            if not nfs_client:
+                raise AgentError(NFS_NEEDS_IMAGE.format(id=spec["id"], source=spec.get("source")))
             targets.append(spec)
         else:
             raise AgentError(f"target {spec['id']} ({spec['kind']}) needs AWS and cannot run on this machine")

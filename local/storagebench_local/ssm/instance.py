@@ -33,6 +33,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from storagebench_local.ssm.image_root import instance_copy
+from storagebench_local.ssm.nfs_client import install_nfs_client
 
 INSTANCE_PATHS = ("/opt/storagebench", "/var/lib/storagebench")
 """What the document writes on the instance: the agent and plan, and the agent's output."""
@@ -62,6 +63,9 @@ class Tools:
     # The compiled EBS twin the plan names (LocalOptions.twin_program): hardware this machine
     # provides, so a chrooted instance sees it at the same path, read-only.
     twin: Path | None = None
+    # The user-space NFS client (native/nfs-client) each instance image gets as its mount.nfs
+    # (ssm.nfs_client); None: local instances have no NFS client
+    nfs_client: Path | None = None
 
     def check(self) -> None:
         if not self.imds_mock.exists():
@@ -226,6 +230,8 @@ class LocalInstance:
             tools.imds_mock, directory / "imds", instance_id, instance_type, zone, role
         )
         own_image = instance_copy(image, directory) if image is not None else None
+        if own_image is not None and tools.nfs_client is not None:
+            install_nfs_client(own_image, tools.nfs_client)
         metadata.start()
         return cls(instance_id, directory, tools, aws_endpoint, metadata, image=own_image)
 

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
+from storagebench.core.errors import AgentError
 from storagebench.planning.local import LocalOptions
 from storagebench_local.adapters.local_plan import rebind
 
@@ -30,3 +33,23 @@ def test_a_target_left_to_the_setup_hook_stays_left_to_it() -> None:
 
 def test_a_prepared_target_stays_prepared() -> None:
     assert rebind(_plan(filesystem="xfs"), LocalOptions())["targets"][0]["prepare"] is True
+
+
+def _nfs_plan() -> Any:
+    share = {
+        "id": "share",
+        "kind": "nfs",
+        "source": "127.42.1.7:/sb-share",
+        "fstype": "nfs",
+        "mount_options": "nolock,hard",
+    }
+    return {"targets": [share]}
+
+
+def test_an_nfs_mount_stays_as_on_aws_where_the_instance_has_the_nfs_client() -> None:
+    assert rebind(_nfs_plan(), LocalOptions(), nfs_client=True)["targets"] == _nfs_plan()["targets"]
+
+
+def test_an_nfs_mount_is_refused_on_an_instance_without_the_nfs_client() -> None:
+    with pytest.raises(AgentError, match=r"target share \(nfs 127\.42\.1\.7:/sb-share\).*image debian-12"):
+        rebind(_nfs_plan(), LocalOptions())
