@@ -17,6 +17,8 @@ import pytest
 from api_events import call
 from api_stack import REGION, Stack
 from test_cli_stack import Signed, cli, hooks, served  # noqa: F401 - the served API and its hooks are fixtures
+from test_run_repetitions import STARTED
+from test_run_repetitions import _state as config_state
 from typer.testing import CliRunner
 
 from storagebench.api.models import RunDetail
@@ -24,19 +26,11 @@ from storagebench.api.run_view import RunReader
 from storagebench.cli import results_cmd
 from storagebench.cli.main import app
 from storagebench.core.series import SteadyStateOutcome
-from storagebench.core.state import (
-    CollectSummary,
-    ConfigState,
-    ErrorInfo,
-    Resources,
-    StepTiming,
-    WorkItem,
-)
+from storagebench.core.state import CollectSummary, ConfigState, ErrorInfo
 from storagebench.results.records import LatencyStats, ResultRecord, SlaSearch
 
 RUN = "demo-1"
 SUITE = "local-demo"
-STARTED = "2030-01-02T03:04:05Z"
 OPTIONS = {"gp3": "c5.4xlarge/ebs:gp3:100GiB", "io1": "c5.4xlarge/ebs:io1:100GiB:5000iops"}
 VERDICT = SteadyStateOutcome(
     step="std-seqread-1m.ebs0.r1",
@@ -120,22 +114,8 @@ def sla_record(config_id: str) -> ResultRecord:
 
 
 def _state(config_id: str, collected: CollectSummary | None, errors: list[ErrorInfo]) -> ConfigState:
-    item = WorkItem(
-        run_id=RUN,
-        config_id=config_id,
-        suite=SUITE,
-        region=REGION,
-        started_at=STARTED,
-        expires_at="2030-01-03T03:04:05Z",
-        timing=StepTiming(ready_poll_s=30, ready_timeout_s=1200, heartbeat_s=300, command_timeout_s=7200),
-        artifacts_prefix=f"runs/{RUN}/{config_id}/",
-    )
-    return ConfigState(
-        item=item,
-        resources=Resources(instance_id="i-1", launched_at=STARTED),
-        collected=collected,
-        errors=errors,
-    )
+    """The config's workflow state as test_run_repetitions writes it (run demo-1), with its errors."""
+    return config_state(config_id, collected).model_copy(update={"errors": errors})
 
 
 def _record(stack: Stack) -> None:
