@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from storagebench.api.service import config_progress
+from storagebench.api.run_view import config_progress
 from storagebench.report import build_report, render_markdown
 from storagebench.store.models import decode_run
 from storagebench.store.repetitions import config_repetitions

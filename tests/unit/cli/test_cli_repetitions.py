@@ -114,6 +114,9 @@ def collected(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> dict[str, dict
         def get_run(self, run_id: str, *, histograms: bool = False) -> dict[str, Any]:
             return stored(recorded)
 
+        def get_regressions(self, run_id: str) -> list[dict[str, Any]]:
+            return []
+
     class Api:
         def call(self, method: str, path: str, *args: Any, **kwargs: Any) -> tuple[int, Any]:
             assert (method, path) == ("GET", f"/runs/{RUN}")

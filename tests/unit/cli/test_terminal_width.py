@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
+from storagebench.api.run_view import run_view
 from storagebench.cli import recommend_cmd, report_cmd, results_cmd
 from storagebench.cli.listing import FORMATS
 from storagebench.cli.main import app
@@ -126,6 +127,9 @@ class FakeStore:
             raise KeyError(run_id)
         return stored(run_id)
 
+    def get_regressions(self, run_id: str) -> list[dict[str, Any]]:
+        return []
+
     def list_runs(self, suite: str, limit: int = 10) -> list[dict[str, Any]]:
         return [run_item(r) for r in RUNS][:limit] if suite == SUITE else []
 
@@ -190,18 +194,8 @@ class FakeApi:
                 "url": "https://bucket.s3.amazonaws.com/r?X-Amz-Signature=ab",
                 "expires_in_s": 3600,
             }
-        run_id = parts[1]
-        return 200, {
-            "run_id": run_id,
-            "status": "SUCCEEDED",
-            "execution": None,
-            "run": run_item(run_id),
-            "configs": stored(run_id)["configs"],
-            "results": [],
-            "economics": run_item(run_id)["economics"],
-            "regressions": [],
-            "notes": [],
-        }
+        run_id = parts[1]  # GET /runs/{id}: the run view of the stored run, as the API answers it
+        return 200, run_view(run_id, stored(run_id)).model_dump(mode="json")
 
 
 @pytest.fixture(autouse=True)

@@ -6,9 +6,11 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from storagebench.analysis.stats import Aggregate
 from storagebench.api.ports import Execution
 from storagebench.core.series import SeriesOutcome, SteadyStateOutcome
 from storagebench.planning.preview import RunPreview
+from storagebench.report.model import SlaLimit
 from storagebench.results.records import Direction, HistogramBucket, ResultRecord
 
 
@@ -55,6 +57,11 @@ class ConfigProgress(_Body):
         default_factory=list,
         description="fio's steady-state verdict of each job that asked for one (a workload's `steady_state`)",
     )
+    storage_options: dict[str, str] = Field(
+        default_factory=dict,
+        description="target id -> the storage option its results are kept under (what "
+        "`GET /results?storage=` and `results --storage` take); empty until the config has a result",
+    )
 
 
 class RecordHistogram(_Body):
@@ -99,7 +106,7 @@ class RunDetail(_Body):
     execution: Execution | None = Field(description="the Step Functions execution, null when none exists")
     run: dict[str, Any] | None = Field(description="the stored run item; null before Plan recorded it")
     configs: list[ConfigProgress]
-    results: list[dict[str, Any]] = Field(description="each measurement's repetitions aggregated")
+    results: list[Aggregate] = Field(description="each measurement's repetitions aggregated")
     economics: dict[str, Any] | None = Field(description="monthly and run cost, deltas and verdicts")
     regressions: list[dict[str, Any]]
     notes: list[str] = Field(default_factory=list)
@@ -107,6 +114,20 @@ class RunDetail(_Body):
         default=None,
         description="with ?histograms=true, each record's latency histogram (records without one, such "
         "as dd or command measurements, have no entry); null without it: the run reads faster",
+    )
+    caveats: list[str] = Field(
+        default_factory=list,
+        description="what the results cannot mean, from their labels (emulated volumes, directory targets), "
+        "in the report's words",
+    )
+    emulated: list[str] = Field(
+        default_factory=list,
+        description="the configs measured on emulated volumes: their grades are no EBS grades",
+    )
+    sla_searches: list[SlaLimit] = Field(
+        default_factory=list,
+        description="each latency-SLA search read as an answer (the highest IOPS sustained under the "
+        "target), with every repetition's bracket, stop and probes",
     )
 
 

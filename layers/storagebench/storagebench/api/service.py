@@ -10,15 +10,13 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any, Literal
 
 from storagebench.api.errors import ApiError, detail
 from storagebench.api.models import (
-    ConfigProgress,
     DryRun,
     ExportFile,
-    RecordHistogram,
     ReportLink,
     ResultsPage,
     RunCreated,
@@ -44,10 +42,10 @@ from storagebench.api.queries import (
     ResultsQuery,
     RunQuery,
 )
+from storagebench.api.run_view import RunNotFoundError, RunReader
 from storagebench.core.clock import Clock, SystemClock, iso
 from storagebench.core.errors import InvalidRequestError
 from storagebench.core.guardrails import Guardrails
-from storagebench.core.series import ConfigRepetitions
 from storagebench.costs.recommend import Recommendation
 from storagebench.costs.recommend_run import NoRequirementsError, recommend_stored_run
 from storagebench.costs.run_compare import RunComparison, compare_runs
@@ -64,20 +62,9 @@ from storagebench.workflow.run_ids import keyed_run_id, new_run_id
 
 REPORT_LINK_S = 900
 STOPPED_ERROR = "StoppedByApi"
-_CONFIG_KEEP = ("config_id", "status", "updated_at", "errors")
 
 
 MAX_IDEMPOTENCY_KEY = 255
-
-
-def config_progress(config: Mapping[str, Any], stops: ConfigRepetitions | None) -> ConfigProgress:
-    """A stored config item as the run document shows it, with how its repetitions stopped."""
-    return ConfigProgress(
-        **{k: config[k] for k in _CONFIG_KEEP if config.get(k) is not None},
-        stamps={k.removeprefix("at_"): str(v) for k, v in config.items() if k.startswith("at_")},
-        series=stops.series if stops is not None else [],
-        steady_state=stops.steady_state if stops is not None else [],
-    )
 
 
 def checked_idempotency_key(key: str) -> str:
@@ -325,50 +312,13 @@ class ApiService:
     # ------------------------------------------------------------------ GET /runs/{id}
 
     def get_run(self, run_id: str, query: RunQuery | None = None) -> RunDetail:
-        """The run as the store holds it; ``query.histograms`` adds each record's latency histogram
-        (the store keeps them apart and reads them with one more Query)."""
-        from storagebench.analysis.stats import aggregate
-        from storagebench.store.models import decode_run
-        from storagebench.store.repetitions import config_repetitions
-
-        histograms = query is not None and query.histograms
-        execution = self.launcher.describe(run_id)
+        """The run view (``api.run_view``, which ``results --run`` renders too); ``query.histograms``
+        adds each record's latency histogram (the store keeps them apart: one more Query)."""
+        reader = RunReader(self.store, self.launcher.describe)
         try:
-            stored = self.store.get_run(run_id, histograms=histograms)
-        except KeyError:
-            if execution is None:
-                raise self._no_run(run_id) from None
-            return RunDetail(
-                run_id=run_id,
-                status=execution.status,
-                execution=execution,
-                run=None,
-                configs=[],
-                results=[],
-                economics=None,
-                regressions=[],
-                notes=["the run is not recorded yet: Plan records it first (or refused the request)"],
-                histograms=[] if histograms else None,
-            )
-        run = stored["run"]  # passed through: the API's body is the stored document
-        document = decode_run(stored)
-        repetitions, unread = config_repetitions(document.configs)
-        stops = {r.config_id: r for r in repetitions}
-        configs = [
-            config_progress(c, stops.get(str(c.get("config_id")))) for c in stored.get("configs") or []
-        ]
-        return RunDetail(
-            run_id=run_id,
-            status=str(document.run.status),
-            execution=execution,
-            run=run,
-            configs=configs,
-            results=[a.model_dump(mode="json") for a in aggregate(document.records)],
-            economics=dict(document.run.economics) if document.run.economics is not None else None,
-            regressions=self.store.get_regressions(run_id),
-            notes=[*document.notes, *unread],
-            histograms=[h for r in document.records if (h := RecordHistogram.of(r))] if histograms else None,
-        )
+            return reader.get_run(run_id, histograms=query is not None and query.histograms)
+        except RunNotFoundError:
+            raise self._no_run(run_id) from None
 
     @staticmethod
     def _no_run(run_id: str) -> ApiError:

@@ -17,6 +17,7 @@ from storagebench.cli.matrix_lines import print_matrices
 from storagebench.core.interruption import interruption_line
 
 if TYPE_CHECKING:
+    from storagebench.report.model import SlaLimit
     from storagebench.results.records import ResultRecord
 
 
@@ -197,12 +198,14 @@ def aggregates(
     emulated: Collection[str] = (),
     records: Sequence[ResultRecord] = (),
     chosen: list[str] | None = None,
+    sla_limits: Sequence[SlaLimit] | None = None,
 ) -> None:
     """One line per measurement (mean over repetitions, its 95 % interval; grades of ``emulated``
     configs marked so), then each load sweep read as a curve: the knee where latency turns up and
-    p95's growth per doubling of load; then each latency-SLA search of ``records`` (the rows'
-    records: aggregates do not keep the searches) answered in words, as the report says it.
-    ``chosen`` are the table's columns (``--columns``), all that fit when None."""
+    p95's growth per doubling of load; then each latency-SLA search answered in words, as the report
+    says it: ``sla_limits`` (a run view's), else those of ``records`` (the rows' records: aggregates
+    do not keep the searches). ``chosen`` are the table's columns (``--columns``), all that fit when
+    None."""
     from storagebench.analysis.curves import sweep_curves
     from storagebench.report.sla_searches import build_sla_limits, limit_line
 
@@ -210,7 +213,7 @@ def aggregates(
     for sweep in sweep_curves(rows):
         where = f"{sweep.config_id} {sweep.workload} ({sweep.direction})"
         console.print(Text.assemble(("latency against load, ", "bold"), f"{where}: {sweep.curve.reading}"))
-    for limit in build_sla_limits(records):
+    for limit in build_sla_limits(records) if sla_limits is None else sla_limits:
         line = limit_line(limit) + (" (emulated)" if limit.config_id in emulated else "")
         console.print(Text.assemble(("latency SLA, ", "bold"), line), highlight=False)
 

@@ -1,17 +1,16 @@
-"""How each config's repetitions stopped, as ``results --run`` shows it (a local run's stored document
-and a stack's API run document alike): adaptive series (spent, the precision reached, why they
-stopped) and fio's steady-state verdicts."""
+"""How each config's repetitions stopped, as ``results --run`` shows it (from the run view, a local
+run's and a stack's alike: ``cli.run_tables``): adaptive series (spent, the precision reached, why
+they stopped) and fio's steady-state verdicts."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
 
 from rich.console import Console
 from rich.text import Text
 
 from storagebench.cli.listing import Field, Listing, print_table
-from storagebench.core.series import ConfigRepetitions, read_repetitions
+from storagebench.core.series import ConfigRepetitions
 
 
 def series_listing(repetitions: Sequence[ConfigRepetitions]) -> Listing | None:
@@ -57,9 +56,3 @@ def show_repetitions(console: Console, repetitions: Sequence[ConfigRepetitions])
                 highlight=False,
                 soft_wrap=True,
             )
-
-
-def api_repetitions(configs: Sequence[Mapping[str, Any]]) -> tuple[list[ConfigRepetitions], list[str]]:
-    """The repetitions the API's run document carries in each config's progress (``series``,
-    ``steady_state``), and a problem line per entry that does not read."""
-    return read_repetitions((str(c.get("config_id")), c) for c in configs)

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.text import Text
@@ -17,8 +17,12 @@ from storagebench.cli import listing, render
 from storagebench.cli.console import err, fail, out, print_json
 from storagebench.cli.listing import FORMAT_HELP, FORMATS, Field, Listing, output_format, when
 from storagebench.cli.options import HistogramsOption
+from storagebench.cli.run_tables import runs_listing
 from storagebench.cli.stack_client import ApiUrlOption, StackRegionOption
 from storagebench.core.clock import parse_iso
+
+if TYPE_CHECKING:
+    from storagebench.api.models import RunDetail
 
 # ``storagebench.export.EXPORT_FORMATS``: with --run, these formats are its per-repetition rows
 EXPORT_FORMATS = ("csv", "jsonl", "parquet")
@@ -51,44 +55,6 @@ def local_store(root: Path) -> Iterator[Any]:
         ) from None
     except InvalidIdleTimeout as exc:
         raise fail(str(exc)) from None
-
-
-def _regressions(run: dict[str, Any]) -> str | None:
-    counts = run.get("regression_counts") or {}
-    return f"{counts.get('regression', 0)} down, {counts.get('improvement', 0)} up" if counts else None
-
-
-def runs_listing(runs: list[dict[str, Any]], title: str) -> Listing:
-    """One row per run; the run id is never cut (a narrow terminal drops other columns first)."""
-    listing = Listing(
-        title,
-        [
-            Field("run", "id", priority=10),
-            Field("suite", priority=3),
-            Field("status", priority=9),
-            Field("started", "id", when, priority=6),
-            Field("ended", "id", when, priority=1),
-            Field("configs", "number", priority=4),
-            Field("records", "number", priority=5),
-            Field("run cost", "number", render.usd, priority=7),
-            Field("regressions", priority=2),
-        ],
-    )
-    for run in runs:
-        listing.add(
-            **{
-                "run": run.get("run_id"),
-                "suite": run.get("suite"),
-                "status": run.get("status"),
-                "started": run.get("started_at"),
-                "ended": run.get("ended_at"),
-                "configs": len(run.get("configs") or []),
-                "records": run.get("records"),
-                "run cost": (run.get("economics") or {}).get("run_cost_usd"),
-                "regressions": _regressions(run),
-            }
-        )
-    return listing
 
 
 def _measured(key: str, digits: int, scale: float = 1.0) -> Any:
@@ -345,11 +311,7 @@ def results(
             _show_history(ask, storage_key, points, chosen, columns)
             return
         if ask.run is not None:
-            try:
-                document = store.get_run(ask.run, histograms=ask.histograms)
-            except KeyError:
-                raise fail(f"no run {ask.run!r} in the local results") from None
-            _show_local_run(document, chosen, columns, out_file)
+            _show_local_run(store, ask, chosen, columns, out_file)
             return
         if ask.suite is not None:
             runs, title = store.list_runs(ask.suite, ask.last), f"suite {ask.suite}, latest {ask.last}"
@@ -439,16 +401,32 @@ def _export(rows: list[dict[str, Any]], fmt: str, out_file: Path | None, run_id:
     )
 
 
-def _show_local_run(document: dict[str, Any], fmt: str, columns: str | None, out_file: Path | None) -> None:
-    run_id = str(document["run"].get("run_id"))
+def _show_local_run(store: Any, ask: Ask, fmt: str, columns: str | None, out_file: Path | None) -> None:
+    """The table is the run view the API answers (``api.run_view``); the JSON document and the
+    export are the stored run itself, its records whole."""
+    from storagebench.api.run_view import RunNotFoundError, RunReader
+
+    assert ask.run is not None
+    try:
+        if fmt == "table":
+            _show_run(RunReader(store).get_run(ask.run), columns)
+            return
+        document = store.get_run(ask.run, histograms=ask.histograms)
+    except (KeyError, RunNotFoundError):
+        raise fail(f"no run {ask.run!r} in the local results") from None
     if fmt in EXPORT_FORMATS:
         from storagebench.export import run_rows
 
-        _export(run_rows(document), fmt, out_file, run_id)
-    elif fmt == "json":
-        print_json(document)
+        _export(run_rows(document), fmt, out_file, ask.run)
     else:
-        _show_run(document, columns)
+        print_json(document)
+
+
+def _show_run(view: RunDetail, columns: str | None) -> None:
+    """The run view's tables, one renderer for a local run and a stack's (``cli.run_tables``)."""
+    from storagebench.cli.run_tables import show_run
+
+    show_run(out, err, view, columns)
 
 
 def _results_on_stack(
@@ -486,8 +464,12 @@ def _results_on_stack(
         for note in [*exported.notes, *_without_rows(exported.configs_without_rows, exported.status)]:
             err.print(Text.assemble(("note: ", "yellow"), note), highlight=False, soft_wrap=True)
         _export(exported.rows, fmt, out_file, exported.run_id)
-    elif ask.run is not None:
-        _show_stack_run(document, fmt, columns)
+    elif ask.run is not None and fmt == "json":
+        print_json(document)
+    elif ask.run is not None:  # the API's run view, read back into its model
+        from storagebench.cli.run_tables import stack_run_view
+
+        _show_run(stack_run_view(document), columns)
     else:
         _show_runs(runs, title, fmt, columns)
 
@@ -515,83 +497,6 @@ def _stack_option(api: Any, ask: Ask) -> str:
     else:
         raise fail("on a stack, --config needs --suite NAME or --run RUN_ID (whose request names it)")
     return _resolved(dict(run), ask)
-
-
-def progress_listing(configs: list[dict[str, Any]]) -> Listing:
-    listing = Listing(
-        None,
-        [Field("config", "id", priority=9), Field("status", priority=8), Field("updated", priority=5)],
-    )
-    for config in configs:
-        listing.add(
-            config=config.get("config_id"), status=config.get("status"), updated=config.get("updated_at")
-        )
-    return listing
-
-
-def _show_stack_run(document: dict[str, Any], fmt: str, columns: str | None) -> None:
-    from storagebench.cli.repetitions_render import api_repetitions, show_repetitions
-
-    if fmt == "json":
-        print_json(document)
-        return
-    run = document.get("run") or {"run_id": document["run_id"], "status": document["status"]}
-    if fmt != "table":  # jsonl/csv: the run's row, as in a list of runs
-        listing.show(out, runs_listing([run], ""), fmt, None, columns)
-        return
-    out.print(Text(f"run {document['run_id']}"), highlight=False, soft_wrap=True)
-    listing.show(out, runs_listing([run], ""), fmt, None, columns)
-    listing.print_table(out, progress_listing(document.get("configs") or []))
-    render.economics(out, run)
-    repetitions, unread = api_repetitions(document.get("configs") or [])
-    show_repetitions(out, repetitions)
-    for note in unread:
-        err.print(Text.assemble(("note: ", "yellow"), note), highlight=False)
-
-
-def options_listing(document: Any) -> Listing:
-    """Each config's status and the storage option its history is kept under."""
-    options = Listing(
-        None,
-        [
-            Field("config", "id", priority=9),
-            Field("status", priority=5),
-            Field("storage option (for --storage)", "id", priority=8),
-        ],
-    )
-    status = {c.config_id: c.status for c in document.configs}
-    for (config_id, _target), option in sorted(document.options.items()):
-        options.add(
-            **{"config": config_id, "status": status.get(config_id), "storage option (for --storage)": option}
-        )
-    return options
-
-
-def _show_run(document: dict[str, Any], columns: str | None) -> None:
-    """The run id on a line of its own (copyable whole), its row, its configs, costs and measurements."""
-    from storagebench.analysis.stats import aggregate
-    from storagebench.cli.repetitions_render import show_repetitions
-    from storagebench.store.models import decode_run
-    from storagebench.store.repetitions import config_repetitions
-
-    run = document["run"]
-    decoded = decode_run(document)
-    rows = aggregate(decoded.records)
-    measurements = render.aggregate_listing(rows)
-    try:  # --columns chooses the measurements' columns: the table a run is read from
-        chosen = listing.parse_columns(columns, measurements)
-    except listing.ColumnsError as exc:
-        raise fail(str(exc)) from None
-    emulated = render.caveats(out, decoded.records)  # what the numbers cannot mean comes first
-    out.print(Text(f"run {decoded.run.run_id}"), highlight=False, soft_wrap=True)
-    listing.show(out, runs_listing([run], ""), "table")
-    listing.print_table(out, options_listing(decoded))
-    render.economics(out, run)
-    render.aggregates(out, rows, emulated=emulated, records=decoded.records, chosen=chosen)
-    repetitions, unread = config_repetitions(decoded.configs)
-    show_repetitions(out, repetitions)
-    for note in [*decoded.notes, *unread]:
-        err.print(Text.assemble(("note: ", "yellow"), note), highlight=False)
 
 
 def cleanup(
