@@ -147,10 +147,20 @@ class SearchSpec(TypedDict, total=False):
     min_delivered: float  # a probe meets the SLA only if fio achieved this share of its rate
 
 
+class NodeLoss(TypedDict):
+    """A node of the topology the workflow removes while this fio phase runs (``agent.node_loss``):
+    the agent logs rates every 100 ms and measures the pause and the recovery around ``at_s``."""
+
+    role: str  # the node group, e.g. controller
+    index: int  # which of its nodes (0-based)
+    at_s: float  # seconds after fio's start
+
+
 class Phase(TypedDict, total=False):
     name: str
     engine: str
     fio: FioSpec
+    node_loss: NodeLoss  # fio only, single client
     search: SearchSpec  # fio only: search the highest rate meeting a latency SLA
     dd: DdSpec
     command: CommandSpec
