@@ -1,0 +1,98 @@
+"""A node removed mid-phase (``agent.node_loss``): the agent's pause and recovery figures, validated
+onto the phase's records (each direction gets its own: IOPS and MiB/s measured apart)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+if TYPE_CHECKING:  # records carries NodeLoss: a runtime import would be circular
+    from storagebench.results.records import ResultRecord
+
+
+class LossFigures(BaseModel):
+    """One rate (IOPS or MiB/s) of one direction around the removal; definitions in agent.node_loss."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    metric: Literal["iops", "bw_mibps"]
+    interval_ms: int = Field(gt=0, description="width of the intervals the jobs' rates were summed into")
+    removed_at_s: float = Field(gt=0, description="when the node was removed, seconds after fio's start")
+    before: float = Field(ge=0, description="mean rate over the window before the removal")
+    before_window_s: float = Field(gt=0)
+    after: float = Field(
+        ge=0, description="mean rate over the last seconds of the log (the survivors' level)"
+    )
+    after_window_s: float = Field(gt=0)
+    after_pct_of_before: float = Field(ge=0, description="after / before x 100: the capacity left")
+    pause_s: float = Field(
+        ge=0, description="longest run of intervals at or under 5 % of before, after the removal"
+    )
+    pause_start_s: float | None = Field(default=None, description="its start, relative to the removal")
+    recovered: bool = Field(description="after is above 5 % of before; False: I/O never came back in the log")
+    recovery_s: float | None = Field(
+        default=None,
+        ge=0,
+        description="removal to the first interval at 90 % of after that holds it over 1 s; None if never",
+    )
+    recovery_to_before_s: float | None = Field(
+        default=None,
+        ge=0,
+        description="the same against 90 % of before; None when the survivors never give it back",
+    )
+    log_end_s: float = Field(gt=0)
+
+
+class NodeLoss(BaseModel):
+    """Which node was removed, when, and what the record's direction saw."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    role: str = Field(description="the node group, e.g. controller")
+    index: int = Field(ge=0, description="which of its nodes, 0-based")
+    at_s: float = Field(gt=0, description="when the workflow removed it, seconds after fio's start")
+    iops: LossFigures
+    bw: LossFigures | None = None
+
+
+def with_node_loss(
+    records: list[ResultRecord], phase: Mapping[str, Any], plan_phase: Mapping[str, Any]
+) -> tuple[list[ResultRecord], list[str]]:
+    """The records with their direction's ``node_loss``, and a problem line for each figure missing.
+
+    A phase planned with a node loss whose agent measured nothing says so (the logs' reason when
+    the agent gave one): a removal whose effect is not recorded is not a result.
+    """
+    planned = plan_phase.get("node_loss")
+    if not isinstance(planned, Mapping):
+        return records, []
+    error = phase.get("node_loss_error")
+    if isinstance(error, str):
+        return records, [f"node loss not measured: {error}"]
+    measured = phase.get("node_loss")
+    if not isinstance(measured, Mapping):
+        return records, ["node loss planned but the agent recorded no measurement"]
+    out: list[ResultRecord] = []
+    problems: list[str] = []
+    for record in records:
+        if record.client is not None or record.direction not in measured:
+            out.append(record)
+            continue
+        try:
+            loss = NodeLoss(
+                role=planned.get("role"),
+                index=planned.get("index"),
+                at_s=planned.get("at_s"),
+                iops=measured[record.direction],
+                bw=measured.get(f"{record.direction}_bw"),
+            )
+        except ValidationError as exc:
+            problems.append(
+                f"node loss of {record.direction}: {exc.errors()[0]['loc']}: {exc.errors()[0]['msg']}"
+            )
+            out.append(record)
+            continue
+        out.append(record.model_copy(update={"node_loss": loss}))
+    return out, problems
