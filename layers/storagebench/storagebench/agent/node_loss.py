@@ -9,10 +9,11 @@ direction's series is measured alone:
 
 * **before**: the mean rate over the intervals that end in ``(removed - BEFORE_S, removed]``
   (at least ``MIN_BEFORE_S`` of them is required; fewer is the log too short).
-* **stalled interval**: one at or under ``STALL_PCT`` (5 %) of before. An interval with no
-  sample (fio's helper thread a few ms late puts two samples in one interval and none in the
-  next) takes the mean of its nearest neighbours: fio logs a 0-rate sample for a window in
-  which no I/O completed, so a stall stays a stall and a late sample is not one.
+* **stalled interval**: one at or under ``STALL_PCT`` (5 %) of before. fio logs a sample only
+  when I/O completes, so a stall is a gap in the log: two or more consecutive intervals with no
+  sample are stalled (0). A single empty interval between two samples is fio's helper thread a
+  few ms late (two samples in one interval, none in the next): it takes the mean of its
+  neighbours. So a pause shorter than two intervals (200 ms) is not resolved.
 * **pause**: the longest run of consecutive stalled intervals that ends after the removal,
   in seconds (0 when no interval after the removal is stalled); ``pause_start_s`` is when it
   starts, relative to the removal (negative: throughput had collapsed before the removal
@@ -115,17 +116,17 @@ def _mean(values: Sequence[float]) -> float:
 
 
 def _filled(series: Dict[int, float], last: int) -> List[float]:
-    """Intervals 1..last, a missing one given the mean of the nearest present ones either side."""
-    present = sorted(series)
+    """Intervals 1..last: a lone missing one is its neighbours' mean, a run of missing ones is 0."""
     rates: List[float] = []
     for index in range(1, last + 1):
         if index in series:
             rates.append(series[index])
-            continue
-        before = [i for i in present if i < index]
-        after = [i for i in present if i > index]
-        sides = ([series[before[-1]]] if before else []) + ([series[after[0]]] if after else [])
-        rates.append(_mean(sides))
+        elif index - 1 in series and index + 1 in series:
+            rates.append((series[index - 1] + series[index + 1]) / 2)
+        elif index == 1 and index + 1 in series:
+            rates.append(series[index + 1])  # fio's first sample a few ms late
+        else:
+            rates.append(0.0)
     return rates
 
 

@@ -49,7 +49,7 @@ from storagebench.results.cold_read import cold_read_check
 from storagebench.results.dd import DdResult, read_dd_stderr
 from storagebench.results.errors import ManifestError, ParseError
 from storagebench.results.fio import MIB, RECORD_PERCENTILES, aggregate_fio, summary_disagreements
-from storagebench.results.node_loss import with_node_loss
+from storagebench.results.node_loss_records import with_node_loss
 from storagebench.results.records import Direction, ResultRecord, SlaProbe, SlaSearch, VariantValue
 from storagebench.results.series import read_series, steady_states
 from storagebench.results.volume import DeviceView, parse_views, volume_side
