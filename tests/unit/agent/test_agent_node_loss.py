@@ -67,6 +67,17 @@ def test_a_lucky_interval_inside_the_stall_does_not_end_the_recovery() -> None:
     assert result["recovery_s"] == pytest.approx(1.0)
 
 
+def test_a_gap_in_the_log_is_a_stall() -> None:
+    """fio logs nothing while no I/O completes: 1 s without samples is a 1 s pause."""
+    data = series((1000, 50), (0, 10), (700, 40))
+    for index in range(51, 61):
+        del data[index]
+    result = measure(data, removed_at_ms=5_000)
+    assert result["pause_s"] == pytest.approx(1.0)
+    assert result["pause_start_s"] == pytest.approx(0.0)
+    assert result["recovery_s"] == pytest.approx(1.0)
+
+
 def test_no_pause() -> None:
     data = series((1000, 50), (980, 50))
     del data[60]  # a sample late: not a pause
