@@ -247,8 +247,9 @@ def test_a_node_loss_phase_measures_its_logs(tmp_path: Path) -> None:
     assert write["interval_ms"] == 100
     assert write["removed_at_s"] == 1.5
     assert write["before"] == pytest.approx(200, rel=0.2)
-    # Nothing was removed; a pause here would be fio starved of CPU for a whole 100 ms interval.
-    assert write["pause_s"] <= 0.1
+    # Nothing was removed: a pause here would be fio starved of CPU for 200 ms or more (a loaded
+    # machine can do that; a second cannot be scheduling).
+    assert write["pause_s"] < 1.0
     assert write["recovered"] is True
     assert result["node_loss"]["write_bw"]["metric"] == "bw_mibps"
 
