@@ -352,8 +352,24 @@ def _check_phase(problems: List[str], path: str, phase: Dict[str, Any]) -> None:
             problems.append(f"{path}.command.requires: must list program names and paths, got {requires!r}")
     if "search" in phase:
         _check_search(problems, f"{path}.search", phase)
+    if "node_loss" in phase:
+        _check_node_loss(problems, f"{path}.node_loss", phase)
     if "timeout_s" in phase:
         _check_positive_int(problems, f"{path}.timeout_s", phase["timeout_s"])
+
+
+def _check_node_loss(problems: List[str], path: str, phase: Dict[str, Any]) -> None:
+    loss = phase["node_loss"]
+    if phase.get("engine") != "fio" or "search" in phase:
+        problems.append(f"{path}: a node loss is measured on a fio phase's rate logs (not a search)")
+    if not isinstance(loss, dict):
+        problems.append(f"{path}: expected {{role, index, at_s}}, got {loss!r}")
+        return
+    _check_id(problems, f"{path}.role", loss.get("role"))
+    _check_positive_int(problems, f"{path}.index", loss.get("index"), minimum=0)
+    at_s = loss.get("at_s")
+    if isinstance(at_s, bool) or not isinstance(at_s, (int, float)) or at_s <= 0:
+        problems.append(f"{path}.at_s: seconds into fio's measured run, above 0, got {at_s!r}")
 
 
 def _check_number(problems: List[str], path: str, value: Any, low: float, high: float, what: str) -> None:
