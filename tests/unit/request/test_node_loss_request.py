@@ -34,6 +34,7 @@ def request_with(workload: dict[str, Any], **config: Any) -> dict[str, Any]:
             }
         ],
         "workloads": [workload],
+        "repetitions": 1,
     }
 
 
@@ -117,6 +118,28 @@ def test_bad_node_losses_name_the_field_the_value_and_what_is_allowed(
     assert path in found, found
     for fragment in fragments:
         assert fragment in found[path], found[path]
+
+
+def test_the_loss_is_one_step_per_config_and_the_last() -> None:
+    document = request_with(
+        {"profile": "std-randwrite-4k", "node_loss": LOSS, "params": {"bs": ["4k", "8k"]}}
+    )
+    document["repetitions"] = 3
+    document["workloads"].append({"profile": "std-randread-4k"})
+    document["configs"][0]["targets"].append({"id": "other", "kind": "local", "path": "/mnt/other"})
+    document["order"] = "interleaved"
+    found = problems(document)
+    assert "a node is removed once per run" in found["workloads[0].repetitions"]
+    assert "no swept (list) params" in found["workloads[0].params"]
+    assert "make this workload the last (it is 1 of 2)" in found["workloads[0].node_loss"]
+    assert "on 2 targets (vsan, other)" in found["workloads[0].targets"]
+    assert "use sequential" in found["order"]
+
+
+def test_one_node_loss_per_request() -> None:
+    document = request_with({"profile": "std-randwrite-4k", "node_loss": LOSS})
+    document["workloads"].insert(0, {"profile": "std-randread-4k", "node_loss": LOSS})
+    assert "one node loss per request" in problems(document)["workloads[1].node_loss"]
 
 
 def test_a_config_the_workload_does_not_run_on_needs_no_controllers() -> None:

@@ -27,6 +27,7 @@ def test_a_node_loss_run_is_refused_naming_the_field(plan: Plan, fakes: Any) -> 
             }
         ],
         workloads=[{"profile": "std-randwrite-4k", "node_loss": {"role": "controller", "after_s": 30}}],
+        repetitions=1,
     )
     document.pop("baseline", None)
     with pytest.raises(InvalidRequestError, match=r"workloads\[0\]\.node_loss: the workflow does not remove"):

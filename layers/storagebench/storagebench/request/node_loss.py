@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from storagebench.agent.node_loss import AFTER_S, MIN_BEFORE_S
 from storagebench.request.plan_size import runs_on
 from storagebench.workloads import get_profile
-from storagebench.workloads.profile import default_value
+from storagebench.workloads.profile import default_value, variant_count
 
 MIN_AFTER_S = AFTER_S + 1.0  # the after window, plus a second for the removal to land
 NODE_LOSS_DESCRIPTION = (
@@ -46,6 +46,7 @@ class _Workload(Protocol):
     scale: float
     params: dict[str, Any]
     targets: list[str] | None
+    repetitions: Any
     node_loss: NodeLossSpec | None
 
 
@@ -55,6 +56,45 @@ class _Request(Protocol):
 
     @property
     def workloads(self) -> Sequence[_Workload]: ...
+
+    @property
+    def repetitions(self) -> Any: ...
+
+    @property
+    def order(self) -> str: ...
+
+
+def _once(
+    request: _Request, position: int, workload: _Workload
+) -> Iterator[tuple[tuple[str | int, ...], Any, str]]:
+    """A node is removed once and the agent skips every step after it: the loss must be the run's
+    one step per config, and its last."""
+    repetitions = workload.repetitions if workload.repetitions is not None else request.repetitions
+    if repetitions != 1:
+        yield (
+            ("workloads", position, "repetitions"),
+            repetitions if isinstance(repetitions, int) else str(repetitions),
+            "a node is removed once per run: set this workload's repetitions to 1",
+        )
+    if workload.profile is not None and variant_count(get_profile(workload.profile), workload.params) != 1:
+        yield (
+            ("workloads", position, "params"),
+            workload.params,
+            "a node loss runs one variant: no swept (list) params",
+        )
+    if position != len(request.workloads) - 1:
+        yield (
+            ("workloads", position, "node_loss"),
+            workload.node_loss.model_dump() if workload.node_loss else None,
+            f"the steps after a node loss are skipped (the node is gone): make this workload the last "
+            f"(it is {position + 1} of {len(request.workloads)})",
+        )
+    if request.order == "interleaved" and len(request.workloads) > 1:
+        yield (
+            ("order",),
+            request.order,
+            "interleaved runs other workloads' later repetitions after the node loss: use sequential",
+        )
 
 
 def runtime_s(profile_name: str, params: dict[str, Any], scale: float) -> float | None:
@@ -76,6 +116,12 @@ def node_loss_problems(request: _Request) -> Iterator[tuple[tuple[str | int, ...
         if loss is None:
             continue
         here: tuple[str | int, ...] = ("workloads", position, "node_loss")
+        if sum(w.node_loss is not None for w in request.workloads) > 1:
+            yield here, loss.model_dump(), "one node loss per request: the agent skips every step after it"
+        try:
+            yield from _once(request, position, workload)
+        except KeyError:
+            continue  # an unknown profile: reported at workloads[].profile
         if workload.profile is None:
             yield (
                 here,
@@ -110,8 +156,16 @@ def node_loss_problems(request: _Request) -> Iterator[tuple[tuple[str | int, ...
                 f"the node must be removed during the measured run; allowed: {allowed}",
             )
         for index, config in enumerate(request.configs):
-            if not any(runs_on(cast(Any, workload), target) for target in config.targets):
+            targets = [t.id for t in config.targets if runs_on(cast(Any, workload), t)]
+            if not targets:
                 continue
+            if len(targets) > 1:
+                yield (
+                    ("workloads", position, "targets"),
+                    workload.targets,
+                    f"config {config.id} would run the node loss on {len(targets)} targets "
+                    f"({', '.join(map(str, targets))}); the node goes once: name one target",
+                )
             groups = {group.role: group for group in config.nodes}
             if loss.role not in groups:
                 roles = ", ".join(sorted(groups)) or "none: the config has no nodes"
