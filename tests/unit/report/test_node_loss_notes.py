@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
+import report_fixtures as fx
+
 from storagebench.agent.node_loss import measure
+from storagebench.report import build_report, render_markdown
 from storagebench.report.node_loss_notes import node_loss_note, node_loss_notes
 from storagebench.results.node_loss import NodeLoss
 from storagebench.results.records import ResultRecord
@@ -58,3 +61,17 @@ def test_records_without_a_loss_get_no_line() -> None:
         "no pause (no 100 ms interval at or under 5 % of before); at 90 % of the survivors' level after "
         "0.0 s: 990 IOPS, 99.0 % of before; back to 90 % of before: after 0.0 s"
     ]
+
+
+def test_the_built_report_and_its_markdown_carry_the_line() -> None:
+    recs = fx.records()
+    first = recs[0]
+    figures = measure(rates((1000, 50), (0, 8), (500, 40)), removed_at_ms=5_000)
+    recs[0] = first.model_copy(
+        update={"node_loss": NodeLoss(role="controller", index=0, at_s=5.0, iops=figures)}
+    )
+    report = build_report(fx.stored(recs), request=fx.request())
+    lines = [n for n in report.notes if n.startswith("controller[0] removed 5.0 s into ")]
+    assert len(lines) == 1
+    assert "I/O paused 0.8 s (from +0.0 s)" in lines[0]
+    assert "I/O paused 0.8 s" in render_markdown(report)
