@@ -287,7 +287,12 @@ def test_the_steps_after_a_node_loss_are_skipped_with_the_reason(agent_env: Any,
             "a later step would measure the config without it"
         )
     # Nothing was removed here (a directory target, no topology): the measurement finds no stall.
+    phase_dir = agent_env.phase_dir("s-loss", "p")
+    assert "log_avg_msec=100" in (phase_dir / "job.fio").read_text().splitlines()
     write = manifest["steps"][1]["phases"][0]["node_loss"]["write"]
+    assert write["interval_ms"] == 100
     assert write["removed_at_s"] == 1.5
+    assert write["before"] == pytest.approx(200, rel=0.25)  # rate_iops=200
     assert write["recovered"] is True
+    assert manifest["steps"][1]["phases"][0]["node_loss"]["write_bw"]["metric"] == "bw_mibps"
     agent_env.assert_clean()
