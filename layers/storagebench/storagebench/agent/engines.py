@@ -26,6 +26,8 @@ from storagebench.agent.manifest import (
     write_json_atomic,
 )
 from storagebench.agent.measurable import too_small
+from storagebench.agent.node_loss import INTERVAL_MS as NODE_LOSS_INTERVAL_MS
+from storagebench.agent.node_loss import NodeLossError, measure_directory
 from storagebench.agent.plan import Phase
 from storagebench.agent.proc import Child, CommandError, Finished, in_cgroup
 from storagebench.agent.sla import Measured, Probe, judge, search
@@ -78,7 +80,7 @@ def fio_job_file(phase: Phase, ctx: PhaseContext, extra: Optional[Dict[str, Any]
                 "write_iops_log": "ts/sb",
                 "write_lat_log": "ts/sb",
                 "write_bw_log": "ts/sb",
-                "log_avg_msec": 1000,
+                "log_avg_msec": NODE_LOSS_INTERVAL_MS if "node_loss" in phase else 1000,
                 "per_job_logs": 1,
             }
         )
@@ -225,6 +227,8 @@ def _fio(phase: Phase, ctx: PhaseContext, result: PhaseResult, timeout_s: float)
         _fio_clients(phase, ctx, result, timeout_s)
         return
     _fio_run(phase, ctx, ctx.phase_dir, timeout_s, result)
+    if "node_loss" in phase:
+        _measure_node_loss(phase, ctx.phase_dir, result)
     try:
         directions = _fio_directions(ctx.phase_dir)
     except CommandError as exc:  # the measurement stands; collect parses it with the domain's rules
@@ -237,6 +241,22 @@ def _fio(phase: Phase, ctx: PhaseContext, result: PhaseResult, timeout_s: float)
     ]
     if warnings:
         result["warnings"] = warnings
+
+
+def _measure_node_loss(phase: Phase, directory: str, result: PhaseResult) -> None:
+    """The pause and recovery around the node's removal; logs that cannot say are the phase's
+    ``node_loss_error`` (the throughput figures stand)."""
+    loss = phase["node_loss"]
+    if not phase.get("fio", {}).get("timeseries", True):
+        result["node_loss_error"] = "the phase logs no time series (fio.timeseries is false)"
+        return
+    try:
+        removed_at_ms = float(loss["at_s"]) * 1000.0
+        result["node_loss"] = dict(
+            measure_directory(os.path.join(directory, "ts"), removed_at_ms, NODE_LOSS_INTERVAL_MS)
+        )
+    except (NodeLossError, OSError) as exc:
+        result["node_loss_error"] = f"{loss['role']}[{loss['index']}] removed at {loss['at_s']:g} s: {exc}"
 
 
 def _fio_directions(directory: str) -> Dict[str, DirectionSummary]:

@@ -147,10 +147,20 @@ class SearchSpec(TypedDict, total=False):
     min_delivered: float  # a probe meets the SLA only if fio achieved this share of its rate
 
 
+class NodeLoss(TypedDict):
+    """A node of the topology the workflow removes while this fio phase runs (``agent.node_loss``):
+    the agent logs rates every 100 ms and measures the pause and the recovery around ``at_s``."""
+
+    role: str  # the node group, e.g. controller
+    index: int  # which of its nodes (0-based)
+    at_s: float  # seconds after fio's start
+
+
 class Phase(TypedDict, total=False):
     name: str
     engine: str
     fio: FioSpec
+    node_loss: NodeLoss  # fio only, single client
     search: SearchSpec  # fio only: search the highest rate meeting a latency SLA
     dd: DdSpec
     command: CommandSpec
@@ -342,8 +352,24 @@ def _check_phase(problems: List[str], path: str, phase: Dict[str, Any]) -> None:
             problems.append(f"{path}.command.requires: must list program names and paths, got {requires!r}")
     if "search" in phase:
         _check_search(problems, f"{path}.search", phase)
+    if "node_loss" in phase:
+        _check_node_loss(problems, f"{path}.node_loss", phase)
     if "timeout_s" in phase:
         _check_positive_int(problems, f"{path}.timeout_s", phase["timeout_s"])
+
+
+def _check_node_loss(problems: List[str], path: str, phase: Dict[str, Any]) -> None:
+    loss = phase["node_loss"]
+    if phase.get("engine") != "fio" or "search" in phase:
+        problems.append(f"{path}: a node loss is measured on a fio phase's rate logs (not a search)")
+    if not isinstance(loss, dict):
+        problems.append(f"{path}: expected {{role, index, at_s}}, got {loss!r}")
+        return
+    _check_id(problems, f"{path}.role", loss.get("role"))
+    _check_positive_int(problems, f"{path}.index", loss.get("index"), minimum=0)
+    at_s = loss.get("at_s")
+    if isinstance(at_s, bool) or not isinstance(at_s, (int, float)) or at_s <= 0:
+        problems.append(f"{path}.at_s: seconds into fio's measured run, above 0, got {at_s!r}")
 
 
 def _check_number(problems: List[str], path: str, value: Any, low: float, high: float, what: str) -> None:

@@ -272,6 +272,7 @@ class Runner:
         failed = 0
         decided = 0  # steps of adaptive series that stopped before them
         stop = False
+        removed: Optional[str] = None  # a node removed on purpose (node_loss): later steps are skipped
         previous: Optional[str] = None
         for index, step in enumerate(steps, start=1):
             tracker = series.get(step["adaptive"]["series"]) if "adaptive" in step else None
@@ -282,6 +283,9 @@ class Runner:
                 self.manifest["steps"].append(
                     self._skipped(step, "skipped: fail_fast after an earlier failure")
                 )
+                continue
+            if removed is not None:
+                self.manifest["steps"].append(self._skipped(step, f"skipped: {removed}"))
                 continue
             if previous is not None:
                 self.role.between_steps(f"after step {previous}")  # a lost machine stops the run here
@@ -297,6 +301,7 @@ class Runner:
                     self._save()
                 raise
             self.manifest["steps"].append(result)
+            removed = removed or _removal(step)
             if tracker is not None:
                 tracker.add(step, result, self.output_dir)
                 self.manifest["adaptive"] = [dict(t.record()) for t in series.values()]
@@ -459,3 +464,16 @@ class Runner:
         self.manifest["cleanup"] = cleanup
         for leftover in cleanup["leftovers"]:
             self.progress.say(f"cleanup problem: {leftover}")
+
+
+def _removal(step: Step) -> Optional[str]:
+    """Why the steps after ``step`` are not run: it removed a node (a phase's ``node_loss``), and
+    what ran after would measure a config short of that node, and find it lost between steps."""
+    for phase in step.get("phases", []):
+        loss = phase.get("node_loss")
+        if loss is not None:
+            return (
+                f"{loss['role']}-{loss['index']} was removed by step {step['id']} (node_loss); "
+                "a later step would measure the config without it"
+            )
+    return None

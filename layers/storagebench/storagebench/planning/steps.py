@@ -20,6 +20,7 @@ import hashlib
 import re
 
 from storagebench.agent.plan import Adaptive, FioSpec, Phase, Step
+from storagebench.agent.plan import NodeLoss as AgentNodeLoss
 from storagebench.costs.measures import INTENT_METRICS, RATE_FIRST
 from storagebench.kinds import kind_of
 from storagebench.request.model import (
@@ -29,6 +30,7 @@ from storagebench.request.model import (
     Target,
     target_mode,
 )
+from storagebench.request.node_loss import NodeLossSpec
 from storagebench.request.plan_size import runs_on
 from storagebench.request.repetitions import AdaptiveRepetitions, SteadyState, most_repetitions
 from storagebench.workloads import TargetContext, build_phases, get_profile, variants
@@ -113,6 +115,20 @@ def with_steady_state(phases: list[Phase], steady_state: SteadyState | None) -> 
     return changed
 
 
+def with_node_loss(phases: list[Phase], loss: NodeLossSpec | None) -> list[Phase]:
+    """The workload's last fio phase (its measured run) told which node goes and when
+    (``agent.node_loss`` measures around it); the phases as they are without a loss."""
+    if loss is None:
+        return phases
+    measured = [i for i, p in enumerate(phases) if p["engine"] == "fio" and "search" not in p]
+    if not measured:
+        raise ValueError("a node loss needs a fio phase; request validation refuses it elsewhere")
+    changed = list(phases)
+    node: AgentNodeLoss = {"role": loss.role, "index": loss.index, "at_s": loss.after_s}
+    changed[measured[-1]] = {**phases[measured[-1]], "node_loss": node}
+    return changed
+
+
 def plan_steps(request: BenchmarkRequest, config: Config) -> list[Step]:
     """Every step of one config, in run order (adaptive series: up to their ``max``)."""
     units: list[tuple[int, int, Step]] = []  # (repetition, position, step) to order either way
@@ -125,6 +141,7 @@ def plan_steps(request: BenchmarkRequest, config: Config) -> list[Step]:
             ctx = target_context(config, target)
             for variant in variants(profile, workload.params, workload.scale, ctx):
                 phases = with_steady_state(build_phases(profile, variant, ctx), workload.steady_state)
+                phases = with_node_loss(phases, workload.node_loss)
                 policy = (
                     adaptive_policy(
                         repetitions,

@@ -144,6 +144,14 @@ def plan_run(document: Any, run_id: str, started_at: str, services: Services) ->
         request = parse_request(document)
     except RequestError as exc:
         raise InvalidRequestError(str(exc)) from None
+    removals = [
+        f"workloads[{i}].node_loss" for i, w in enumerate(request.workloads) if w.node_loss is not None
+    ]
+    if removals:  # the agent would measure around a removal that never happens: no result at all
+        raise InvalidRequestError(
+            f"{', '.join(removals)}: the workflow does not remove nodes mid-run yet (issue 28 #2); "
+            "validate, cost and the dry run accept the field, a run refuses it"
+        )
     limits = services.guardrails
     # The same preview the API's dry run returns: the two cannot disagree about a request.
     quotas = QuotaPolicy(services.quotas) if services.quotas is not None else None
