@@ -156,6 +156,15 @@ class NodeLoss(TypedDict):
     at_s: float  # seconds after fio's start
 
 
+class PowerOff(TypedDict):
+    """This node's removal (``workloads[].node_loss``), in its own plan: when the primary client
+    says the measured fio phase of ``step`` starts (``POST /node-loss``), the node waits ``after_s``
+    (the profile's ramp plus the loss's ``at_s``: fio's clock) and powers its machine off."""
+
+    step: str  # the primary's step whose fio phase carries the node_loss
+    after_s: float  # seconds after that phase's fio starts
+
+
 class Phase(TypedDict, total=False):
     name: str
     engine: str
@@ -221,6 +230,8 @@ class Plan(TypedDict, total=False):
     # A config of several machines (agent.topology): who this agent is and where the others are.
     # Absent: a single machine's plan.
     topology: Topology
+    # A node's own removal (workloads[].node_loss): this node powers its machine off mid-step.
+    power_off: PowerOff
 
 
 class PlanError(ValueError):
@@ -370,6 +381,18 @@ def _check_node_loss(problems: List[str], path: str, phase: Dict[str, Any]) -> N
     at_s = loss.get("at_s")
     if isinstance(at_s, bool) or not isinstance(at_s, (int, float)) or at_s <= 0:
         problems.append(f"{path}.at_s: seconds into fio's measured run, above 0, got {at_s!r}")
+
+
+def _check_power_off(problems: List[str], power_off: Any, node: bool) -> None:
+    if not node:
+        problems.append("power_off: only a node powers itself off (topology.self not client 0)")
+    if not isinstance(power_off, dict):
+        problems.append(f"power_off: expected {{step, after_s}}, got {power_off!r}")
+        return
+    _check_id(problems, "power_off.step", power_off.get("step"))
+    after_s = power_off.get("after_s")
+    if isinstance(after_s, bool) or not isinstance(after_s, (int, float)) or after_s <= 0:
+        problems.append(f"power_off.after_s: seconds after the phase's fio starts, above 0, got {after_s!r}")
 
 
 def _check_number(problems: List[str], path: str, value: Any, low: float, high: float, what: str) -> None:
@@ -539,6 +562,8 @@ def check_plan(plan: Any) -> Plan:
         problems.append(
             "steps: a node (topology.self not client 0) runs no steps; the primary client runs them"
         )
+    if "power_off" in plan:
+        _check_power_off(problems, plan["power_off"], node)
     if problems:
         raise PlanError(problems)
     return plan  # type: ignore[return-value]

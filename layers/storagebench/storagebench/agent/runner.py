@@ -341,13 +341,18 @@ class Runner:
         except EmulationError:
             return False
 
-    def _run_tracked(self, phase: Phase, ctx: PhaseContext) -> PhaseResult:
+    def _run_tracked(self, step_id: str, phase: Phase, ctx: PhaseContext) -> PhaseResult:
+        """The phase, with the topology told when it starts and ends (a node_loss phase's node
+        counts its removal from the start)."""
+        self.role.phase_starts(step_id, phase)
         tracking = self._track(trackable(phase))
         try:
-            return run_phase(phase, ctx)
+            outcome = run_phase(phase, ctx)
         finally:
             if tracking:
                 self._track(False)
+        self.role.phase_ended(step_id, phase, outcome)
+        return outcome
 
     def _step(self, step: Step, target: Prepared) -> StepResult:
         result = self._skipped(step, "")
@@ -385,7 +390,7 @@ class Runner:
                 probe = VolumeProbe(target.devices)
                 readings = probe.read()
                 try:
-                    outcome = self._run_tracked(phase, ctx)
+                    outcome = self._run_tracked(step["id"], phase, ctx)
                 except Interrupted as exc:
                     files = sorted(os.listdir(phase_dir)) if os.path.isdir(phase_dir) else []
                     phases.append(
