@@ -91,6 +91,7 @@ from storagebench.workflow.topology import (
     network_spec,
     node_plan,
     other_machines,
+    removal_of,
     with_topology,
 )
 
@@ -144,14 +145,6 @@ def plan_run(document: Any, run_id: str, started_at: str, services: Services) ->
         request = parse_request(document)
     except RequestError as exc:
         raise InvalidRequestError(str(exc)) from None
-    removals = [
-        f"workloads[{i}].node_loss" for i, w in enumerate(request.workloads) if w.node_loss is not None
-    ]
-    if removals:  # the agent would measure around a removal that never happens: no result at all
-        raise InvalidRequestError(
-            f"{', '.join(removals)}: the workflow does not remove nodes mid-run yet (issue 28 #2); "
-            "validate, cost and the dry run accept the field, a run refuses it"
-        )
     limits = services.guardrails
     # The same preview the API's dry run returns: the two cannot disagree about a request.
     quotas = QuotaPolicy(services.quotas) if services.quotas is not None else None
@@ -460,7 +453,15 @@ def start_agent(state: ConfigState, task_token: str, services: Services) -> Conf
             services.agents.start_node(
                 node_state,
                 node.name,
-                node_plan(config, node, state.resources, item.run_id, item.region, ready_s),
+                node_plan(
+                    config,
+                    node,
+                    state.resources,
+                    item.run_id,
+                    item.region,
+                    ready_s,
+                    removal_of(plan, node.role, node.index),  # a node_loss step: the node powers off
+                ),
                 agent_output_prefix(item, services.agents.principal(str(node.instance_id))),
                 item.timing.command_timeout_s,
             )

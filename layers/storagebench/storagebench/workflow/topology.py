@@ -9,10 +9,11 @@ hooks run before any client's and every workload starts on all clients at once.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
-from storagebench.agent.plan import PLAN_VERSION, Plan
+from storagebench.agent.plan import PLAN_VERSION, Phase, Plan, PowerOff
 from storagebench.core.state import NetworkSpec, NodeRef, PortRule, Resources
 from storagebench.kinds import kind_of
 from storagebench.request.model import Config, NodeGroup
@@ -126,6 +127,41 @@ def with_topology(plan: Plan, config: Config, resources: Resources, ready_timeou
     return updated  # type: ignore[return-value]
 
 
+_FIO_TIME = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(us|usec|ms|msec|s|sec|m|min|h|hr)?\s*$", re.IGNORECASE)
+_FIO_UNIT_S = {"us": 1e-6, "usec": 1e-6, "ms": 1e-3, "msec": 1e-3, "s": 1.0, "sec": 1.0, "m": 60.0}
+_FIO_UNIT_S |= {"min": 60.0, "h": 3600.0, "hr": 3600.0}
+_RAMP_LINE = re.compile(r"^\s*ramp_time\s*=\s*(.+?)\s*$", re.MULTILINE)
+
+
+def fio_seconds(value: Any) -> float:
+    """A fio time option (``ramp_time=5s``, ``500ms``, ``2m``, a bare number of seconds) in seconds."""
+    match = _FIO_TIME.match(str(value))
+    if match is None:
+        raise ValueError(f"{value!r} is not a fio time (a number with us, ms, s, m or h)")
+    return float(match.group(1)) * _FIO_UNIT_S[(match.group(2) or "s").lower()]
+
+
+def ramp_s(phase: Phase) -> float:
+    """The longest ``ramp_time`` of a fio phase (its options or its job file): fio's logs, on which
+    a node loss's ``at_s`` counts, start after it."""
+    spec = phase.get("fio", {})
+    values = [spec.get("global_options", {}).get("ramp_time")]
+    values += [job["options"].get("ramp_time") for job in spec.get("jobs", [])]
+    values += _RAMP_LINE.findall(str(spec.get("job_file") or ""))
+    return max((fio_seconds(v) for v in values if v is not None), default=0.0)
+
+
+def removal_of(plan: Plan, role: str, index: int) -> PowerOff | None:
+    """Where the primary's plan removes this node (a phase's ``node_loss``): the step, and how long
+    after that phase's fio starts (its ramp plus ``at_s``); None when it is never removed."""
+    for step in plan.get("steps", []):
+        for phase in step.get("phases", []):
+            loss = phase.get("node_loss")
+            if loss is not None and (loss["role"], loss["index"]) == (role, index):
+                return {"step": step["id"], "after_s": round(ramp_s(phase) + float(loss["at_s"]), 3)}
+    return None
+
+
 def node_plan(
     config: Config,
     node: NodeRef,
@@ -133,8 +169,10 @@ def node_plan(
     run_id: str,
     region: str,
     ready_timeout_s: int,
+    removal: PowerOff | None = None,
 ) -> Plan:
-    """A node's or an extra client's plan: its own targets and hooks, no steps, the topology.
+    """A node's or an extra client's plan: its own targets and hooks, no steps, the topology, and
+    its removal when a step removes it (``power_off``: the node powers itself off then).
 
     A node's targets are its own volumes (bound to the ones it was launched with); an extra client
     mounts the config's shared targets like the primary does."""
@@ -157,4 +195,6 @@ def node_plan(
         "fail_fast": True,
         "topology": topology_document(resources, node.role, node.index, ready_timeout_s),
     }
+    if removal is not None:
+        plan["power_off"] = removal
     return plan  # type: ignore[return-value]
