@@ -66,3 +66,30 @@ def test_the_node_that_goes_gets_its_removal_in_its_own_plan(started: tuple[Any,
     assert plans["controller-1"]["power_off"] == {"step": step["id"], "after_s": 12.0}
     check_plan(plans["controller-1"])  # the agent takes it
     assert "power_off" not in primary_plan
+
+
+NBD_JOB = "[global]\nioengine=nbd\nuri=nbd://10.0.0.1:10809/\ntime_based=1\nruntime=12s\nramp_time=1500ms\n[w]\nrw=randwrite\nbs=4k\n"
+
+
+def test_a_custom_nbd_job_takes_its_runtime_and_ramp_from_the_job_file(fakes: Any, state_of: StateOf) -> None:
+    """fio's nbd engine reaches a volume the controllers serve (the local stand-in's path); the job
+    file's runtime bounds after_s (12 s less 4 s) and its ramp is added to the node's moment."""
+    document = _document()
+    document["workloads"] = [
+        {
+            "profile": "fio-custom",
+            "params": {"job_file": NBD_JOB},
+            "node_loss": {"role": "controller", "after_s": 8},
+        }
+    ]
+    compute = AddressedCompute()
+    fakes.services.compute = compute
+    fakes.compute = compute
+    fakes.services.network = wf.FakeNetwork(group_id="sg-vsan")
+    ready = steps.check_ready(steps.provision(state_of("vsan", document), fakes.services), fakes.services)
+    steps.start_agent(ready, "token", fakes.services)
+    plans = {name: plan for name, _, plan, _ in fakes.agents.node_starts}
+    assert plans["controller-0"]["power_off"]["after_s"] == 9.5
+    document["workloads"][0]["node_loss"]["after_s"] = 8.5
+    with pytest.raises(Exception, match=r"after_s.*allowed: 1 to 8 s \(the runtime 12 s"):
+        state_of("vsan", document)

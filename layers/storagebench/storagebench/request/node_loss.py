@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from storagebench.agent.node_loss import AFTER_S, MIN_BEFORE_S
 from storagebench.request.plan_size import runs_on
 from storagebench.workloads import get_profile
+from storagebench.workloads.fio_options import job_file_times
 from storagebench.workloads.profile import default_value, variant_count
 
 MIN_AFTER_S = AFTER_S + 1.0  # the after window, plus a second for the removal to land
@@ -101,7 +102,14 @@ def runtime_s(profile_name: str, params: dict[str, Any], scale: float) -> float 
     """The shortest measured runtime the workload's variants have (None: the profile has no runtime)."""
     profile = get_profile(profile_name)
     if "runtime" not in profile.param_names:
-        return None
+        job_file = params.get("job_file")  # fio-custom: the job file's own runtime (not scaled)
+        if not isinstance(job_file, str):
+            return None
+        try:
+            times = job_file_times(job_file, "runtime")
+        except ValueError:
+            return None  # workloads[].params.job_file names it
+        return min(times) if times else None
     param = profile.param("runtime")
     value = params.get("runtime", default_value(param))
     values = value if isinstance(value, list) else [value]

@@ -9,7 +9,6 @@ hooks run before any client's and every workload starts on all clients at once.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,6 +17,7 @@ from storagebench.core.state import NetworkSpec, NodeRef, PortRule, Resources
 from storagebench.kinds import kind_of
 from storagebench.request.model import Config, NodeGroup
 from storagebench.request.topology import CLIENT_ROLE, FIO_SERVER_PORT, parse_port
+from storagebench.workloads.fio_options import fio_seconds, job_file_times
 
 CONTROL_PORT = 8764
 """Each agent's control endpoint (status, finish) on a multi-machine config: the primary's barriers."""
@@ -127,28 +127,15 @@ def with_topology(plan: Plan, config: Config, resources: Resources, ready_timeou
     return updated  # type: ignore[return-value]
 
 
-_FIO_TIME = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(us|usec|ms|msec|s|sec|m|min|h|hr)?\s*$", re.IGNORECASE)
-_FIO_UNIT_S = {"us": 1e-6, "usec": 1e-6, "ms": 1e-3, "msec": 1e-3, "s": 1.0, "sec": 1.0, "m": 60.0}
-_FIO_UNIT_S |= {"min": 60.0, "h": 3600.0, "hr": 3600.0}
-_RAMP_LINE = re.compile(r"^\s*ramp_time\s*=\s*(.+?)\s*$", re.MULTILINE)
-
-
-def fio_seconds(value: Any) -> float:
-    """A fio time option (``ramp_time=5s``, ``500ms``, ``2m``, a bare number of seconds) in seconds."""
-    match = _FIO_TIME.match(str(value))
-    if match is None:
-        raise ValueError(f"{value!r} is not a fio time (a number with us, ms, s, m or h)")
-    return float(match.group(1)) * _FIO_UNIT_S[(match.group(2) or "s").lower()]
-
-
 def ramp_s(phase: Phase) -> float:
     """The longest ``ramp_time`` of a fio phase (its options or its job file): fio's logs, on which
     a node loss's ``at_s`` counts, start after it."""
     spec = phase.get("fio", {})
     values = [spec.get("global_options", {}).get("ramp_time")]
     values += [job["options"].get("ramp_time") for job in spec.get("jobs", [])]
-    values += _RAMP_LINE.findall(str(spec.get("job_file") or ""))
-    return max((fio_seconds(v) for v in values if v is not None), default=0.0)
+    seconds = [fio_seconds(v) for v in values if v is not None]
+    seconds += job_file_times(str(spec.get("job_file") or ""), "ramp_time")
+    return max(seconds, default=0.0)
 
 
 def removal_of(plan: Plan, role: str, index: int) -> PowerOff | None:
