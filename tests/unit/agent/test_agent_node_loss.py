@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
+from storagebench.agent.engines import _removed_at_ms
 from storagebench.agent.node_loss import (
     NodeLossError,
     interval_series,
@@ -135,3 +137,17 @@ def test_measure_directory_reads_fio_logs(tmp_path: Path) -> None:
     assert result["write_bw"]["before"] == pytest.approx(4000 / 1024)
     with pytest.raises(NodeLossError, match="no fio iops log"):
         measure_directory(str(tmp_path / ".."), removed_at_ms=5_000)
+
+
+def test_the_removal_is_dated_on_fios_clock_from_the_primarys_word(tmp_path: Path) -> None:
+    """fio reported at 1,000,012,000 ms (epoch) after its last sample at 12,000 ms: its log clock's 0
+    (after its 2 s ramp) was at 1,000,000,000. The node took the word at 999,997,300, 700 ms before
+    fio's start-up ended, and went 2 s of ramp + 4 s later: 3.3 s on fio's clock, not the planned 4."""
+    (tmp_path / "ts").mkdir()
+    lines = "".join(f"{t}, 100, 1, 4096, 0\n" for t in range(100, 12_100, 100))
+    (tmp_path / "ts" / "sb_iops.1.log").write_text(lines)
+    (tmp_path / "fio.json").write_text(json.dumps({"timestamp_ms": 1_000_012_000}))
+    loss = {"role": "controller", "index": 0, "at_s": 4.0, "ramp_s": 2.0, "told_at_ms": 999_997_300.0}
+    assert _removed_at_ms(loss, str(tmp_path)) == pytest.approx(3_300.0)  # type: ignore[arg-type]
+    planned = {"role": "controller", "index": 0, "at_s": 4.0}  # no word: a phase outside a topology
+    assert _removed_at_ms(planned, str(tmp_path)) == 4_000.0  # type: ignore[arg-type]

@@ -50,7 +50,8 @@ def test_a_controller_loss_is_planned_on_the_measured_fio_phase() -> None:
     assert steps
     for step in steps:
         fio = [p for p in step["phases"] if p["engine"] == "fio"]
-        assert fio[-1]["node_loss"] == {"role": "controller", "index": 1, "at_s": 60.0}
+        # the profile's 10 s ramp: the node goes ramp_s + at_s after the primary's word
+        assert fio[-1]["node_loss"] == {"role": "controller", "index": 1, "at_s": 60.0, "ramp_s": 10.0}
 
 
 def test_without_a_loss_no_phase_carries_one() -> None:

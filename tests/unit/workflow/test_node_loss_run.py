@@ -58,7 +58,7 @@ def test_the_node_that_goes_gets_its_removal_in_its_own_plan(started: tuple[Any,
     primary_plan = primary.plan
     (step,) = primary_plan["steps"]
     (measured,) = [p for p in step["phases"] if "node_loss" in p]
-    assert measured["node_loss"] == {"role": "controller", "index": 1, "at_s": 10.0}
+    assert measured["node_loss"] == {"role": "controller", "index": 1, "at_s": 10.0, "ramp_s": 2.0}
     plans = {name: plan for name, _, plan, _ in fakes.agents.node_starts}
     assert set(plans) == {"controller-0", "controller-1"}
     assert "power_off" not in plans["controller-0"]

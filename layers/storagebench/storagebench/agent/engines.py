@@ -27,8 +27,8 @@ from storagebench.agent.manifest import (
 )
 from storagebench.agent.measurable import too_small
 from storagebench.agent.node_loss import INTERVAL_MS as NODE_LOSS_INTERVAL_MS
-from storagebench.agent.node_loss import NodeLossError, measure_directory
-from storagebench.agent.plan import Phase
+from storagebench.agent.node_loss import NodeLossError, log_end_ms, measure_directory
+from storagebench.agent.plan import NodeLoss, Phase
 from storagebench.agent.proc import Child, CommandError, Finished, in_cgroup
 from storagebench.agent.sla import Measured, Probe, judge, search
 
@@ -251,12 +251,32 @@ def _measure_node_loss(phase: Phase, directory: str, result: PhaseResult) -> Non
         result["node_loss_error"] = "the phase logs no time series (fio.timeseries is false)"
         return
     try:
-        removed_at_ms = float(loss["at_s"]) * 1000.0
+        removed_at_ms = _removed_at_ms(loss, directory)
         result["node_loss"] = dict(
             measure_directory(os.path.join(directory, "ts"), removed_at_ms, NODE_LOSS_INTERVAL_MS)
         )
     except (NodeLossError, OSError) as exc:
         result["node_loss_error"] = f"{loss['role']}[{loss['index']}] removed at {loss['at_s']:g} s: {exc}"
+
+
+def _removed_at_ms(loss: NodeLoss, directory: str) -> float:
+    """When the node went, on fio's log clock. The node counts ``ramp_s + at_s`` from the primary's
+    word (``told_at_ms``, given just before fio starts), but fio's clock starts only after its own
+    start-up (the process, an NBD handshake, laying out files: up to seconds on a file system).
+    fio's JSON ``timestamp_ms`` is when it reported, just after its last log sample: that sample's
+    time on the log clock dates the clock's origin, and so the removal. Without the word's time
+    (a phase run outside a topology), ``at_s`` as planned."""
+    planned = float(loss["at_s"]) * 1000.0
+    told = loss.get("told_at_ms")
+    if told is None:
+        return planned
+    with open(os.path.join(directory, "fio.json"), encoding="utf-8") as handle:
+        reported = json.load(handle).get("timestamp_ms")
+    end = log_end_ms(os.path.join(directory, "ts"))
+    if not isinstance(reported, (int, float)) or end is None:
+        return planned
+    origin = float(reported) - end  # epoch ms of the log clock's 0
+    return float(told) + (float(loss.get("ramp_s", 0.0)) + float(loss["at_s"])) * 1000.0 - origin
 
 
 def _fio_directions(directory: str) -> Dict[str, DirectionSummary]:

@@ -70,13 +70,15 @@ class Solo:
     def between_steps(self, after: str) -> None:
         """Before each step but the first (``after``: the step before it)."""
 
-    def phase_starts(self, step: str, phase: Phase) -> None:
-        """Just before a phase runs: a phase that removes a node tells that node now."""
+    def phase_starts(self, step: str, phase: Phase) -> Optional[float]:
+        """Just before a phase runs: a phase that removes a node tells that node now, and returns
+        when the node took the word (epoch ms: its removal counts from then); None otherwise."""
         if "node_loss" in phase:
             raise TopologyError(
                 f"step {step} removes {phase['node_loss']['role']}-{phase['node_loss']['index']}, "
                 "but this plan has no topology: a single machine has no node to lose"
             )
+        return None
 
     def phase_ended(self, step: str, phase: Phase, outcome: PhaseResult) -> None:
         """After a phase ran (its result may be amended)."""
@@ -142,18 +144,20 @@ class Primary(_Member):
             raise NodeLostError(f"{machine_name(self.me)}: {self.fio_lost} {after}")
         barrier.check_alive(self._present(others(self.topology)), self.port, after)
 
-    def phase_starts(self, step: str, phase: Phase) -> None:
+    def phase_starts(self, step: str, phase: Phase) -> Optional[float]:
         loss = phase.get("node_loss")
         if loss is None:
-            return
+            return None
         named = [m for m in others(self.topology) if (m["role"], m["index"]) == (loss["role"], loss["index"])]
         if not named:
             raise TopologyError(
                 f"step {step} removes {loss['role']}-{loss['index']}, which is not a machine of the topology"
             )
         barrier.start_node_loss(named[0], self.port, step)
+        told_at_ms = time.time() * 1000.0
         self.removed.append(named[0])
         self.say(f"{machine_name(named[0])} powers off {loss['at_s']:g} s into step {step}'s measured run")
+        return told_at_ms
 
     def phase_ended(self, step: str, phase: Phase, outcome: PhaseResult) -> None:
         """The removed node must be gone: one that still answers was not removed, and a measurement

@@ -206,6 +206,17 @@ def measure(
     }
 
 
+def log_end_ms(directory: str) -> Optional[float]:
+    """The last sample's time (ms, fio's log clock) over a phase's ``ts/`` rate logs; None if none."""
+    ends = []
+    for name in os.listdir(directory):
+        if _FILE.match(name):
+            with open(os.path.join(directory, name), encoding="utf-8") as handle:
+                samples = parse_rate_log(handle.read(), name)
+            ends += [samples[-1][0]] if samples else []
+    return float(max(ends)) if ends else None
+
+
 def measure_directory(
     directory: str, removed_at_ms: float, interval_ms: int = INTERVAL_MS
 ) -> Dict[str, LossMeasurement]:

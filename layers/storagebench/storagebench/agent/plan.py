@@ -147,13 +147,19 @@ class SearchSpec(TypedDict, total=False):
     min_delivered: float  # a probe meets the SLA only if fio achieved this share of its rate
 
 
-class NodeLoss(TypedDict):
-    """A node of the topology the workflow removes while this fio phase runs (``agent.node_loss``):
-    the agent logs rates every 100 ms and measures the pause and the recovery around ``at_s``."""
-
+class _NodeLossRequired(TypedDict):
     role: str  # the node group, e.g. controller
     index: int  # which of its nodes (0-based)
-    at_s: float  # seconds after fio's start
+    at_s: float  # seconds into fio's logs (after the ramp)
+
+
+class NodeLoss(_NodeLossRequired, total=False):
+    """A node of the topology removed while this fio phase runs (the node powers itself off,
+    ``agent.node``): the agent logs rates every 100 ms and measures the pause and the recovery
+    around the removal."""
+
+    ramp_s: float  # the phase's fio ramp_time: the node goes ramp_s + at_s after the primary's word
+    told_at_ms: float  # set by the primary's agent at run time: when the node took the word (epoch ms)
 
 
 class PowerOff(TypedDict):

@@ -344,7 +344,9 @@ class Runner:
     def _run_tracked(self, step_id: str, phase: Phase, ctx: PhaseContext) -> PhaseResult:
         """The phase, with the topology told when it starts and ends (a node_loss phase's node
         counts its removal from the start)."""
-        self.role.phase_starts(step_id, phase)
+        told_at_ms = self.role.phase_starts(step_id, phase)
+        if told_at_ms is not None and "node_loss" in phase:  # the measurement aligns fio's clock on it
+            phase = {**phase, "node_loss": {**phase["node_loss"], "told_at_ms": told_at_ms}}
         tracking = self._track(trackable(phase))
         try:
             outcome = run_phase(phase, ctx)

@@ -12,12 +12,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from storagebench.agent.plan import PLAN_VERSION, Phase, Plan, PowerOff
+from storagebench.agent.plan import PLAN_VERSION, Plan, PowerOff
 from storagebench.core.state import NetworkSpec, NodeRef, PortRule, Resources
 from storagebench.kinds import kind_of
 from storagebench.request.model import Config, NodeGroup
 from storagebench.request.topology import CLIENT_ROLE, FIO_SERVER_PORT, parse_port
-from storagebench.workloads.fio_options import fio_seconds, job_file_times
 
 CONTROL_PORT = 8764
 """Each agent's control endpoint (status, finish) on a multi-machine config: the primary's barriers."""
@@ -127,25 +126,16 @@ def with_topology(plan: Plan, config: Config, resources: Resources, ready_timeou
     return updated  # type: ignore[return-value]
 
 
-def ramp_s(phase: Phase) -> float:
-    """The longest ``ramp_time`` of a fio phase (its options or its job file): fio's logs, on which
-    a node loss's ``at_s`` counts, start after it."""
-    spec = phase.get("fio", {})
-    values = [spec.get("global_options", {}).get("ramp_time")]
-    values += [job["options"].get("ramp_time") for job in spec.get("jobs", [])]
-    seconds = [fio_seconds(v) for v in values if v is not None]
-    seconds += job_file_times(str(spec.get("job_file") or ""), "ramp_time")
-    return max(seconds, default=0.0)
-
-
 def removal_of(plan: Plan, role: str, index: int) -> PowerOff | None:
     """Where the primary's plan removes this node (a phase's ``node_loss``): the step, and how long
-    after that phase's fio starts (its ramp plus ``at_s``); None when it is never removed."""
+    after the primary's word, just before that phase's fio starts (its ramp plus ``at_s``); None
+    when it is never removed."""
     for step in plan.get("steps", []):
         for phase in step.get("phases", []):
             loss = phase.get("node_loss")
             if loss is not None and (loss["role"], loss["index"]) == (role, index):
-                return {"step": step["id"], "after_s": round(ramp_s(phase) + float(loss["at_s"]), 3)}
+                after_s = float(loss.get("ramp_s", 0.0)) + float(loss["at_s"])
+                return {"step": step["id"], "after_s": round(after_s, 3)}
     return None
 
 

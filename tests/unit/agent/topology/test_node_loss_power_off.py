@@ -29,7 +29,7 @@ from storagebench.agent.topology import NodeLostError
 
 pytestmark = [pytest.mark.skipif(shutil.which("fio") is None, reason="fio is not installed"), pytest.mark.fio]
 
-AFTER_S = 1.5
+AFTER_S = 3.0
 STAND_IN = """#!/bin/sh
 # systemctl as a machine's power button, for this test: record, then freeze the caller (the agent)
 echo "$* $(date +%s.%N)" >> "{calls}"
@@ -42,7 +42,7 @@ def fio_step(step_id: str, node_loss: bool) -> Dict[str, Any]:
         "name": "run",
         "engine": "fio",
         "fio": {
-            "global_options": {"ioengine": "null", "size": "16m", "time_based": 1, "runtime": "6s"},
+            "global_options": {"ioengine": "null", "size": "16m", "time_based": 1, "runtime": "8s"},
             "jobs": [{"name": "w", "options": {"rw": "randwrite", "bs": "4k"}}],
         },
     }
@@ -81,6 +81,9 @@ def test_the_node_powers_off_in_its_step_and_the_primary_skips_what_follows(
         first, second = manifest["steps"]
         assert first["status"] == "ok", first
         assert "node_loss" in first["phases"][0], first["phases"][0].get("node_loss_error")
+        # on fio's clock: fio starts after the primary's word, so the removal lands before 3.0 s
+        removed_at_s = first["phases"][0]["node_loss"]["write"]["removed_at_s"]
+        assert AFTER_S - 2.0 < removed_at_s <= AFTER_S, removed_at_s
         assert second["status"] == "skipped"
         assert second["error"].startswith("skipped: controller-1 was removed by step s1-loss"), second
         assert manifest["topology"]["finish_problems"] == []  # the removed node was not asked
@@ -89,7 +92,7 @@ def test_the_node_powers_off_in_its_step_and_the_primary_skips_what_follows(
         (call,) = calls.read_text().splitlines()
         assert call.split()[0] == "poweroff"
         assert agents["controller-1"].process.poll() is None  # frozen, never finished
-        assert "powering off 1.5 s into step s1-loss" in agents["controller-1"].log()
+        assert "powering off 3 s into step s1-loss" in agents["controller-1"].log()
     finally:
         agent = agents["controller-1"].process
         if agent.poll() is None:
