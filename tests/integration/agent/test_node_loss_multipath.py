@@ -8,8 +8,9 @@ test freezes controller 0 (SIGSTOP: its socket goes silent as a stopped machine'
 
 Real: fio's I/O, the NBD protocol, the controllers' reads and writes of the shared file, the path
 going silent, the failover, the 100 ms logs and the agent's measurement. Not real: the removal is
-the test's (the workflow does not remove nodes yet), the controllers are processes on this machine
-rather than nodes of a local topology, and the multipath is this module's, not the kernel's.
+the test's (in tests/integration/workflow/test_node_loss_local.py the node powers itself off), the
+controllers are processes on this machine rather than nodes of a local topology, and the multipath
+is this module's, not the kernel's.
 """
 
 from __future__ import annotations

@@ -48,6 +48,8 @@ class NodeLoss(BaseModel):
 
     role: str = Field(description="the node group, e.g. controller")
     index: int = Field(ge=0, description="which of its nodes, 0-based")
-    at_s: float = Field(gt=0, description="when the workflow removed it, seconds after fio's start")
+    at_s: float = Field(
+        gt=0, description="when the node was planned to go, seconds into fio's logs (removed_at_s: where)"
+    )
     iops: LossFigures
     bw: LossFigures | None = None
