@@ -171,6 +171,7 @@ class Primary(_Member):
         except barrier.UnreachableError:
             return  # powered off, as planned
         said = f" ({answer['error']})" if answer.get("error") else ""
+        self.removed.remove(gone[0])  # still there: told to finish with the others
         outcome.pop("node_loss", None)
         outcome["node_loss_error"] = (
             f"{machine_name(gone[0])} still answered {answer['state']}{said} after step {step}'s "
@@ -245,8 +246,8 @@ class Node(_Member):
         assert self.endpoint is not None
         while not self.endpoint.finish_requested.wait(HOLD_POLL_S):
             if self.endpoint.loss_started.is_set() and self.removal is not None:
-                self._remove(self.removal)
-                self.removal = None
+                removal, self.removal = self.removal, None  # once, even when it fails
+                self._remove(removal)
         self.say("the primary client said finish")
 
     def _remove(self, removal: PowerOff) -> None:

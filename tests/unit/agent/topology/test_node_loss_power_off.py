@@ -150,3 +150,32 @@ def test_the_removal_waits_after_s_from_the_primarys_word(tmp_path: Path, cluste
         assert len(off) == 1  # once
     finally:
         node.endpoint.close()
+
+
+def test_a_node_that_could_not_power_off_voids_the_measurement(cluster: Cluster, tmp_path: Path) -> None:
+    """systemctl fails (no bus): the node stays, says failed with why; the primary records no pause
+    or recovery but node_loss_error naming it, and tells the node to finish with the others."""
+    primary, lost = cluster.machine("client", 0), cluster.machine("controller", 0)
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "systemctl").write_text("#!/bin/sh\necho 'Failed to connect to bus' >&2\nexit 1\n")
+    (bin_dir / "systemctl").chmod(0o755)
+    path = {"PATH": f"{bin_dir}:{os.environ['PATH']}"}
+    step = fio_step("s1-loss", node_loss=True)
+    step["phases"][0]["node_loss"]["index"] = 0
+    node = cluster.start(
+        "controller-0", cluster.plan(lost, power_off={"step": "s1-loss", "after_s": AFTER_S}), path
+    )
+    target = {"id": "shared", "kind": "directory", "path": str(shared)}
+    client = cluster.start("client-0", cluster.plan(primary, targets=[target], steps=[step]), path)
+    assert client.wait(90) == EXIT_OK, client.log()
+    (phase,) = client.manifest()["steps"][0]["phases"]
+    assert "node_loss" not in phase
+    assert phase["node_loss_error"].startswith("controller-0 (i-controller0, "), phase["node_loss_error"]
+    assert (
+        "still answered failed (systemctl poweroff exited with status 1: Failed to connect to bus)"
+        in (phase["node_loss_error"])
+    )
+    assert node.wait(30) != EXIT_OK  # told to finish; it ends failed, as a node whose step failed
