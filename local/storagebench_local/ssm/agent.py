@@ -277,8 +277,13 @@ class LocalSsmAgent:
 
 
 def _end(process: subprocess.Popen[bytes]) -> None:
-    """SIGTERM (the agent tears down on it), then SIGKILL after the grace period."""
+    """SIGTERM (the agent tears down on it), then SIGKILL after the grace period; at once for a
+    stopped process (a powered-off instance, ``ssm/power``): it cannot act on SIGTERM."""
     try:
+        if _stopped(process.pid):
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+            return
         os.killpg(process.pid, signal.SIGTERM)
         process.wait(timeout=STOP_GRACE_S)
     except ProcessLookupError:
@@ -286,6 +291,15 @@ def _end(process: subprocess.Popen[bytes]) -> None:
     except subprocess.TimeoutExpired:
         os.killpg(process.pid, signal.SIGKILL)
         process.wait()
+
+
+def _stopped(pid: int) -> bool:
+    """Whether the process is stopped (``T`` in /proc/<pid>/stat), e.g. frozen by a power-off."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rpartition(")")[2].split()[:1] == ["T"]
 
 
 def _read(path: Path) -> str:

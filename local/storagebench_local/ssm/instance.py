@@ -9,7 +9,11 @@ separately, so configs that run at once cannot collide:
   instance's id, type, zone and role credentials (the agent, like the SDKs, finds it through
   ``AWS_EC2_METADATA_SERVICE_ENDPOINT``, the variable for a non-default address);
 * AWS endpoints: ``AWS_ENDPOINT_URL`` points every call at the local server (moto's server mode),
-  as the instance's network would route them to AWS.
+  as the instance's network would route them to AWS;
+* its power button: ``systemctl poweroff`` (a node removing itself, ``agent.power``) freezes the
+  instance's own processes, found by its metadata address, instead of powering off the host
+  (``ssm/power/systemctl``, bound over ``/usr/local/sbin``; the host's ``systemctl`` stays hidden
+  behind it for every other verb).
 
 Nothing else of the host's environment reaches the shell: SSM runs documents as root with a
 minimal environment, and host credentials must not stand in for the instance role's.
@@ -38,6 +42,10 @@ from storagebench_local.ssm.nfs_client import install_nfs_client
 INSTANCE_PATHS = ("/opt/storagebench", "/var/lib/storagebench")
 """What the document writes on the instance: the agent and plan, and the agent's output."""
 SYSTEM_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+POWER = Path(__file__).with_name("power")
+"""The machine's power button: a ``systemctl`` whose ``poweroff`` stops this instance's processes,
+bound over ``/usr/local/sbin`` (first on ``SYSTEM_PATH``) in the instance's mount namespace, so the
+agent's ``systemctl poweroff`` (``agent.power``, a node_loss) stops this instance, never the host."""
 STOP_GRACE_S = 30.0
 IMDS_START_S = 10.0
 NO_SPOT_NOTICE = "2999-12-31T23:59:59Z"
@@ -255,6 +263,7 @@ class LocalInstance:
             f'mkdir -p "{base}{path}" && mount --bind "{own / path.lstrip("/")}" "{base}{path}"'
             for path in INSTANCE_PATHS
         )
+        binds += f' && mkdir -p "{base}/usr/local/sbin" && mount --bind "{POWER}" "{base}/usr/local/sbin"'
         run = 'cd / && exec /bin/bash "$0"'
         if self.image is not None:  # the image's own tools and packages, this machine's kernel and devices
             system = " && ".join(f'mount --rbind "{p}" "{base}{p}"' for p in ("/dev", "/proc", "/sys"))

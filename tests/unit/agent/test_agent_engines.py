@@ -222,3 +222,27 @@ def test_clear_workdir_keeps_the_directory(tmp_path: Path) -> None:
     assert work.is_dir()
     assert list(work.iterdir()) == []
     assert tmp_path.is_dir()
+
+
+NODE_LOSS = {"role": "controller", "index": 0, "at_s": 1.5}
+
+
+def test_a_node_loss_phase_logs_every_100_ms(tmp_path: Path) -> None:
+    phase = {**fio_phase(jobs=[{"name": "a", "options": {}}]), "node_loss": NODE_LOSS}
+    lines = fio_job_file(phase, ctx(tmp_path)).splitlines()
+    assert "log_avg_msec=100" in lines
+    assert "log_avg_msec=1000" not in lines
+
+
+def test_a_node_loss_phase_without_time_series_says_why(tmp_path: Path) -> None:
+    phase = {**fio_phase(timeseries=False, jobs=[{"name": "a", "options": {}}]), "node_loss": NODE_LOSS}
+    result: Any = {}
+    from storagebench.agent.engines import _measure_node_loss
+
+    _measure_node_loss(phase, str(tmp_path), result)
+    assert result == {"node_loss_error": "the phase logs no time series (fio.timeseries is false)"}
+    phase = {**fio_phase(jobs=[{"name": "a", "options": {}}]), "node_loss": NODE_LOSS}
+    (tmp_path / "ts").mkdir()
+    _measure_node_loss(phase, str(tmp_path), result)
+    assert result["node_loss_error"].startswith("controller[0] removed at 1.5 s:")
+    assert "no fio iops log" in result["node_loss_error"]

@@ -358,3 +358,36 @@ def test_twins_track_the_hosts_path_only_where_the_client_never_pauses_on_purpos
     phase: dict[str, Any], expected: bool
 ) -> None:
     assert trackable(phase) is expected
+
+
+def test_a_node_loss_on_a_fio_phase_is_a_good_plan() -> None:
+    plan = good_plan()
+    plan["steps"][0]["phases"][0]["node_loss"] = {"role": "controller", "index": 0, "at_s": 30.0}
+    assert check_plan(copy.deepcopy(plan)) == plan
+
+
+@pytest.mark.parametrize(
+    ("loss", "engine", "fragment"),
+    [
+        (
+            {"role": "controller", "index": -1, "at_s": 3},
+            "fio",
+            "node_loss.index: -1 must be an integer >= 0",
+        ),
+        (
+            {"role": "controller", "index": 0, "at_s": 0},
+            "fio",
+            "node_loss.at_s: seconds into fio's measured run",
+        ),
+        ({"role": "a b", "index": 0, "at_s": 3}, "fio", "node_loss.role: 'a b' must be"),
+        ("controller-0", "fio", "node_loss: expected {role, index, at_s}"),
+        ({"role": "controller", "index": 0, "at_s": 3}, "dd", "a node loss is measured on a fio phase"),
+    ],
+)
+def test_a_bad_node_loss_is_named(loss: Any, engine: str, fragment: str) -> None:
+    plan = good_plan()
+    phase = plan["steps"][1]["phases"][1] if engine == "dd" else plan["steps"][0]["phases"][0]
+    phase["node_loss"] = loss
+    with pytest.raises(PlanError) as caught:
+        check_plan(plan)
+    assert fragment in str(caught.value)

@@ -987,6 +987,18 @@ CASES = [
         id="fio-ioengine-exec",
     ),
     pytest.param(
+        wl(
+            {
+                "profile": "fio-custom",
+                "params": {"job_file": "[j]\nioengine=nbd\nuri=nbd+unix:///?socket=/run/x\n"},
+            }
+        ),
+        "workloads[0].params.job_file",
+        "[j]\nioengine=nbd\nuri=nbd+unix:///?socket=/run/x\n",
+        ["[j] sets uri=nbd+unix:///?socket=/run/x: allowed is nbd://host[:port][/export]"],
+        id="fio-nbd-unix-socket",
+    ),
+    pytest.param(
         wl({"profile": "fio-custom", "params": {"job_file": "[j]\nrw=read\nioengine=external:/tmp/x.so\n"}}),
         "workloads[0].params.job_file",
         "[j]\nrw=read\nioengine=external:/tmp/x.so\n",

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 from typing import Any, Callable, Dict, List, Optional, Set
 
@@ -128,6 +129,28 @@ def check_alive(machines: List[Machine], port: int, after: str, timeout_s: float
             raise NodeLostError(f"{name} says failed {after}: {answer.get('error') or 'no error given'}")
         if answer["state"] != READY:
             raise NodeLostError(f"{name} says {answer['state']} {after}, expected ready")
+
+
+def start_node_loss(machine: Machine, port: int, step: str) -> None:
+    """``POST /node-loss?step=...``: the measured phase of ``step`` starts and ``machine`` counts
+    its planned removal from now. NodeLostError naming it when it does not take the order."""
+    url = f"http://{machine['ip']}:{port}/node-loss?step={urllib.parse.quote(step)}"
+    request = urllib.request.Request(url, method="POST", data=b"")
+    try:
+        with urllib.request.urlopen(request, timeout=STATUS_TIMEOUT_S):
+            return
+    except urllib.error.HTTPError as exc:
+        body = exc.read().decode("utf-8", "replace")
+        try:
+            said = json.loads(body).get("error") or body
+        except (ValueError, AttributeError):
+            said = body[:200]
+        raise NodeLostError(f"{machine_name(machine)} refused its removal in step {step}: {said}") from None
+    except (urllib.error.URLError, OSError) as exc:
+        reason = getattr(exc, "reason", exc)
+        raise NodeLostError(
+            f"{machine_name(machine)} could not be told that step {step} removes it ({reason})"
+        ) from None
 
 
 def finish(

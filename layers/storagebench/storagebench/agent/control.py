@@ -2,6 +2,9 @@
 
     GET  /status  -> 200 {"role", "index", "state", "error"}
     POST /finish  -> 202 (the node starts its teardown)
+    POST /node-loss?step=ID -> 202 (the measured phase of step ID starts: the node's planned
+                               removal, ``plan.power_off``, counts from now); 409 when this node's
+                               plan holds no removal in that step
 
 HTTP on the machine's own private address (``topology.machines[].ip``) and the topology's
 ``control_port``: only the config's own instances can reach it (the config's security group),
@@ -13,8 +16,10 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Dict, Optional
+from urllib.parse import parse_qs, urlsplit
 
 SETTING_UP = "setting-up"
 READY = "ready"
@@ -26,9 +31,12 @@ STATES = (SETTING_UP, READY, FAILED, FINISHED)
 class ControlEndpoint:
     """The HTTP server in a daemon thread and the state it reports."""
 
-    def __init__(self, role: str, index: int, ip: str, port: int) -> None:
+    def __init__(self, role: str, index: int, ip: str, port: int, loss_step: Optional[str] = None) -> None:
         self.role = role
         self.index = index
+        self.loss_step = loss_step  # the step whose phase removes this node (plan.power_off), if any
+        self.loss_started = threading.Event()  # the primary said that phase starts
+        self.loss_started_at: Optional[float] = None  # when (time.monotonic()), to time the removal
         self._lock = threading.Lock()
         self._state = SETTING_UP
         self._error: Optional[str] = None
@@ -68,6 +76,17 @@ class ControlEndpoint:
             if error is not None:
                 self._error = error
 
+    def start_loss(self, step: str) -> Optional[str]:
+        """The primary says ``step``'s measured phase starts; why it is refused, or None."""
+        if self.loss_step is None:
+            return f"{self.role}-{self.index} has no planned removal (its plan has no power_off)"
+        if step != self.loss_step:
+            return f"{self.role}-{self.index} is removed in step {self.loss_step}, not {step}"
+        if not self.loss_started.is_set():
+            self.loss_started_at = time.monotonic()
+            self.loss_started.set()
+        return None
+
     def close(self) -> None:
         self._server.shutdown()
         self._server.server_close()
@@ -97,10 +116,20 @@ class ControlEndpoint:
                 length = int(self.headers.get("Content-Length") or 0)
                 if length:
                     self.rfile.read(min(length, 65536))
-                if self.path == "/finish":
+                url = urlsplit(self.path)
+                if url.path == "/finish":
                     endpoint.finish_requested.set()
                     self._reply(202, endpoint._served())
+                elif url.path == "/node-loss":
+                    step = (parse_qs(url.query).get("step") or [""])[0]
+                    refused = endpoint.start_loss(step)
+                    if refused is None:
+                        self._reply(202, endpoint._served())
+                    else:
+                        self._reply(409, {**endpoint._served(), "error": refused})
                 else:
-                    self._reply(404, {"error": f"no {self.path}: GET /status or POST /finish"})
+                    self._reply(
+                        404, {"error": f"no {self.path}: GET /status, POST /finish or POST /node-loss?step="}
+                    )
 
         return Handler

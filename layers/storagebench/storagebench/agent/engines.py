@@ -15,6 +15,8 @@ import time
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from storagebench.agent.log import utc_now
+from storagebench.agent.node_loss import INTERVAL_MS as NODE_LOSS_INTERVAL_MS
+from storagebench.agent.node_loss import NodeLossError, log_end_ms, measure_directory
 from storagebench.agent.proc import Child, CommandError, Finished, in_cgroup
 from storagebench.protocol.fio_output import split_fio_output
 from storagebench.protocol.fio_summary import DirectionSummary, FioSummaryError, summarize_fio
@@ -27,7 +29,7 @@ from storagebench.protocol.manifest import (
     write_json_atomic,
 )
 from storagebench.protocol.measurable import too_small
-from storagebench.protocol.plan import Phase
+from storagebench.protocol.plan import NodeLoss, Phase
 from storagebench.protocol.sla import Measured, Probe, judge, search
 
 DEFAULT_TIMEOUT_S = 12 * 3600
@@ -78,7 +80,7 @@ def fio_job_file(phase: Phase, ctx: PhaseContext, extra: Optional[Dict[str, Any]
                 "write_iops_log": "ts/sb",
                 "write_lat_log": "ts/sb",
                 "write_bw_log": "ts/sb",
-                "log_avg_msec": 1000,
+                "log_avg_msec": NODE_LOSS_INTERVAL_MS if "node_loss" in phase else 1000,
                 "per_job_logs": 1,
             }
         )
@@ -225,6 +227,8 @@ def _fio(phase: Phase, ctx: PhaseContext, result: PhaseResult, timeout_s: float)
         _fio_clients(phase, ctx, result, timeout_s)
         return
     _fio_run(phase, ctx, ctx.phase_dir, timeout_s, result)
+    if "node_loss" in phase:
+        _measure_node_loss(phase, ctx.phase_dir, result)
     try:
         directions = _fio_directions(ctx.phase_dir)
     except CommandError as exc:  # the measurement stands; collect parses it with the domain's rules
@@ -237,6 +241,42 @@ def _fio(phase: Phase, ctx: PhaseContext, result: PhaseResult, timeout_s: float)
     ]
     if warnings:
         result["warnings"] = warnings
+
+
+def _measure_node_loss(phase: Phase, directory: str, result: PhaseResult) -> None:
+    """The pause and recovery around the node's removal; logs that cannot say are the phase's
+    ``node_loss_error`` (the throughput figures stand)."""
+    loss = phase["node_loss"]
+    if not phase.get("fio", {}).get("timeseries", True):
+        result["node_loss_error"] = "the phase logs no time series (fio.timeseries is false)"
+        return
+    try:
+        removed_at_ms = _removed_at_ms(loss, directory)
+        result["node_loss"] = dict(
+            measure_directory(os.path.join(directory, "ts"), removed_at_ms, NODE_LOSS_INTERVAL_MS)
+        )
+    except (NodeLossError, OSError) as exc:
+        result["node_loss_error"] = f"{loss['role']}[{loss['index']}] removed at {loss['at_s']:g} s: {exc}"
+
+
+def _removed_at_ms(loss: NodeLoss, directory: str) -> float:
+    """When the node went, on fio's log clock. The node counts ``ramp_s + at_s`` from the primary's
+    word (``told_at_ms``, given just before fio starts), but fio's clock starts only after its own
+    start-up (the process, an NBD handshake, laying out files: up to seconds on a file system).
+    fio's JSON ``timestamp_ms`` is when it reported, just after its last log sample: that sample's
+    time on the log clock dates the clock's origin, and so the removal. Without the word's time
+    (a phase run outside a topology), ``at_s`` as planned."""
+    planned = float(loss["at_s"]) * 1000.0
+    told = loss.get("told_at_ms")
+    if told is None:
+        return planned
+    with open(os.path.join(directory, "fio.json"), encoding="utf-8") as handle:
+        reported = json.load(handle).get("timestamp_ms")
+    end = log_end_ms(os.path.join(directory, "ts"))
+    if not isinstance(reported, (int, float)) or end is None:
+        return planned
+    origin = float(reported) - end  # epoch ms of the log clock's 0
+    return float(told) + (float(loss.get("ramp_s", 0.0)) + float(loss["at_s"])) * 1000.0 - origin
 
 
 def _fio_directions(directory: str) -> Dict[str, DirectionSummary]:

@@ -272,6 +272,7 @@ class Runner:
         failed = 0
         decided = 0  # steps of adaptive series that stopped before them
         stop = False
+        removed: Optional[str] = None  # a node removed on purpose (node_loss): later steps are skipped
         previous: Optional[str] = None
         for index, step in enumerate(steps, start=1):
             tracker = series.get(step["adaptive"]["series"]) if "adaptive" in step else None
@@ -282,6 +283,9 @@ class Runner:
                 self.manifest["steps"].append(
                     self._skipped(step, "skipped: fail_fast after an earlier failure")
                 )
+                continue
+            if removed is not None:
+                self.manifest["steps"].append(self._skipped(step, f"skipped: {removed}"))
                 continue
             if previous is not None:
                 self.role.between_steps(f"after step {previous}")  # a lost machine stops the run here
@@ -297,6 +301,7 @@ class Runner:
                     self._save()
                 raise
             self.manifest["steps"].append(result)
+            removed = removed or _removal(step)
             if tracker is not None:
                 tracker.add(step, result, self.output_dir)
                 self.manifest["adaptive"] = [dict(t.record()) for t in series.values()]
@@ -336,13 +341,20 @@ class Runner:
         except EmulationError:
             return False
 
-    def _run_tracked(self, phase: Phase, ctx: PhaseContext) -> PhaseResult:
+    def _run_tracked(self, step_id: str, phase: Phase, ctx: PhaseContext) -> PhaseResult:
+        """The phase, with the topology told when it starts and ends (a node_loss phase's node
+        counts its removal from the start)."""
+        told_at_ms = self.role.phase_starts(step_id, phase)
+        if told_at_ms is not None and "node_loss" in phase:  # the measurement aligns fio's clock on it
+            phase = {**phase, "node_loss": {**phase["node_loss"], "told_at_ms": told_at_ms}}
         tracking = self._track(trackable(phase))
         try:
-            return run_phase(phase, ctx)
+            outcome = run_phase(phase, ctx)
         finally:
             if tracking:
                 self._track(False)
+        self.role.phase_ended(step_id, phase, outcome)
+        return outcome
 
     def _step(self, step: Step, target: Prepared) -> StepResult:
         result = self._skipped(step, "")
@@ -380,7 +392,7 @@ class Runner:
                 probe = VolumeProbe(target.devices)
                 readings = probe.read()
                 try:
-                    outcome = self._run_tracked(phase, ctx)
+                    outcome = self._run_tracked(step["id"], phase, ctx)
                 except Interrupted as exc:
                     files = sorted(os.listdir(phase_dir)) if os.path.isdir(phase_dir) else []
                     phases.append(
@@ -459,3 +471,16 @@ class Runner:
         self.manifest["cleanup"] = cleanup
         for leftover in cleanup["leftovers"]:
             self.progress.say(f"cleanup problem: {leftover}")
+
+
+def _removal(step: Step) -> Optional[str]:
+    """Why the steps after ``step`` are not run: it removed a node (a phase's ``node_loss``), and
+    what ran after would measure a config short of that node, and find it lost between steps."""
+    for phase in step.get("phases", []):
+        loss = phase.get("node_loss")
+        if loss is not None:
+            return (
+                f"{loss['role']}-{loss['index']} was removed by step {step['id']} (node_loss); "
+                "a later step would measure the config without it"
+            )
+    return None

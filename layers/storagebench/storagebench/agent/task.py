@@ -392,7 +392,7 @@ class NodeTask:
         args = self.args
         shutil.rmtree(args.out, ignore_errors=True)
         os.makedirs(args.out)
-        role = Node(self.plan["topology"], args.out, _say)
+        role = Node(self.plan["topology"], args.out, _say, self.plan.get("power_off"))
         try:
             role.start()  # before the packages: the primary sees "setting-up", not silence
         except OSError as exc:

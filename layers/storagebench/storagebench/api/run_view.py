@@ -57,7 +57,7 @@ def config_progress(
 
 def _caveats(document: RunDocument) -> tuple[list[str], list[str]]:
     """What the records' labels say the numbers cannot mean, and the configs measured on emulation."""
-    from storagebench.agent.caveats import EMULATED_LABEL_PREFIX, label_caveats
+    from storagebench.protocol.caveats import EMULATED_LABEL_PREFIX, label_caveats
 
     labels: dict[str, list[str]] = {}
     for record in document.records:

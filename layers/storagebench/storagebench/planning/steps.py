@@ -22,6 +22,7 @@ import re
 from storagebench.costs.measures import INTENT_METRICS, RATE_FIRST
 from storagebench.kinds import kind_of
 from storagebench.protocol.plan import Adaptive, FioSpec, Phase, Step
+from storagebench.protocol.plan import NodeLoss as AgentNodeLoss
 from storagebench.request.model import (
     BenchmarkRequest,
     Config,
@@ -29,9 +30,11 @@ from storagebench.request.model import (
     Target,
     target_mode,
 )
+from storagebench.request.node_loss import NodeLossSpec
 from storagebench.request.plan_size import runs_on
 from storagebench.request.repetitions import AdaptiveRepetitions, SteadyState, most_repetitions
 from storagebench.workloads import TargetContext, build_phases, get_profile, variants
+from storagebench.workloads.fio_options import fio_seconds, job_file_times
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._@=,+-]")
 MAX_ID = 128  # the agent's id rule
@@ -113,6 +116,36 @@ def with_steady_state(phases: list[Phase], steady_state: SteadyState | None) -> 
     return changed
 
 
+def ramp_s(phase: Phase) -> float:
+    """The longest ``ramp_time`` of a fio phase (its options or its job file): fio's logs, on which
+    a node loss's ``at_s`` counts, start after it."""
+    spec = phase.get("fio", {})
+    values = [spec.get("global_options", {}).get("ramp_time")]
+    values += [job["options"].get("ramp_time") for job in spec.get("jobs", [])]
+    seconds = [fio_seconds(v) for v in values if v is not None]
+    seconds += job_file_times(str(spec.get("job_file") or ""), "ramp_time")
+    return max(seconds, default=0.0)
+
+
+def with_node_loss(phases: list[Phase], loss: NodeLossSpec | None) -> list[Phase]:
+    """The workload's last fio phase (its measured run) told which node goes and when
+    (``agent.node_loss`` measures around it); the phases as they are without a loss."""
+    if loss is None:
+        return phases
+    measured = [i for i, p in enumerate(phases) if p["engine"] == "fio" and "search" not in p]
+    if not measured:
+        raise ValueError("a node loss needs a fio phase; request validation refuses it elsewhere")
+    changed = list(phases)
+    node: AgentNodeLoss = {
+        "role": loss.role,
+        "index": loss.index,
+        "at_s": loss.after_s,
+        "ramp_s": ramp_s(phases[measured[-1]]),
+    }
+    changed[measured[-1]] = {**phases[measured[-1]], "node_loss": node}
+    return changed
+
+
 def plan_steps(request: BenchmarkRequest, config: Config) -> list[Step]:
     """Every step of one config, in run order (adaptive series: up to their ``max``)."""
     units: list[tuple[int, int, Step]] = []  # (repetition, position, step) to order either way
@@ -125,6 +158,7 @@ def plan_steps(request: BenchmarkRequest, config: Config) -> list[Step]:
             ctx = target_context(config, target)
             for variant in variants(profile, workload.params, workload.scale, ctx):
                 phases = with_steady_state(build_phases(profile, variant, ctx), workload.steady_state)
+                phases = with_node_loss(phases, workload.node_loss)
                 policy = (
                     adaptive_policy(
                         repetitions,

@@ -71,6 +71,10 @@ class PhaseResult(TypedDict, total=False):
     search: Dict[str, Any]  # a latency-SLA search: every probe and the answer (protocol.sla.SearchResult)
     clients: List[str]  # a multi-client fio phase: the fio servers fio --client drove, in order
     missing: List[str]  # a command phase's requires this machine lacks (the command was not started)
+    # A node removed mid-phase: agent.node_loss.LossMeasurement per direction (read, write, trim:
+    # on IOPS; read_bw, ...: on MiB/s), or node_loss_error when the logs could not say.
+    node_loss: Dict[str, Any]
+    node_loss_error: str
 
 
 class StepResult(TypedDict, total=False):

@@ -147,10 +147,35 @@ class SearchSpec(TypedDict, total=False):
     min_delivered: float  # a probe meets the SLA only if fio achieved this share of its rate
 
 
+class _NodeLossRequired(TypedDict):
+    role: str  # the node group, e.g. controller
+    index: int  # which of its nodes (0-based)
+    at_s: float  # seconds into fio's logs (after the ramp)
+
+
+class NodeLoss(_NodeLossRequired, total=False):
+    """A node of the topology removed while this fio phase runs (the node powers itself off,
+    ``agent.node``): the agent logs rates every 100 ms and measures the pause and the recovery
+    around the removal."""
+
+    ramp_s: float  # the phase's fio ramp_time: the node goes ramp_s + at_s after the primary's word
+    told_at_ms: float  # set by the primary's agent at run time: when the node took the word (epoch ms)
+
+
+class PowerOff(TypedDict):
+    """This node's removal (``workloads[].node_loss``), in its own plan: when the primary client
+    says the measured fio phase of ``step`` starts (``POST /node-loss``), the node waits ``after_s``
+    (the profile's ramp plus the loss's ``at_s``: fio's clock) and powers its machine off."""
+
+    step: str  # the primary's step whose fio phase carries the node_loss
+    after_s: float  # seconds after that phase's fio starts
+
+
 class Phase(TypedDict, total=False):
     name: str
     engine: str
     fio: FioSpec
+    node_loss: NodeLoss  # fio only, single client
     search: SearchSpec  # fio only: search the highest rate meeting a latency SLA
     dd: DdSpec
     command: CommandSpec
@@ -211,6 +236,8 @@ class Plan(TypedDict, total=False):
     # A config of several machines (protocol.topology): who this agent is and where the others are.
     # Absent: a single machine's plan.
     topology: Topology
+    # A node's own removal (workloads[].node_loss): this node powers its machine off mid-step.
+    power_off: PowerOff
 
 
 class PlanError(ValueError):
@@ -342,8 +369,36 @@ def _check_phase(problems: List[str], path: str, phase: Dict[str, Any]) -> None:
             problems.append(f"{path}.command.requires: must list program names and paths, got {requires!r}")
     if "search" in phase:
         _check_search(problems, f"{path}.search", phase)
+    if "node_loss" in phase:
+        _check_node_loss(problems, f"{path}.node_loss", phase)
     if "timeout_s" in phase:
         _check_positive_int(problems, f"{path}.timeout_s", phase["timeout_s"])
+
+
+def _check_node_loss(problems: List[str], path: str, phase: Dict[str, Any]) -> None:
+    loss = phase["node_loss"]
+    if phase.get("engine") != "fio" or "search" in phase:
+        problems.append(f"{path}: a node loss is measured on a fio phase's rate logs (not a search)")
+    if not isinstance(loss, dict):
+        problems.append(f"{path}: expected {{role, index, at_s}}, got {loss!r}")
+        return
+    _check_id(problems, f"{path}.role", loss.get("role"))
+    _check_positive_int(problems, f"{path}.index", loss.get("index"), minimum=0)
+    at_s = loss.get("at_s")
+    if isinstance(at_s, bool) or not isinstance(at_s, (int, float)) or at_s <= 0:
+        problems.append(f"{path}.at_s: seconds into fio's measured run, above 0, got {at_s!r}")
+
+
+def _check_power_off(problems: List[str], power_off: Any, node: bool) -> None:
+    if not node:
+        problems.append("power_off: only a node powers itself off (topology.self not client 0)")
+    if not isinstance(power_off, dict):
+        problems.append(f"power_off: expected {{step, after_s}}, got {power_off!r}")
+        return
+    _check_id(problems, "power_off.step", power_off.get("step"))
+    after_s = power_off.get("after_s")
+    if isinstance(after_s, bool) or not isinstance(after_s, (int, float)) or after_s <= 0:
+        problems.append(f"power_off.after_s: seconds after the phase's fio starts, above 0, got {after_s!r}")
 
 
 def _check_number(problems: List[str], path: str, value: Any, low: float, high: float, what: str) -> None:
@@ -513,6 +568,8 @@ def check_plan(plan: Any) -> Plan:
         problems.append(
             "steps: a node (topology.self not client 0) runs no steps; the primary client runs them"
         )
+    if "power_off" in plan:
+        _check_power_off(problems, plan["power_off"], node)
     if problems:
         raise PlanError(problems)
     return plan  # type: ignore[return-value]

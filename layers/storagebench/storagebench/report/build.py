@@ -82,6 +82,7 @@ from storagebench.report.model import (
     Value,
     WorkloadInfo,
 )
+from storagebench.report.node_loss_notes import node_loss_notes
 from storagebench.report.prewarm_notes import prewarm_notes
 from storagebench.report.repetitions import in_config_order, repetition_findings
 from storagebench.report.sla_searches import build_sla_limits
@@ -820,6 +821,7 @@ class _Run:
         findings.sort(key=lambda f: rank[f.severity])
         pairs = [(cid, w.id) for cid in self.config_ids for w in self.workloads]
         self.notes += prewarm_notes(self.records)
+        self.notes += node_loss_notes(self.records)
         earlier, _ = history_runs(self.history, self.notes)
         return Report(
             trends=build_trends(

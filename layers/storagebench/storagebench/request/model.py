@@ -27,6 +27,7 @@ from storagebench.catalog.models import EbsVolumeType
 from storagebench.request.command_needs import command_need_problems
 from storagebench.request.matrix_models import MatrixInvalid, MatrixOrigin, MatrixValue, SkippedPoint
 from storagebench.request.mount_options import FAMILIES, mount_options_problem
+from storagebench.request.node_loss import NODE_LOSS_DESCRIPTION, NodeLossSpec, node_loss_problems
 from storagebench.request.plan_size import plan_size_problems
 from storagebench.request.prewarm import Prewarm
 from storagebench.request.problems import Problems, fmt_int
@@ -943,6 +944,7 @@ class WorkloadRef(_Model):
         description="this workload's repetitions, instead of the request's: " + REPETITIONS_DESCRIPTION,
     )
     steady_state: SteadyState | None = Field(default=None, description=STEADY_STATE_DESCRIPTION)
+    node_loss: NodeLossSpec | None = Field(default=None, description=NODE_LOSS_DESCRIPTION)
 
     @rule("profile", "suite", "params", "id")
     def _profile(self, problems: Problems) -> None:
@@ -987,6 +989,7 @@ class WorkloadRef(_Model):
                 targets=self.targets,
                 repetitions=self.repetitions,
                 steady_state=self.steady_state,
+                node_loss=self.node_loss,
             )
             for name in names
         ]
@@ -1002,6 +1005,7 @@ class ResolvedWorkload(_Model):
     targets: list[str] | None
     repetitions: Repetitions | None
     steady_state: SteadyState | None = None
+    node_loss: NodeLossSpec | None = None
 
 
 # ------------------------------------------------------------------------- the request
@@ -1118,6 +1122,7 @@ class BenchmarkRequest(_Model):
             *tag_problems(self.tags),
             *steady_state_problems(self),
             *multi_client_problems(self),
+            *node_loss_problems(self),
             *plan_size_problems(self),
             *command_need_problems(self),
         ]

@@ -58,6 +58,7 @@ PARTS: list[tuple[str, str | None, str]] = [
         "`repetitions` and `workloads[].repetitions` given as an object instead of a count",
     ),
     ("Steady state", "SteadyState", "`workloads[].steady_state` (fio's own steady-state detection)"),
+    ("Node loss", "NodeLossSpec", "`workloads[].node_loss` (a node of the topology removed mid-run)"),
     ("Prewarm", "Prewarm", "`prewarm`"),
     ("Timing", "Timing", "`timing`"),
 ]

@@ -49,6 +49,7 @@ from storagebench.results.cold_read import cold_read_check
 from storagebench.results.dd import DdResult, read_dd_stderr
 from storagebench.results.errors import ManifestError, ParseError
 from storagebench.results.fio import MIB, RECORD_PERCENTILES, aggregate_fio, summary_disagreements
+from storagebench.results.node_loss_records import with_node_loss
 from storagebench.results.records import Direction, ResultRecord, SlaProbe, SlaSearch, VariantValue
 from storagebench.results.series import read_series, steady_states
 from storagebench.results.volume import DeviceView, parse_views, volume_side
@@ -172,6 +173,8 @@ def collect(output_dir: str | Path) -> Collection:
                 clients = _step_clients(step, plan_clients.get(str(step_id)))
                 records, notes = _phase_records(root, step, phase, plan_phase, identity, clients)
                 records, small = _flag_too_small(records)
+                records, unmeasured = with_node_loss(records, phase, plan_phase)
+                notes = [*notes, *unmeasured]
                 collection.warnings.extend(f"{where}: {note}" for note in small)
                 views, bad = parse_views(phase.get("volume"))
                 collection.records.extend(_with_volume(records, views))

@@ -12,6 +12,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from storagebench.results.node_loss import NodeLoss
 from storagebench.results.volume import VolumeSide
 
 Direction = Literal["read", "write", "trim", "mixed"]
@@ -197,6 +198,11 @@ class ResultRecord(BaseModel):
     cold_read: ColdReadCheck | None = Field(
         default=None,
         description="a pre-warm record of the sampled cold-read check: the cold and warm passes compared",
+    )
+    node_loss: NodeLoss | None = Field(
+        default=None,
+        description="a node of the topology removed mid-phase (a controller lost): the I/O pause and the "
+        "recovery this direction saw (results.node_loss)",
     )
     volume: VolumeSide | None = Field(
         default=None,

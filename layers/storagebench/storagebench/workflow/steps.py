@@ -91,6 +91,7 @@ from storagebench.workflow.topology import (
     network_spec,
     node_plan,
     other_machines,
+    removal_of,
     with_topology,
 )
 
@@ -452,7 +453,15 @@ def start_agent(state: ConfigState, task_token: str, services: Services) -> Conf
             services.agents.start_node(
                 node_state,
                 node.name,
-                node_plan(config, node, state.resources, item.run_id, item.region, ready_s),
+                node_plan(
+                    config,
+                    node,
+                    state.resources,
+                    item.run_id,
+                    item.region,
+                    ready_s,
+                    removal_of(plan, node.role, node.index),  # a node_loss step: the node powers off
+                ),
                 agent_output_prefix(item, services.agents.principal(str(node.instance_id))),
                 item.timing.command_timeout_s,
             )

@@ -14,7 +14,7 @@ from typing import Any
 
 from storagebench.core.state import NetworkSpec, NodeRef, PortRule, Resources
 from storagebench.kinds import kind_of
-from storagebench.protocol.plan import PLAN_VERSION, Plan
+from storagebench.protocol.plan import PLAN_VERSION, Plan, PowerOff
 from storagebench.request.model import Config, NodeGroup
 from storagebench.request.topology import CLIENT_ROLE, FIO_SERVER_PORT, parse_port
 
@@ -126,6 +126,19 @@ def with_topology(plan: Plan, config: Config, resources: Resources, ready_timeou
     return updated  # type: ignore[return-value]
 
 
+def removal_of(plan: Plan, role: str, index: int) -> PowerOff | None:
+    """Where the primary's plan removes this node (a phase's ``node_loss``): the step, and how long
+    after the primary's word, just before that phase's fio starts (its ramp plus ``at_s``); None
+    when it is never removed."""
+    for step in plan.get("steps", []):
+        for phase in step.get("phases", []):
+            loss = phase.get("node_loss")
+            if loss is not None and (loss["role"], loss["index"]) == (role, index):
+                after_s = float(loss.get("ramp_s", 0.0)) + float(loss["at_s"])
+                return {"step": step["id"], "after_s": round(after_s, 3)}
+    return None
+
+
 def node_plan(
     config: Config,
     node: NodeRef,
@@ -133,8 +146,10 @@ def node_plan(
     run_id: str,
     region: str,
     ready_timeout_s: int,
+    removal: PowerOff | None = None,
 ) -> Plan:
-    """A node's or an extra client's plan: its own targets and hooks, no steps, the topology.
+    """A node's or an extra client's plan: its own targets and hooks, no steps, the topology, and
+    its removal when a step removes it (``power_off``: the node powers itself off then).
 
     A node's targets are its own volumes (bound to the ones it was launched with); an extra client
     mounts the config's shared targets like the primary does."""
@@ -157,4 +172,6 @@ def node_plan(
         "fail_fast": True,
         "topology": topology_document(resources, node.role, node.index, ready_timeout_s),
     }
+    if removal is not None:
+        plan["power_off"] = removal
     return plan  # type: ignore[return-value]

@@ -87,6 +87,7 @@ ALLOWED: dict[str, str] = {
     **dict.fromkeys(
         (
             "ioengine",
+            "uri",
             "iodepth",
             "iodepth_batch",
             "iodepth_batch_submit",
@@ -167,7 +168,30 @@ ALLOWED: dict[str, str] = {
     ),
     **dict.fromkeys(("trim_percentage", "trim_verify_zero", "trim_backlog", "trim_backlog_batch"), "trim"),
 }
-IOENGINES = ("libaio", "io_uring", "psync", "sync", "pvsync", "pvsync2", "posixaio", "mmap", "null")
+IOENGINES = ("libaio", "io_uring", "psync", "sync", "pvsync", "pvsync2", "posixaio", "mmap", "null", "nbd")
+# fio's nbd engine (libnbd, user space) reaches a block device served over the network, as a
+# virtual SAN's controllers serve theirs: an nbd:// address only (no nbd+unix://, no query: no
+# socket or program of the instance).
+_NBD_URI = re.compile(r"^nbd://[A-Za-z0-9][A-Za-z0-9.-]{0,252}(:[0-9]{1,5})?(/[A-Za-z0-9._-]{0,64})?$")
+_FIO_TIME = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(us|usec|ms|msec|s|sec|m|min|h|hr)?\s*$", re.IGNORECASE)
+_FIO_UNIT_S = {"us": 1e-6, "usec": 1e-6, "ms": 1e-3, "msec": 1e-3, "s": 1.0, "sec": 1.0, "m": 60.0}
+_FIO_UNIT_S |= {"min": 60.0, "h": 3600.0, "hr": 3600.0}
+
+
+def fio_seconds(value: object) -> float:
+    """A fio time option (``ramp_time=5s``, ``500ms``, ``2m``, a bare number of seconds) in seconds."""
+    match = _FIO_TIME.match(str(value))
+    if match is None:
+        raise ValueError(f"{value!r} is not a fio time (a number with us, ms, s, m or h)")
+    return float(match.group(1)) * _FIO_UNIT_S[(match.group(2) or "s").lower()]
+
+
+def job_file_times(text: str, option: str) -> list[float]:
+    """Every value of a time option (``runtime``, ``ramp_time``) a job file sets, in seconds."""
+    pattern = re.compile(rf"^\s*{re.escape(option)}\s*=\s*(.+?)\s*$", re.MULTILINE)
+    return [fio_seconds(value) for value in pattern.findall(text)]
+
+
 # Why the common dangerous ones are refused (others: "not in the allow-list").
 REASONS = {
     "exec_prerun": "runs a program as root",
@@ -207,4 +231,6 @@ def option_problem(option: str, value: str | None) -> str | None:
         return f"sets {name}={value}: fio would expand an environment variable; give the value itself"
     if name == "ioengine" and (value or "").strip() not in IOENGINES:
         return f"sets ioengine={value}: allowed engines are {', '.join(IOENGINES)}"
+    if name == "uri" and not _NBD_URI.match((value or "").strip()):
+        return f"sets uri={value}: allowed is nbd://host[:port][/export] (fio's nbd engine)"
     return None

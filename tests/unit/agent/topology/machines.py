@@ -103,12 +103,13 @@ class Cluster:
         plan.update(fields)
         return plan
 
-    def start(self, name: str, plan: Dict[str, Any]) -> Agent:
+    def start(self, name: str, plan: Dict[str, Any], env: Optional[Dict[str, str]] = None) -> Agent:
+        """``env``: variables the agent gets besides this process's (a stand-in first on PATH)."""
         directory = self.root / name
         directory.mkdir()
         (directory / "plan.json").write_text(json.dumps(plan))
         out = directory / "out"
-        env = dict(os.environ, PYTHONPATH=LAYER)
+        env = dict(os.environ, PYTHONPATH=LAYER, **(env or {}))
         with (directory / "stderr").open("wb") as stderr:  # the child keeps its own copy
             process = subprocess.Popen(
                 [
