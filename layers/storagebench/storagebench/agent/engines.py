@@ -15,7 +15,6 @@ import time
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from storagebench.agent.log import utc_now
-from storagebench.agent.node_loss import INTERVAL_MS as NODE_LOSS_INTERVAL_MS
 from storagebench.agent.node_loss import NodeLossError, log_end_ms, measure_directory
 from storagebench.agent.proc import Child, CommandError, Finished, in_cgroup
 from storagebench.protocol.fio_output import split_fio_output
@@ -29,6 +28,7 @@ from storagebench.protocol.manifest import (
     write_json_atomic,
 )
 from storagebench.protocol.measurable import too_small
+from storagebench.protocol.node_loss import INTERVAL_MS as NODE_LOSS_INTERVAL_MS
 from storagebench.protocol.plan import NodeLoss, Phase
 from storagebench.protocol.sla import Measured, Probe, judge, search
 

@@ -40,13 +40,16 @@ import os
 import re
 from typing import Dict, List, Optional, Sequence, Tuple, TypedDict
 
-INTERVAL_MS = 100
-BEFORE_S = 5.0
-MIN_BEFORE_S = 1.0
-AFTER_S = 3.0
-STALL_PCT = 5.0
-RECOVERY_PCT = 90.0
-RECOVERY_WINDOW_S = 1.0
+from storagebench.protocol.node_loss import (
+    AFTER_S,
+    BEFORE_S,
+    INTERVAL_MS,
+    MIN_BEFORE_S,
+    RECOVERY_PCT,
+    RECOVERY_WINDOW_S,
+    STALL_PCT,
+)
+
 DIRECTIONS = {0: "read", 1: "write", 2: "trim"}
 _FILE = re.compile(r"^(?P<prefix>.+)_(?P<kind>iops|bw)(?:\.(?P<job>\d+))?\.log$")
 

@@ -15,7 +15,7 @@ from typing import Any, Protocol, cast
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from storagebench.agent.node_loss import AFTER_S, MIN_BEFORE_S
+from storagebench.protocol.node_loss import AFTER_S, MIN_BEFORE_S
 from storagebench.request.plan_size import runs_on
 from storagebench.workloads import get_profile
 from storagebench.workloads.fio_options import job_file_times
