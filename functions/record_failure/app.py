@@ -7,8 +7,9 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from storagebench.observability import MetricUnit, logger, metrics, tracer
 from storagebench.wiring import services as wiring
-from storagebench.workflow import interruptions, steps
+from storagebench.workflow import interruptions
 from storagebench.workflow.events import RecordFailureEvent, parse_event
+from storagebench.workflow.steps import record_failure
 
 
 @logger.inject_lambda_context
@@ -16,7 +17,7 @@ from storagebench.workflow.events import RecordFailureEvent, parse_event
 @tracer.capture_lambda_handler
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     failure = parse_event(RecordFailureEvent, event)
-    state = steps.record_failure(failure.state, failure.caught, wiring.services())
+    state = record_failure.record_failure(failure.state, failure.caught, wiring.services())
     interrupted = interruptions.current(state)
     if interrupted is not None and state.errors == failure.state.errors:  # kept and relaunched: no error
         metrics.add_metric(name="SpotInterruptions", unit=MetricUnit.Count, value=1)

@@ -6,8 +6,8 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from storagebench.observability import logger, metrics, tracer
 from storagebench.wiring import services as wiring
-from storagebench.workflow import steps
 from storagebench.workflow.events import StartAgentEvent, parse_event
+from storagebench.workflow.steps import start_agent
 
 
 @logger.inject_lambda_context
@@ -15,5 +15,5 @@ from storagebench.workflow.events import StartAgentEvent, parse_event
 @tracer.capture_lambda_handler
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     task = parse_event(StartAgentEvent, event)
-    state = steps.start_agent(task.state, task.task_token, wiring.services())
+    state = start_agent.start_agent(task.state, task.task_token, wiring.services())
     return state.model_dump(mode="json")  # ignored by the waitForTaskToken integration; kept for logs

@@ -7,8 +7,8 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from storagebench.observability import MetricUnit, logger, metrics, tracer
 from storagebench.wiring import services as wiring
-from storagebench.workflow import steps
 from storagebench.workflow.events import SweepRunEvent, parse_event
+from storagebench.workflow.steps import sweep_run
 
 
 @logger.inject_lambda_context
@@ -16,7 +16,7 @@ from storagebench.workflow.events import SweepRunEvent, parse_event
 @tracer.capture_lambda_handler
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     run = parse_event(SweepRunEvent, event)
-    summary = steps.abort_run(
+    summary = sweep_run.abort_run(
         run.run_id, run.suite, run.started_at, run.config_ids, run.caught, wiring.services(), run.stopped_at
     )
     metrics.add_metric(name="RunsAborted", unit=MetricUnit.Count, value=1)

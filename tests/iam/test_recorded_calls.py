@@ -27,7 +27,7 @@ from typing import Any
 import pytest
 
 from storagebench.planning.local import LocalOptions
-from storagebench.workflow import steps
+from storagebench.workflow.steps.sweep_run import cleanup_run
 from storagebench_local.adapters.faults import Fault, FaultPlan
 from storagebench_local.aws_calls import FUNCTION, INSTANCE, STATE_MACHINE, AwsCall, AwsCallRecorder
 from storagebench_local.session import ACCOUNT, REGION, STACK, TOOLS, Execution, LocalSession
@@ -162,7 +162,7 @@ def recorded(evaluator: None, tmp_path_factory: pytest.TempPathFactory) -> Itera
             while session.leaks(execution.run_id) and time.monotonic() < deadline:
                 time.sleep(0.25)
             if session.leaks(execution.run_id) and session.services is not None:  # never leave a loop device
-                steps.cleanup_run(execution.run_id, list(CONFIGS), session.services)
+                cleanup_run(execution.run_id, list(CONFIGS), session.services)
         assert session.services is not None
         settings = session.services.compute.settings  # type: ignore[attr-defined]
         values = StackValues(

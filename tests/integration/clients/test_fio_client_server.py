@@ -26,7 +26,7 @@ from storagebench.results.clients.aggregate import (
 )
 from storagebench.results.clients.errors import AggregateWithheldError, MissingClientError
 from storagebench.results.clients.output import ALL_CLIENTS, load_client_json, split_clients
-from storagebench.results.fio import merge_bins, percentile_from_bins
+from storagebench.results.fio_latency import merge_bins, percentile_from_bins
 
 FIO = shutil.which("fio")
 pytestmark = pytest.mark.skipif(

@@ -35,8 +35,8 @@ from storagebench.core.regression import INSUFFICIENT, Regression
 from storagebench.core.state import ConfigResult, ConfigState, Resources, RunSummary, StepTiming, WorkItem
 from storagebench.results.records import HistogramBucket, LatencyStats, ResultRecord
 from storagebench.store import keys
-from storagebench.workflow import steps
 from storagebench.workflow.ports import Services
+from storagebench.workflow.steps.finalize import finalize
 from storagebench_local.adapters.artifacts import LocalArtifacts
 from storagebench_local.dynamodb_local import (
     DYNAMODB_LOCAL_VERSION,
@@ -702,7 +702,7 @@ def test_finalize_flags_regressions_against_the_suites_last_runs(
     measured_run(store, "now", now, series_records(12, iops_factor=0.8, latency_factor=1.5), finished=False)
 
     mark = calls.mark()
-    summary = steps.finalize("now", "nightly", now, [entry("now")], services(store))
+    summary = finalize("now", "nightly", now, [entry("now")], services(store))
     sent = calls.since(mark)
     assert "Scan" not in sent and sent.count("Query") >= 4  # get_run, list_runs, one per series
 
@@ -729,7 +729,7 @@ def test_finalize_flags_regressions_against_the_suites_last_runs(
     assert run["status"] == "SUCCEEDED" and run["regression_counts"]["regression"] == 10
     assert store.runs_in_progress() == []
 
-    again = steps.finalize("now", "nightly", now, [entry("now")], services(store))  # a retried Finalize
+    again = finalize("now", "nightly", now, [entry("now")], services(store))  # a retried Finalize
     assert again.regressions == summary.regressions
     assert len(store.get_regressions("now")) == len(stored)
 
@@ -738,7 +738,7 @@ def test_finalize_with_little_history_flags_nothing(store: DynamoResultsStore) -
     for n in range(2):
         measured_run(store, f"n{n}", day(n), series_records(n))
     measured_run(store, "now", day(5), series_records(5, iops_factor=0.5), finished=False)
-    summary = steps.finalize("now", "nightly", day(5), [entry("now", "partial")], services(store))
+    summary = finalize("now", "nightly", day(5), [entry("now", "partial")], services(store))
     assert summary.status == "PARTIAL" and summary.regressions == []
     verdicts = store.get_regressions("now")
     assert verdicts and {v["verdict"] for v in verdicts} == {INSUFFICIENT}
@@ -756,7 +756,7 @@ def test_finalize_survives_a_store_that_cannot_record_regressions(
         raise ProvisioningError("record regressions of run now: ThrottlingException")
 
     monkeypatch.setattr(store, "record_regressions", broken)
-    summary = steps.finalize("now", "nightly", day(5), [entry("now")], services(store))
+    summary = finalize("now", "nightly", day(5), [entry("now")], services(store))
     assert summary.status == "SUCCEEDED" and summary.regressions  # still computed and reported
     assert any("not recorded" in note and "ThrottlingException" in note for note in summary.regression_notes)
     assert store.get_run("now")["run"]["status"] == "SUCCEEDED"
@@ -769,7 +769,7 @@ def test_a_run_started_in_the_same_second_counts_once_and_this_run_never(store: 
     measured_run(store, "a-same-second", day(5), series_records(3))
     measured_run(store, "now", day(5), series_records(5, iops_factor=0.5), finished=False)
     measured_run(store, "z-same-second", day(5), series_records(4, iops_factor=0.1))  # sorts after "now"
-    summary = steps.finalize("now", "nightly", day(5), [entry("now")], services(store))
+    summary = finalize("now", "nightly", day(5), [entry("now")], services(store))
     verdicts = store.get_regressions("now")
     assert {v["history_n"] for v in verdicts} == {4}
     assert {(r.workload, r.metric) for r in summary.regressions} >= {("randread-4k", "iops")}

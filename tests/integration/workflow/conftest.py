@@ -47,7 +47,7 @@ import pytest
 
 from storagebench.core.guardrails import Guardrails
 from storagebench.planning.local import LocalOptions
-from storagebench.workflow import steps
+from storagebench.workflow.steps.sweep_run import cleanup_run
 from storagebench_local.adapters.faults import Fault, FaultPlan
 from storagebench_local.session import Execution, LocalSession
 
@@ -386,7 +386,7 @@ class Bench:
 
     def clean(self, run_id: str) -> None:
         """Release everything of a run by its tags (what an operator does after an abort)."""
-        steps.cleanup_run(run_id, self.config_ids.get(run_id, []), self.services)
+        cleanup_run(run_id, self.config_ids.get(run_id, []), self.services)
 
 
 def wait_for(condition: Callable[[], Any], what: str, timeout_s: float = 60.0, poll_s: float = 0.2) -> Any:

@@ -4,7 +4,7 @@ StopExecution ends an execution where it stands: no Cleanup state runs, so the i
 their volumes stay. The agents notice at their next heartbeat (Step Functions answers
 TaskTimedOut) and stop, tearing down what they made on the machine (here: loop devices, mounts,
 cgroups). An operator (or the janitor) releases the run from its id and config ids alone:
-``steps.cleanup_run`` finds every resource by its tags.
+``cleanup_run`` finds every resource by its tags.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from __future__ import annotations
 import boto3
 import pytest
 
-from storagebench.workflow import steps
+from storagebench.workflow.steps.sweep_run import cleanup_run
 
 from .conftest import SUMMARY, Bench, command, ebs, read_json, request, transitions, wait_for
 
@@ -68,7 +68,7 @@ def test_an_aborted_execution_leaves_everything_until_cleanup_run(bench: Bench) 
         f"{len(left)} resources ({', '.join(kinds)})"
     )
 
-    reports = steps.cleanup_run(run_id, list(CONFIGS), bench.services)
+    reports = cleanup_run(run_id, list(CONFIGS), bench.services)
     for config_id, report in reports.items():
         assert report.leftovers == [], (config_id, report)
         assert any(item.startswith("i-") for item in report.deleted), (config_id, report)

@@ -18,8 +18,8 @@ from storagebench.adapters.aws import AwsFileSystems, Ec2Compute, build_services
 from storagebench.core.state import ConfigState, StepTiming, WorkItem
 from storagebench.core.tags import TAG_STACK
 from storagebench.request import parse_request
-from storagebench.workflow import steps
 from storagebench.workflow.artifact_keys import request_key
+from storagebench.workflow.steps.provision import provision
 
 STACK = "storagebench-test"  # the adapters conftest's STACK_NAME
 RUN = "run-tags"
@@ -70,7 +70,7 @@ def provisioned(
         timing=StepTiming(ready_poll_s=30, ready_timeout_s=1200, heartbeat_s=300, command_timeout_s=3600),
         artifacts_prefix=f"runs/{RUN}/all-kinds/",
     )
-    steps.provision(ConfigState(item=item), services)
+    provision(ConfigState(item=item), services)
     calls: list[tuple[str, dict[str, Any]]] = log.calls
     return calls
 

@@ -45,11 +45,24 @@ from storagebench.agent.log import Progress
 from storagebench.agent.proc import CommandError
 from storagebench.core.errors import ProvisioningError
 from storagebench.core.guardrails import Guardrails
-from storagebench.core.state import AgentRun, ConfigState, Resources, RunSummary, StepTiming, WorkItem
+from storagebench.core.state import (
+    AgentRun,
+    ConfigResult,
+    ConfigState,
+    Resources,
+    RunSummary,
+    StepTiming,
+    WorkItem,
+)
 from storagebench.request import parse_request
-from storagebench.workflow import steps
 from storagebench.workflow.artifact_keys import request_key
 from storagebench.workflow.ports import GatewayServices, Services
+from storagebench.workflow.steps.check_ready import check_ready
+from storagebench.workflow.steps.cleanup import cleanup
+from storagebench.workflow.steps.provision import provision
+from storagebench.workflow.steps.record_failure import record_failure
+from storagebench.workflow.steps.start_agent import start_agent
+from storagebench.workflow.steps.sweep_run import abort_run
 
 __all__ = ["endpoint", "world"]  # fixtures, used by name
 
@@ -129,7 +142,7 @@ class Flow:
             timing=StepTiming(ready_poll_s=30, ready_timeout_s=3600, heartbeat_s=300, command_timeout_s=3600),
             artifacts_prefix=f"runs/{RUN}/{CONFIG}/",
         )
-        state = steps.provision(ConfigState(item=item), self.services)
+        state = provision(ConfigState(item=item), self.services)
         # The share admits the client's address alone: the one CheckReady reads from EC2.
         self.world.client_ip = str(
             self.world.ec2.describe_instances(InstanceIds=[str(state.resources.instance_id)])["Reservations"][
@@ -140,15 +153,15 @@ class Flow:
 
     def poll(self, state: ConfigState, polls: int = 5) -> ConfigState:
         for _ in range(polls):
-            state = steps.check_ready(state, self.services)
+            state = check_ready(state, self.services)
             if state.ready is not None and state.ready.state == "ready":
                 break
         return state
 
-    def fail_and_clean(self, state: ConfigState, error: Exception) -> steps.ConfigResult:
+    def fail_and_clean(self, state: ConfigState, error: Exception) -> ConfigResult:
         """RecordFailure with what the Catch put in $.caught, then Cleanup (the ASL's error path)."""
         caught = {"Error": type(error).__name__, "Cause": json.dumps({"errorMessage": str(error)})}
-        return steps.cleanup(steps.record_failure(state, caught, self.services), self.services)
+        return cleanup(record_failure(state, caught, self.services), self.services)
 
 
 @pytest.fixture
@@ -193,7 +206,7 @@ def test_success_provision_polls_until_the_share_is_available_mounts_it_and_clea
     expect_activation(world)
     expect_cache(world)
     expect_share(world)
-    waiting = steps.check_ready(state, flow.services)
+    waiting = check_ready(state, flow.services)
     assert waiting.ready is not None and waiting.ready.state == "waiting"
     assert waiting.ready.checks["gateways_available"] is False and "to connect" in waiting.ready.reason
     state = flow.poll(waiting)
@@ -203,7 +216,7 @@ def test_success_provision_polls_until_the_share_is_available_mounts_it_and_clea
     assert (ref.gateway_arn, ref.file_share_arn, ref.stage) == (GATEWAY_ARN, SHARE_ARN, "available")
     assert state.resources.private_ip == world.client_ip
     # The agent's plan mounts the share on the client with the request's options.
-    started = steps.start_agent(state, "token", flow.services)
+    started = start_agent(state, "token", flow.services)
     plan = flow.services.artifacts.get_json(f"runs/{RUN}/{CONFIG}/plan.json")
     assert plan["targets"] == [
         {
@@ -216,7 +229,7 @@ def test_success_provision_polls_until_the_share_is_available_mounts_it_and_clea
     ]
     share_writes(world)
     expect_release(world, gateway=True, share=True)
-    result = steps.cleanup(started, flow.services)
+    result = cleanup(started, flow.services)
     assert flow.store.statuses == ["PROVISIONING", "RUNNING", "FAILED"]  # no Collect here: 0 records
     assert flow.store.last is not None and flow.store.last.cleanup is not None
     deleted = flow.store.last.cleanup.deleted
@@ -244,7 +257,7 @@ def test_activation_refused_fails_the_config_through_record_failure_and_cleanup(
             "https://console.aws.amazon.com/storagegateway/activate?errorMessage=refused"
         )
     with pytest.raises(ProvisioningError, match="activation refused") as raised:
-        steps.check_ready(state, flow.services)
+        check_ready(state, flow.services)
     expect_release(world, gateway=False, share=False)
     result = flow.fail_and_clean(state, raised.value)
     assert result.status == "failed" and [e.step for e in result.errors] == ["ready"]
@@ -262,7 +275,7 @@ def test_a_missing_cache_disk_fails_the_config_and_the_gateway_is_found_by_name(
         {"GatewayARN": GATEWAY_ARN},
     )
     with pytest.raises(ProvisioningError, match="no free 512 GiB disk") as raised:
-        steps.check_ready(state, flow.services)
+        check_ready(state, flow.services)
     assert state.resources.gateways[0].gateway_arn is None  # activated in the poll that failed
     _found_by_name(world)
     expect_release(world, gateway=True, share=False)
@@ -285,7 +298,7 @@ def test_share_creation_failing_fails_the_config_and_releases_the_recorded_gatew
     state = flow.poll(flow.provisioned(), polls=1)  # activated; the gateway does not answer yet
     assert state.resources.gateways[0].gateway_arn == GATEWAY_ARN
     with pytest.raises(ProvisioningError, match="InvalidParameters: The role cannot be assumed") as raised:
-        steps.check_ready(state, flow.services)
+        check_ready(state, flow.services)
     expect_release(world, gateway=True, share=False)
     result = flow.fail_and_clean(state, raised.value)
     assert result.status == "failed"
@@ -300,7 +313,7 @@ def test_a_client_mount_failing_fails_the_agent_and_cleanup_leaves_nothing(
     expect_cache(world)
     expect_share(world)
     state = flow.poll(flow.provisioned())
-    state = steps.start_agent(state, "token", flow.services)
+    state = start_agent(state, "token", flow.services)
     spec = flow.services.artifacts.get_json(f"runs/{RUN}/{CONFIG}/plan.json")["targets"][0]
 
     def refuse(argv: Any, **_: Any) -> Any:
@@ -329,7 +342,7 @@ def test_an_aborted_run_releases_the_gateway_by_name_before_the_client(flow: Flo
     # SweepRun's abort knows only the run and config ids: everything is found by name and tags.
     _found_by_name(world)
     expect_release(world, gateway=True, share=True)
-    summary = steps.abort_run(
+    summary = abort_run(
         RUN, "gw", "2026-11-21T00:00:00Z", [CONFIG], {"Error": "States.Runtime"}, flow.services
     )
     assert summary.status == "FAILED" and summary.configs[0].leftovers == []
@@ -355,7 +368,7 @@ def test_release_does_not_depend_on_the_request(flow: Flow, bucket: str, damage:
         s3.put_object(Bucket=bucket, Key=key, Body=body)
     share_writes(world)
     expect_release(world, gateway=True, share=True)
-    result = steps.cleanup(state, flow.services)
+    result = cleanup(state, flow.services)
     assert flow.store.last is not None and flow.store.last.cleanup is not None
     deleted = flow.store.last.cleanup.deleted
     assert SHARE_ARN in deleted and GATEWAY_ARN in deleted and str(state.resources.instance_id) in deleted

@@ -34,7 +34,8 @@ from storagebench.core.regression import INSUFFICIENT, Regression
 from storagebench.core.state import ConfigResult, RunSummary
 from storagebench.results.records import LatencyStats, ResultRecord
 from storagebench.store.models import HistoryPoint, decode_results
-from storagebench.workflow import steps
+from storagebench.workflow.steps import finalize as finalize_step
+from storagebench.workflow.steps.finalize import REGRESSIONS_IN_SUMMARY, finalize
 
 OPTION = "c5.large/ebs:gp3:100GiB:xfs"
 KEY = SeriesKey(OPTION, "randread-4k", "bs=4k,iodepth=32", "run", "read", None)
@@ -395,7 +396,7 @@ def seed(fakes: Any, iops: float) -> None:
 
 def test_finalize_reports_flagged_metrics_and_records_every_verdict(fakes: Any) -> None:
     seed(fakes, iops=500.0)
-    summary = steps.finalize("now", "nightly", day(9), [result("gp3", "succeeded")], fakes.services)
+    summary = finalize("now", "nightly", day(9), [result("gp3", "succeeded")], fakes.services)
     assert summary.status == "SUCCEEDED"
     assert [(r.metric, r.verdict) for r in summary.regressions] == [
         ("iops", "regression"),
@@ -411,7 +412,7 @@ def test_finalize_reports_flagged_metrics_and_records_every_verdict(fakes: Any) 
 
 def test_finalize_skips_regressions_when_nothing_was_measured(fakes: Any) -> None:
     seed(fakes, iops=500.0)
-    summary = steps.finalize("now", "nightly", day(9), [result("gp3", "failed", 0)], fakes.services)
+    summary = finalize("now", "nightly", day(9), [result("gp3", "failed", 0)], fakes.services)
     assert summary.status == "FAILED" and summary.regressions == [] and summary.regression_notes == []
     assert fakes.store.regressions == {}
 
@@ -419,7 +420,7 @@ def test_finalize_skips_regressions_when_nothing_was_measured(fakes: Any) -> Non
 def test_finalize_only_compares_configs_that_measured(fakes: Any) -> None:
     seed(fakes, iops=500.0)
     entries = [result("gp3", "failed", 0), result("io2", "partial")]
-    summary = steps.finalize("now", "nightly", day(9), entries, fakes.services)
+    summary = finalize("now", "nightly", day(9), entries, fakes.services)
     assert summary.status == "PARTIAL" and summary.regressions == []  # gp3's records are not io2's
     assert fakes.store.get_regressions("now") == []
 
@@ -431,7 +432,7 @@ def test_a_store_error_in_regressions_never_fails_the_run(fakes: Any) -> None:
         raise ThrottledError("query GSI2: ProvisionedThroughputExceededException")
 
     fakes.store.metric_history = throttled
-    summary = steps.finalize("now", "nightly", day(9), [result("gp3", "succeeded")], fakes.services)
+    summary = finalize("now", "nightly", day(9), [result("gp3", "succeeded")], fakes.services)
     assert summary.status == "SUCCEEDED" and summary.regressions == []
     assert summary.regression_notes == [
         "regressions not computed: ThrottledError: query GSI2: ProvisionedThroughputExceededException"
@@ -446,7 +447,7 @@ def test_a_failed_record_of_the_verdicts_keeps_them_in_the_summary(fakes: Any) -
         raise RuntimeError("item too large")
 
     fakes.store.record_regressions = refuse
-    summary = steps.finalize("now", "nightly", day(9), [result("gp3", "succeeded")], fakes.services)
+    summary = finalize("now", "nightly", day(9), [result("gp3", "succeeded")], fakes.services)
     assert [r.metric for r in summary.regressions] == ["iops", "bw_mibps"]
     assert (
         summary.regression_notes[-1] == "regressions not recorded in the store: RuntimeError: item too large"
@@ -459,9 +460,9 @@ def test_the_summary_carries_at_most_a_hundred_flagged_metrics(
     seed(fakes, iops=500.0)
     many = detect(current(iops=1.0), {KEY: HISTORY}) * 150
     report = RegressionReport(run_id="now", verdicts=many, notes=["compared"])
-    monkeypatch.setattr(steps, "compute_regressions", lambda *a, **k: report)
-    summary = steps.finalize("now", "nightly", day(9), [result("gp3", "succeeded")], fakes.services)
-    assert len(summary.regressions) == steps.REGRESSIONS_IN_SUMMARY
+    monkeypatch.setattr(finalize_step, "compute_regressions", lambda *a, **k: report)
+    summary = finalize("now", "nightly", day(9), [result("gp3", "succeeded")], fakes.services)
+    assert len(summary.regressions) == REGRESSIONS_IN_SUMMARY
     assert summary.regression_notes == [
         "compared",
         "50 more flagged metric(s) are in the store (get_regressions)",

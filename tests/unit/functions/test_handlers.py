@@ -3,6 +3,7 @@ step with the wired services and return the model's JSON dump."""
 
 from __future__ import annotations
 
+import importlib
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -16,7 +17,9 @@ from pydantic import ValidationError
 from storagebench.core.errors import InvalidRequestError, ResourceBusyError
 from storagebench.core.state import AgentOutcome, ConfigResult, ConfigState, ErrorInfo, PlanResult, RunSummary
 from storagebench.wiring import services as wiring
-from storagebench.workflow import artifact_keys, steps
+from storagebench.workflow import artifact_keys
+from storagebench.workflow.steps import start_agent
+from storagebench.workflow.steps.shared import with_pending_errors
 
 pytestmark = pytest.mark.filterwarnings("ignore:No application metrics to publish:UserWarning")
 
@@ -120,7 +123,8 @@ def spy_on(monkeypatch: pytest.MonkeyPatch, step: str, fakes: Any) -> list[Confi
             )
         return state.model_copy(update={"errors": [ErrorInfo(step=step, error="marker", cause="x")]})
 
-    monkeypatch.setattr(steps, step, fake_step)
+    # each handler calls its step through its module (storagebench.workflow.steps.<name>)
+    monkeypatch.setattr(importlib.import_module(f"storagebench.workflow.steps.{step}"), step, fake_step)
     return received
 
 
@@ -219,7 +223,7 @@ def test_start_agent_handler_reads_state_and_task_token(
         calls.append((state, task_token, services))
         return state
 
-    monkeypatch.setattr(steps, "start_agent", fake_start)
+    monkeypatch.setattr(start_agent, "start_agent", fake_start)
     event = first_item(load_app, context)
     answer = load_app("start_agent").handler({"state": event, "task_token": "AQB-token"}, context)
     ((state, token, services),) = calls
@@ -271,7 +275,7 @@ def test_record_failure_handler_strips_caught_from_the_state(
     assert answer == json_round_trip(recorded.model_dump(mode="json"))
     assert fakes.store.statuses("alpha")[-1] == "FAILING"
     # Collect and Cleanup fold pending errors: the one recorded here is not counted twice.
-    assert steps.with_pending_errors(recorded).errors == recorded.errors
+    assert with_pending_errors(recorded).errors == recorded.errors
 
 
 def test_record_failure_handler_marks_a_lost_agent(load_app: Load, fakes: Any, context: Any) -> None:

@@ -25,7 +25,7 @@ from storagebench.core.state import (
     Resources,
 )
 from storagebench.workflow.ports import Network, NoNetwork, Services
-from storagebench.workflow.steps import release
+from storagebench.workflow.steps.cleanup import release
 
 
 class NoFileSystems:

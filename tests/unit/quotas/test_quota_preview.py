@@ -124,7 +124,7 @@ def wf() -> Any:
 
 
 def test_plan_refuses_a_run_over_a_quota_before_recording_it(wf: Any, tmp_path: Path) -> None:
-    from storagebench.workflow import steps
+    from storagebench.workflow.steps.plan import plan_run
 
     fakes = wf.make_fakes(tmp_path / "artifacts", LIMITS)
     document = json.loads((EVENTS / "virtual-san.json").read_text(encoding="utf-8"))
@@ -132,8 +132,8 @@ def test_plan_refuses_a_run_over_a_quota_before_recording_it(wf: Any, tmp_path: 
     with pytest.raises(
         GuardrailError, match=r"configs: 1,536 vCPUs needed at once .* quota L-1216C47A of 1,000"
     ):
-        steps.plan_run(document, "run-1", "2026-11-21T17:00:00.000Z", fakes.services)
+        plan_run(document, "run-1", "2026-11-21T17:00:00.000Z", fakes.services)
     assert fakes.store.runs == {} and fakes.artifacts.documents == {}
     fakes.services.quotas = Reader({STANDARD: 2000})
-    planned = steps.plan_run(document, "run-2", "2026-11-21T17:00:00.000Z", fakes.services)
+    planned = plan_run(document, "run-2", "2026-11-21T17:00:00.000Z", fakes.services)
     assert planned.max_concurrency == 3

@@ -434,9 +434,9 @@ def test_ids_do_not_depend_on_the_order_keys_are_written_in() -> None:
 
 
 def test_every_field_a_matrix_varies_is_a_field_of_some_target_or_of_the_config() -> None:
-    from storagebench.request.matrix import CONFIG_FIELDS, TARGET_FIELDS, _target_models
+    from storagebench.request.matrix_keys import CONFIG_FIELDS, TARGET_FIELDS, target_models
     from storagebench.request.model import Config
 
     assert set(CONFIG_FIELDS) <= set(Config.model_fields)
-    held = {name for model in _target_models().values() for name in model.model_fields}
+    held = {name for model in target_models().values() for name in model.model_fields}
     assert set(TARGET_FIELDS) <= held

@@ -16,16 +16,18 @@ from storagebench.results.errors import FioJobError, ParseError
 from storagebench.results.fio import (
     MIB,
     aggregate_fio,
-    bucket_index,
     fio_records,
     load_fio_json,
-    log_histogram,
-    merge_bins,
     parse_fio_jobs,
-    percentile_from_bins,
-    pooled_stats,
     split_fio_output,
     summary_disagreements,
+)
+from storagebench.results.fio_latency import (
+    bucket_index,
+    log_histogram,
+    merge_bins,
+    percentile_from_bins,
+    pooled_stats,
 )
 from storagebench.results.fio_normal import parse_job_summaries, parse_run_status
 

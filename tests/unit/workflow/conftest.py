@@ -28,7 +28,7 @@ def _load_fakes() -> Any:
 wf = _load_fakes()
 
 from storagebench.core.state import ConfigState, PlanResult  # noqa: E402
-from storagebench.workflow import steps  # noqa: E402
+from storagebench.workflow.steps.plan import plan_run  # noqa: E402
 
 _DEFAULT: Any = object()
 
@@ -44,7 +44,7 @@ def plan(fakes: Any) -> Callable[..., PlanResult]:
     """Run plan_run on a request (the default three-config one unless given)."""
 
     def run(document: Any = _DEFAULT, run_id: str = "run-1") -> PlanResult:
-        return steps.plan_run(
+        return plan_run(
             wf.request_doc() if document is _DEFAULT else document,
             run_id,
             "2026-11-21T17:00:00.000Z",

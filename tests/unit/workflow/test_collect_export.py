@@ -15,10 +15,16 @@ from storagebench.core.state import AgentOutcome, ConfigState
 from storagebench.costs.monthly import monthly_cost
 from storagebench.export.schema import COLUMN_NAMES
 from storagebench.request import parse_request
-from storagebench.workflow import artifact_keys, steps
+from storagebench.workflow import artifact_keys
 from storagebench.workflow.bindings import storage_option
 from storagebench.workflow.exports import EXPORT_CONTENT_TYPE, agent_fio_version
 from storagebench.workflow.ports import snapshot_prices
+from storagebench.workflow.steps import collect as collect_step
+from storagebench.workflow.steps.check_ready import check_ready
+from storagebench.workflow.steps.cleanup import cleanup
+from storagebench.workflow.steps.collect import collect
+from storagebench.workflow.steps.provision import provision
+from storagebench.workflow.steps.start_agent import start_agent
 
 StateOf = Callable[..., ConfigState]
 EXPORT_KEY = "exports/suite=suite-a/date=2026-11-21/run=run-1/alpha.jsonl"
@@ -26,8 +32,8 @@ EXPORT_KEY = "exports/suite=suite-a/date=2026-11-21/run=run-1/alpha.jsonl"
 
 def ran(state_of: StateOf, fakes: Any) -> ConfigState:
     """Config alpha launched, ready, its agent done: where Collect starts."""
-    state = steps.check_ready(steps.provision(state_of("alpha"), fakes.services), fakes.services)
-    state = steps.start_agent(state, "token-1", fakes.services)
+    state = check_ready(provision(state_of("alpha"), fakes.services), fakes.services)
+    state = start_agent(state, "token-1", fakes.services)
     return state.model_copy(update={"outcome": AgentOutcome(status="completed", exit_code=0)})
 
 
@@ -66,7 +72,7 @@ def test_a_key_segment_that_would_break_the_partitions_is_refused(
 def test_collect_writes_one_row_per_stored_record_with_the_run_and_config_beside_it(
     state_of: StateOf, fakes: Any
 ) -> None:
-    state = steps.collect(with_output(state_of, fakes, ["data", "shared"], "fio-3.36"), fakes.services)
+    state = collect(with_output(state_of, fakes, ["data", "shared"], "fio-3.36"), fakes.services)
     rows = exported_rows(fakes)
     stored = [r for put in fakes.store.results for r in put.records]
     assert len(rows) == len(stored) == 2 and state.errors == []
@@ -100,7 +106,7 @@ def test_a_fio_version_that_does_not_read_as_one_is_not_kept(
 ) -> None:
     state = with_output(state_of, fakes, ["data"], version)
     assert agent_fio_version(wf.agent_output_dir(fakes, state)) is None
-    steps.collect(state, fakes.services)
+    collect(state, fakes.services)
     assert [row["fio_version"] for row in exported_rows(fakes)] == [None]
     assert "fio_version" not in fakes.store.results[0].labels
 
@@ -108,7 +114,7 @@ def test_a_fio_version_that_does_not_read_as_one_is_not_kept(
 def test_records_naming_a_target_the_config_lacks_are_stored_but_not_exported(
     state_of: StateOf, fakes: Any
 ) -> None:
-    state = steps.collect(with_output(state_of, fakes, ["data", "ghost"]), fakes.services)
+    state = collect(with_output(state_of, fakes, ["data", "ghost"]), fakes.services)
     assert {put.records[0].target_id for put in fakes.store.results} == {"data", "ghost"}
     assert [row["target_id"] for row in exported_rows(fakes)] == ["data"]
     assert state.collected is not None
@@ -122,7 +128,7 @@ def test_a_failed_export_write_keeps_the_records_and_records_the_failure(
         raise ProvisioningError(f"s3 put s3://bucket/{key}: AccessDenied")
 
     monkeypatch.setattr(fakes.artifacts, "put_text", refuse)
-    state = steps.collect(with_output(state_of, fakes, ["data", "shared"]), fakes.services)
+    state = collect(with_output(state_of, fakes, ["data", "shared"]), fakes.services)
     assert state.collected is not None and state.collected.records == 2  # measured and stored
     assert sum(len(put.records) for put in fakes.store.results) == 2
     (error,) = state.errors
@@ -130,12 +136,12 @@ def test_a_failed_export_write_keeps_the_records_and_records_the_failure(
     assert EXPORT_KEY in error.cause and "AccessDenied" in error.cause and "2 rows" in error.cause
     (stored_state, status) = fakes.store.configs[-1]
     assert status == "COLLECTED" and stored_state.errors == [error]
-    report = steps.cleanup(state, fakes.services)
+    report = cleanup(state, fakes.services)
     assert report.status == "partial"  # the run says the export is missing
 
 
 def test_collect_without_records_writes_no_export(state_of: StateOf, fakes: Any) -> None:
-    steps.collect(with_output(state_of, fakes, []), fakes.services)
+    collect(with_output(state_of, fakes, []), fakes.services)
     assert EXPORT_KEY not in fakes.artifacts.texts
 
 
@@ -149,7 +155,7 @@ def test_collect_tells_annotate_whether_the_instances_network_is_awss(
         seen.append(network_ceilings)
         return records
 
-    monkeypatch.setattr(steps, "annotate", spy)
+    monkeypatch.setattr(collect_step, "annotate", spy)
     fakes.services.network_ceilings = ceilings  # local mode sets False: loopback is not the type's network
-    steps.collect(with_output(state_of, fakes, ["data"]), fakes.services)
+    collect(with_output(state_of, fakes, ["data"]), fakes.services)
     assert seen == [ceilings]

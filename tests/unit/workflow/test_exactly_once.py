@@ -11,8 +11,9 @@ import workflow_fakes as wf
 
 from storagebench.core.errors import DuplicateStartError, InvalidRequestError
 from storagebench.core.state import ConfigState, PlanResult
-from storagebench.workflow import artifact_keys, steps
+from storagebench.workflow import artifact_keys
 from storagebench.workflow.run_ids import occurrence_key, schedule_group
+from storagebench.workflow.steps.provision import provision
 
 Plan = Callable[..., PlanResult]
 ARN = f"arn:aws:scheduler:us-east-1:123456789012:schedule/{schedule_group(wf.STACK)}/nightly"
@@ -89,5 +90,5 @@ def test_the_stored_request_of_a_scheduled_run_is_the_request_alone(plan: Plan, 
     plan(scheduled(), run_id="exec-a")
     assert "scheduled" not in fakes.artifacts.documents[artifact_keys.request_key("exec-a")]
     item = plan(scheduled(), "exec-a").items[1]
-    state = steps.provision(ConfigState.model_validate({"item": item.model_dump()}), fakes.services)
+    state = provision(ConfigState.model_validate({"item": item.model_dump()}), fakes.services)
     assert state.resources.instance_id is not None

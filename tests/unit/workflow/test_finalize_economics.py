@@ -17,30 +17,35 @@ from storagebench.prices.models import PriceNotFound
 from storagebench.prices.products import PriceKey
 from storagebench.prices.snapshot import SnapshotPriceBook
 from storagebench.request import parse_request
-from storagebench.workflow import steps
 from storagebench.workflow.artifact_keys import economics_key, report_key
+from storagebench.workflow.steps.check_ready import check_ready
+from storagebench.workflow.steps.cleanup import cleanup
+from storagebench.workflow.steps.collect import collect
+from storagebench.workflow.steps.finalize import finalize
+from storagebench.workflow.steps.provision import provision
+from storagebench.workflow.steps.start_agent import start_agent
 
 StateOf = Callable[..., ConfigState]
 
 
 def finished(state_of: StateOf, fakes: Any, config_id: str) -> dict[str, Any]:
     """A config taken through every step to Cleanup, as the Map hands it to Finalize."""
-    state = steps.provision(state_of(config_id), fakes.services)
-    state = steps.check_ready(state, fakes.services)
-    state = steps.start_agent(state, "token", fakes.services)
+    state = provision(state_of(config_id), fakes.services)
+    state = check_ready(state, fakes.services)
+    state = start_agent(state, "token", fakes.services)
     state = state.model_copy(update={"outcome": AgentOutcome(status="completed", exit_code=0)})
     config = parse_request(wf.request_doc()).config(config_id)
     directory = wf.agent_output_dir(fakes, state)
     wf.write_agent_output(directory, config_id, [str(t.id) for t in config.targets])
-    state = steps.collect(state, fakes.services)
-    return steps.cleanup(state, fakes.services).model_dump(mode="json")
+    state = collect(state, fakes.services)
+    return cleanup(state, fakes.services).model_dump(mode="json")
 
 
 @pytest.fixture
 def summary(state_of: StateOf, fakes: Any) -> Any:
     entries = [finished(state_of, fakes, cid) for cid in ("alpha", "beta", "gamma")]
     fakes.clock.advance(3600)  # the fake launches at the run's start: every config lived an hour
-    return steps.finalize("run-1", "suite-a", wf.START_ISO, entries, fakes.services)
+    return finalize("run-1", "suite-a", wf.START_ISO, entries, fakes.services)
 
 
 def test_finalize_stores_each_configs_cost_delta_and_verdict(summary: Any, fakes: Any) -> None:
@@ -91,7 +96,7 @@ def test_a_config_that_never_launched_costs_nothing_for_the_run(state_of: StateO
         ConfigResult(run_id="run-1", config_id="beta", status="failed", records=0).model_dump(mode="json"),
     ]
     fakes.clock.advance(600)
-    summary = steps.finalize("run-1", "suite-a", wf.START_ISO, entries, fakes.services)
+    summary = finalize("run-1", "suite-a", wf.START_ISO, entries, fakes.services)
     by_id = {c["id"]: c for c in summary.economics["configs"]}
     assert by_id["beta"]["run_usd"] in (None, 0)
     assert by_id["alpha"]["run_usd"] > 0
@@ -104,7 +109,7 @@ def test_pricing_trouble_is_a_note_and_the_run_still_finishes(state_of: StateOf,
         raise PriceNotFound(f"no prices for {region}")
 
     fakes.services.prices = no_prices
-    summary = steps.finalize("run-1", "suite-a", wf.START_ISO, entries, fakes.services)
+    summary = finalize("run-1", "suite-a", wf.START_ISO, entries, fakes.services)
     assert summary.economics is None
     assert summary.economics_notes == ["costs not computed: PriceNotFound: no prices for us-east-1"]
     assert fakes.store.finished == [summary] and summary.status == "SUCCEEDED"

@@ -15,17 +15,23 @@ from storagebench.core.errors import ConfigInterruptedError, SpotInterruptionErr
 from storagebench.core.interruption import SPOT_TERMINATION_CODE
 from storagebench.core.launch import client_token
 from storagebench.core.state import AgentOutcome, ComputeStatus, ConfigState
-from storagebench.workflow import interruptions, steps
+from storagebench.workflow import interruptions
 from storagebench.workflow.interruptions import completed_steps
+from storagebench.workflow.steps.check_ready import check_ready
+from storagebench.workflow.steps.cleanup import cleanup
+from storagebench.workflow.steps.collect import collect
+from storagebench.workflow.steps.provision import provision
+from storagebench.workflow.steps.record_failure import record_failure
+from storagebench.workflow.steps.start_agent import start_agent
 
 StateOf = Callable[..., ConfigState]
 NOTICE = {"action": "terminate", "action_time": "2026-11-21T17:10:00Z", "noticed_at": "2026-11-21T17:08:00Z"}
 
 
 def started(state_of: StateOf, fakes: Any) -> ConfigState:
-    state = steps.provision(state_of("alpha"), fakes.services)
-    state = steps.check_ready(state, fakes.services)
-    return steps.start_agent(state, "token-1", fakes.services)
+    state = provision(state_of("alpha"), fakes.services)
+    state = check_ready(state, fakes.services)
+    return start_agent(state, "token-1", fakes.services)
 
 
 def planned_steps(fakes: Any, state: ConfigState) -> list[str]:
@@ -72,13 +78,13 @@ def interrupted_and_collected(state_of: StateOf, fakes: Any, kept: int = 1) -> C
     state = started(state_of, fakes)
     planned = planned_steps(fakes, state)
     assert len(planned) > kept
-    state = steps.record_failure(state, agent_report(completed=kept), fakes.services)
+    state = record_failure(state, agent_report(completed=kept), fakes.services)
     output(fakes, state, planned[:kept], planned)
-    return steps.collect(state, fakes.services)
+    return collect(state, fakes.services)
 
 
 def test_the_agents_report_is_recorded_as_an_interruption_not_an_error(state_of: StateOf, fakes: Any) -> None:
-    state = steps.record_failure(started(state_of, fakes), agent_report(), fakes.services)
+    state = record_failure(started(state_of, fakes), agent_report(), fakes.services)
     assert state.errors == []
     [interruption] = state.interruptions
     assert (interruption.attempt, interruption.detected_by, interruption.stage) == (1, "notice", "workloads")
@@ -103,30 +109,30 @@ def test_cleanup_releases_then_relaunches_and_provision_starts_the_next_attempt(
     state = interrupted_and_collected(state_of, fakes, kept=1)
     planned = planned_steps(fakes, state)
     with pytest.raises(ConfigInterruptedError, match=r"attempt 1 was interrupted .* 1 step\(s\) kept"):
-        steps.cleanup(state, fakes.services)
+        cleanup(state, fakes.services)
     assert fakes.compute.terminated and fakes.store.statuses("alpha")[-1] == "INTERRUPTED"
     # The state machine catches it back to Provision, with Cleanup's input and the error
     caught = {"Error": "ConfigInterruptedError", "Cause": "attempt 1 was interrupted"}
-    relaunched = steps.provision(state.model_copy(update={"interrupted": caught}), fakes.services)
+    relaunched = provision(state.model_copy(update={"interrupted": caught}), fakes.services)
     assert relaunched.item.attempt == 2 and relaunched.interrupted is None
     assert relaunched.resources.instance_id != state.resources.instance_id
     assert fakes.compute.launches[-1].client_token == client_token("run-1", "alpha#attempt2")
     assert relaunched.interruptions == state.interruptions and relaunched.collected is None
     # The relaunch runs only what the first attempt did not measure
-    relaunched = steps.start_agent(steps.check_ready(relaunched, fakes.services), "token-2", fakes.services)
+    relaunched = start_agent(check_ready(relaunched, fakes.services), "token-2", fakes.services)
     assert planned_steps(fakes, relaunched) == planned[1:]
     # It completes: the config has every planned step, none twice, and says it was interrupted
     relaunched = relaunched.model_copy(update={"outcome": AgentOutcome(status="completed", exit_code=0)})
     directory = output(fakes, relaunched, planned[1:], planned[1:])
     manifest = json.loads((directory / "manifest.json").read_text())
     (directory / "manifest.json").write_text(json.dumps({**manifest, "status": "ok"}))
-    result = steps.cleanup(steps.collect(relaunched, fakes.services), fakes.services)
+    result = cleanup(collect(relaunched, fakes.services), fakes.services)
     assert (result.status, result.errors, result.records) == ("succeeded", [], len(planned))
     assert [i.attempt for i in result.interruptions] == [1]
 
 
 def test_an_instance_reclaimed_before_it_is_ready_is_relaunched(state_of: StateOf, fakes: Any) -> None:
-    state = steps.provision(state_of("alpha"), fakes.services)
+    state = provision(state_of("alpha"), fakes.services)
     fakes.compute.status_value = ComputeStatus(
         instance_state="terminated",
         status_checks_ok=False,
@@ -135,9 +141,9 @@ def test_an_instance_reclaimed_before_it_is_ready_is_relaunched(state_of: StateO
         reason_code=SPOT_TERMINATION_CODE,
     )
     with pytest.raises(SpotInterruptionError, match="reclaimed for Spot"):
-        steps.check_ready(state, fakes.services)
+        check_ready(state, fakes.services)
     caught = {"Error": "SpotInterruptionError", "Cause": "reclaimed"}
-    state = steps.record_failure(state, caught, fakes.services)
+    state = record_failure(state, caught, fakes.services)
     [interruption] = state.interruptions
     assert (interruption.stage, interruption.detected_by, interruption.steps_rerun) == (
         "ready",
@@ -145,7 +151,7 @@ def test_an_instance_reclaimed_before_it_is_ready_is_relaunched(state_of: StateO
         None,
     )
     with pytest.raises(ConfigInterruptedError, match="every step to run on attempt 2"):
-        steps.cleanup(state, fakes.services)
+        cleanup(state, fakes.services)
 
 
 def test_lost_heartbeats_of_a_reclaimed_instance_are_an_interruption(state_of: StateOf, fakes: Any) -> None:
@@ -156,7 +162,7 @@ def test_lost_heartbeats_of_a_reclaimed_instance_are_an_interruption(state_of: S
         volumes_in_use=False,
         reason_code=SPOT_TERMINATION_CODE,
     )
-    state = steps.record_failure(state, {"Error": "States.HeartbeatTimeout", "Cause": ""}, fakes.services)
+    state = record_failure(state, {"Error": "States.HeartbeatTimeout", "Cause": ""}, fakes.services)
     assert state.errors == [] and state.interruptions[0].detected_by == "instance-state"
     assert state.interruptions[0].stage == "agent"
 
@@ -169,16 +175,16 @@ def test_a_user_terminated_instance_stays_a_failure(state_of: StateOf, fakes: An
         volumes_in_use=False,
         reason_code="Client.UserInitiatedShutdown",
     )
-    state = steps.record_failure(state, {"Error": "States.HeartbeatTimeout", "Cause": ""}, fakes.services)
+    state = record_failure(state, {"Error": "States.HeartbeatTimeout", "Cause": ""}, fakes.services)
     assert state.interruptions == [] and [e.error for e in state.errors] == ["States.HeartbeatTimeout"]
 
 
 def test_a_notice_once_every_step_is_done_relaunches_nothing(state_of: StateOf, fakes: Any) -> None:
     state = started(state_of, fakes)
     planned = planned_steps(fakes, state)
-    state = steps.record_failure(state, agent_report("teardown", None, len(planned)), fakes.services)
+    state = record_failure(state, agent_report("teardown", None, len(planned)), fakes.services)
     output(fakes, state, planned, planned)
-    result = steps.cleanup(steps.collect(state, fakes.services), fakes.services)
+    result = cleanup(collect(state, fakes.services), fakes.services)
     assert result.errors == [] and result.records == len(planned)
     [interruption] = result.interruptions
     assert (interruption.stage, interruption.relaunched, interruption.steps_rerun) == ("teardown", False, [])
@@ -192,9 +198,9 @@ def test_past_the_bound_the_config_fails_by_name_and_keeps_what_it_measured(
     last = state.model_copy(
         update={"item": state.item.model_copy(update={"attempt": interruptions.MAX_ATTEMPTS})}
     )
-    last = steps.record_failure(last, agent_report(completed=1), fakes.services)
+    last = record_failure(last, agent_report(completed=1), fakes.services)
     output(fakes, last, planned[:1], planned)
-    result = steps.cleanup(steps.collect(last, fakes.services), fakes.services)
+    result = cleanup(collect(last, fakes.services), fakes.services)
     assert result.status == "failed" and result.records == 1
     [error] = result.errors
     assert error.error == "SpotInterruptionError"
@@ -203,7 +209,7 @@ def test_past_the_bound_the_config_fails_by_name_and_keeps_what_it_measured(
 
 
 def test_an_unreadable_notice_is_still_an_interruption(state_of: StateOf, fakes: Any) -> None:
-    state = steps.record_failure(
+    state = record_failure(
         started(state_of, fakes), {"Error": "SpotInterruptionError", "Cause": "not json"}, fakes.services
     )
     assert state.interruptions[0].stage == "agent" and state.errors == []
@@ -213,7 +219,7 @@ def test_the_runs_record_reads_back_what_was_interrupted(state_of: StateOf, fake
     """Finalize's config results carry the interruptions; the store's reader (CLI, report) words them."""
     from storagebench.store.models import ConfigOutcome
 
-    state = steps.record_failure(started(state_of, fakes), agent_report(), fakes.services)
+    state = record_failure(started(state_of, fakes), agent_report(), fakes.services)
     document = {"config_id": "alpha", "status": "succeeded", "records": 3}
     document["interruptions"] = [i.model_dump(mode="json") for i in state.interruptions]
     [line] = ConfigOutcome.decode(document).interruptions

@@ -9,11 +9,12 @@ from typing import Any
 import pytest
 import workflow_fakes as wf
 
+from storagebench.core.errors import InvalidRequestError
 from storagebench.core.guardrails import Guardrails
 from storagebench.core.state import INLINE_MAP_MAX_CONFIGS, PlanResult, WorkItem
 from storagebench.request.model import MAX_CONFIGS
-from storagebench.workflow import steps
 from storagebench.workflow.artifact_keys import work_items_key
+from storagebench.workflow.steps.plan import plan_run
 
 LIMITS = Guardrails(max_configs_per_run=MAX_CONFIGS, max_concurrency=40, max_concurrent_instances=40)
 
@@ -32,7 +33,7 @@ def _document(count: int) -> dict[str, Any]:
 
 def _plan(tmp_path: Path, count: int, run_id: str = "run-1") -> tuple[PlanResult, Any]:
     fakes = wf.make_fakes(tmp_path / "artifacts", LIMITS)
-    planned = steps.plan_run(_document(count), run_id, "2026-11-21T17:00:00.000Z", fakes.services)
+    planned = plan_run(_document(count), run_id, "2026-11-21T17:00:00.000Z", fakes.services)
     return planned, fakes
 
 
@@ -64,13 +65,13 @@ def test_the_state_stays_small_at_the_most_configs_a_request_holds(tmp_path: Pat
 
 def test_a_retried_plan_writes_the_same_work_items(tmp_path: Path) -> None:
     fakes = wf.make_fakes(tmp_path / "artifacts", LIMITS)
-    first = steps.plan_run(_document(45), "run-2", "2026-11-21T17:00:00.000Z", fakes.services)
+    first = plan_run(_document(45), "run-2", "2026-11-21T17:00:00.000Z", fakes.services)
     written = fakes.artifacts.documents[work_items_key("run-2")]
-    again = steps.plan_run(_document(45), "run-2", "2026-11-21T17:00:00.000Z", fakes.services)
+    again = plan_run(_document(45), "run-2", "2026-11-21T17:00:00.000Z", fakes.services)
     assert again == first and fakes.artifacts.documents[work_items_key("run-2")] == written
 
 
 def test_more_configs_than_a_request_holds_are_refused_naming_the_field(tmp_path: Path) -> None:
     fakes = wf.make_fakes(tmp_path / "artifacts", LIMITS)
-    with pytest.raises(steps.InvalidRequestError, match="configs"):
-        steps.plan_run(_document(MAX_CONFIGS + 1), "run-3", "2026-11-21T17:00:00.000Z", fakes.services)
+    with pytest.raises(InvalidRequestError, match="configs"):
+        plan_run(_document(MAX_CONFIGS + 1), "run-3", "2026-11-21T17:00:00.000Z", fakes.services)

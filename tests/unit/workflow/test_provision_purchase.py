@@ -10,7 +10,7 @@ import workflow_fakes as wf
 
 from storagebench.core.guardrails import Guardrails
 from storagebench.core.state import ConfigState, LaunchSpec, Resources
-from storagebench.workflow import steps
+from storagebench.workflow.steps import provision as provision_step
 
 StateOf = Callable[..., ConfigState]
 
@@ -33,7 +33,7 @@ def provision(state_of: StateOf, fakes: Any, document: Any, *, attempt: int = 1)
     fakes.services.compute = MarketReportingCompute(fakes.compute)
     state = state_of("alpha", document)
     state.item.attempt = attempt
-    return steps.provision(state, fakes.services)
+    return provision_step.provision(state, fakes.services)
 
 
 @pytest.mark.parametrize(

@@ -35,8 +35,17 @@ from storagebench.core.state import (
 )
 from storagebench.core.tags import TAG_CONFIG, TAG_EXPIRES, TAG_RUN, TAG_STACK, TAG_TARGET
 from storagebench.request import parse_request
-from storagebench.workflow import artifact_keys, steps
+from storagebench.workflow import artifact_keys
 from storagebench.workflow.bindings import storage_option
+from storagebench.workflow.steps.check_ready import check_ready
+from storagebench.workflow.steps.cleanup import cleanup, config_status, release
+from storagebench.workflow.steps.collect import collect
+from storagebench.workflow.steps.finalize import finalize
+from storagebench.workflow.steps.provision import creation_token, provision
+from storagebench.workflow.steps.record_failure import record_failure
+from storagebench.workflow.steps.shared import failed_step, with_pending_errors
+from storagebench.workflow.steps.start_agent import start_agent
+from storagebench.workflow.steps.sweep_run import abort_run, cleanup_run
 
 StateOf = Callable[..., ConfigState]
 Plan = Callable[..., PlanResult]
@@ -48,17 +57,17 @@ def lambda_cause(message: str, error_type: str = "CapacityError") -> str:
 
 
 def provisioned(state_of: StateOf, fakes: Any, config_id: str = "alpha") -> ConfigState:
-    return steps.provision(state_of(config_id), fakes.services)
+    return provision(state_of(config_id), fakes.services)
 
 
 def ready(state_of: StateOf, fakes: Any, config_id: str = "alpha") -> ConfigState:
-    state = steps.check_ready(provisioned(state_of, fakes, config_id), fakes.services)
+    state = check_ready(provisioned(state_of, fakes, config_id), fakes.services)
     assert state.ready is not None and state.ready.state == "ready"
     return state
 
 
 def ran(state_of: StateOf, fakes: Any, config_id: str = "alpha") -> ConfigState:
-    state = steps.start_agent(ready(state_of, fakes, config_id), "token-1", fakes.services)
+    state = start_agent(ready(state_of, fakes, config_id), "token-1", fakes.services)
     return state.model_copy(update={"outcome": AgentOutcome(status="completed", exit_code=0)})
 
 
@@ -66,7 +75,7 @@ def collected(state_of: StateOf, fakes: Any, config_id: str = "alpha") -> Config
     state = ran(state_of, fakes, config_id)
     config = parse_request(wf.request_doc()).config(config_id)
     wf.write_agent_output(wf.agent_output_dir(fakes, state), config_id, [str(t.id) for t in config.targets])
-    return steps.collect(state, fakes.services)
+    return collect(state, fakes.services)
 
 
 # =================================================================================== plan
@@ -220,7 +229,7 @@ def test_provision_creates_file_systems_for_efs_and_fsx_targets(state_of: StateO
     specs = fakes.filesystems.specs
     assert [(s.target_id, s.kind) for s in specs] == [("shared", "efs"), ("scratch", "fsx_lustre")]
     for spec in specs:
-        assert spec.creation_token == steps.creation_token("run-1", "alpha", spec.target_id)
+        assert spec.creation_token == creation_token("run-1", "alpha", spec.target_id)
         assert len(spec.creation_token) <= 63 and spec.creation_token.startswith("sb-")
         assert spec.tags[TAG_TARGET] == spec.target_id
         assert spec.tags[TAG_RUN] == "run-1" and spec.tags[TAG_CONFIG] == "alpha"
@@ -271,7 +280,7 @@ def test_client_token_is_stable_for_a_run_and_config_and_differs_otherwise(
     provisioned(state_of, fakes, "alpha")
     provisioned(state_of, fakes, "alpha")
     provisioned(state_of, fakes, "beta")
-    steps.provision(state_of("alpha", run_id="run-2"), fakes.services)
+    provision(state_of("alpha", run_id="run-2"), fakes.services)
     tokens = [spec.client_token for spec in fakes.compute.launches]
     assert tokens[0] == tokens[1]
     assert len({tokens[0], tokens[2], tokens[3]}) == 3
@@ -281,12 +290,12 @@ def test_client_token_is_stable_for_a_run_and_config_and_differs_otherwise(
 
 def test_a_retried_provision_does_not_create_a_file_system_twice(state_of: StateOf, fakes: Any) -> None:
     start = state_of("alpha")
-    first = steps.provision(start, fakes.services)
+    first = provision(start, fakes.services)
     # Step Functions retries with the same input (the first answer was lost)...
-    again = steps.provision(start, fakes.services)
+    again = provision(start, fakes.services)
     # ... or a step is re-run on a state that already records them.
     specs_before = len(fakes.filesystems.specs)
-    third = steps.provision(first, fakes.services)
+    third = provision(first, fakes.services)
     assert len(fakes.filesystems.specs) == specs_before  # nothing asked for: already recorded
     assert len(fakes.filesystems.by_token) == 2  # two file systems exist, not four
     assert first.resources == again.resources == third.resources
@@ -301,9 +310,7 @@ def test_distinct_targets_get_distinct_creation_tokens_whatever_the_id_lengths(
         "targets": [{"kind": "efs"}, {"kind": "efs", "throughput_mode": "bursting"}],
     }
     run_id = "3f1c2a9e-7b41-4d0a-9c55-2f8e6d1b0a77"  # the default execution name: a UUID
-    state = steps.provision(
-        state_of(config["id"], wf.request_doc(configs=[config]), run_id=run_id), fakes.services
-    )
+    state = provision(state_of(config["id"], wf.request_doc(configs=[config]), run_id=run_id), fakes.services)
     tokens = [spec.creation_token for spec in fakes.filesystems.specs]
     assert len(set(tokens)) == 2, tokens
     assert len({f.file_system_id for f in state.resources.file_systems}) == 2
@@ -313,7 +320,7 @@ def test_distinct_targets_get_distinct_creation_tokens_whatever_the_id_lengths(
 
 
 def test_check_ready_is_ready_when_every_check_passes(state_of: StateOf, fakes: Any) -> None:
-    state = steps.check_ready(provisioned(state_of, fakes), fakes.services)
+    state = check_ready(provisioned(state_of, fakes), fakes.services)
     assert state.ready is not None
     assert state.ready.state == "ready" and state.ready.polls == 1
     assert state.ready.first_poll_at == wf.START_ISO
@@ -332,7 +339,7 @@ def test_check_ready_waits_then_becomes_ready_keeping_the_first_poll(state_of: S
     fakes.compute.status_value = ComputeStatus(
         instance_state="pending", status_checks_ok=False, volumes_in_use=False
     )
-    first = steps.check_ready(provisioned(state_of, fakes), fakes.services)
+    first = check_ready(provisioned(state_of, fakes), fakes.services)
     assert first.ready is not None and first.ready.state == "waiting"
     assert first.ready.polls == 1 and first.ready.first_poll_at == wf.START_ISO
     assert "instance_running" in first.ready.reason and "status_checks_ok" in first.ready.reason
@@ -342,7 +349,7 @@ def test_check_ready_waits_then_becomes_ready_keeping_the_first_poll(state_of: S
     fakes.compute.status_value = ComputeStatus(
         instance_state="running", status_checks_ok=True, volumes_in_use=True
     )
-    second = steps.check_ready(first, fakes.services)
+    second = check_ready(first, fakes.services)
     assert second.ready is not None and second.ready.state == "ready"
     assert second.ready.polls == 2 and second.ready.first_poll_at == wf.START_ISO
     assert "45 s" in second.ready.reason
@@ -352,14 +359,14 @@ def test_check_ready_waits_then_becomes_ready_keeping_the_first_poll(state_of: S
 def test_check_ready_asks_for_the_agent_only_once_the_rest_is_ready(state_of: StateOf, fakes: Any) -> None:
     state = provisioned(state_of, fakes)
     fakes.filesystems.states["fs-0002"] = "creating"
-    waiting = steps.check_ready(state, fakes.services)
+    waiting = check_ready(state, fakes.services)
     assert waiting.ready is not None and waiting.ready.state == "waiting"
     assert waiting.ready.checks["file_systems_available"] is False
     assert fakes.agents.online_calls == 0
 
     fakes.filesystems.states["fs-0002"] = "available"
     fakes.agents.online_value = False
-    offline = steps.check_ready(waiting, fakes.services)
+    offline = check_ready(waiting, fakes.services)
     assert offline.ready is not None and offline.ready.state == "waiting"
     assert offline.ready.reason == "waiting for agent_online"
     assert fakes.agents.online_calls == 1
@@ -369,7 +376,7 @@ def test_check_ready_waits_for_volume_initialisation(state_of: StateOf, fakes: A
     fakes.compute.status_value = ComputeStatus(
         instance_state="running", status_checks_ok=True, volumes_in_use=True, volumes_initialized=False
     )
-    state = steps.check_ready(provisioned(state_of, fakes), fakes.services)
+    state = check_ready(provisioned(state_of, fakes), fakes.services)
     assert state.ready is not None and state.ready.state == "waiting"
     assert "volumes_initialized" in state.ready.reason
 
@@ -380,12 +387,12 @@ def test_check_ready_takes_the_volumes_the_provider_reports(state_of: StateOf, f
     fakes.compute.status_value = ComputeStatus(
         instance_state="running", status_checks_ok=True, volumes_in_use=True, volumes=attached
     )
-    checked = steps.check_ready(state, fakes.services)
+    checked = check_ready(state, fakes.services)
     assert [v.state for v in checked.resources.volumes] == ["attached", "attached"]
     fakes.compute.status_value = ComputeStatus(
         instance_state="running", status_checks_ok=True, volumes_in_use=True
     )
-    assert steps.check_ready(checked, fakes.services).resources.volumes == attached  # kept when silent
+    assert check_ready(checked, fakes.services).resources.volumes == attached  # kept when silent
 
 
 @pytest.mark.parametrize("instance_state", ["terminated", "shutting-down", "stopping", "stopped"])
@@ -400,7 +407,7 @@ def test_check_ready_fails_when_the_instance_is_gone(
         reason="Server.InsufficientInstanceCapacity",
     )
     with pytest.raises(NotReadyError) as caught:
-        steps.check_ready(state, fakes.services)
+        check_ready(state, fakes.services)
     assert f"i-0001 is {instance_state}" in str(caught.value)
     assert "Server.InsufficientInstanceCapacity" in str(caught.value)
 
@@ -409,21 +416,21 @@ def test_check_ready_fails_when_a_file_system_failed(state_of: StateOf, fakes: A
     state = provisioned(state_of, fakes)
     fakes.filesystems.states["fs-0002"] = "failed"
     with pytest.raises(NotReadyError, match="fs-0002"):
-        steps.check_ready(state, fakes.services)
+        check_ready(state, fakes.services)
 
 
 def test_check_ready_fails_at_the_deadline_naming_the_failing_checks(state_of: StateOf, fakes: Any) -> None:
     fakes.compute.status_value = ComputeStatus(
         instance_state="running", status_checks_ok=False, volumes_in_use=True
     )
-    state = steps.check_ready(provisioned(state_of, fakes), fakes.services)
+    state = check_ready(provisioned(state_of, fakes), fakes.services)
     timeout = state.item.timing.ready_timeout_s
     fakes.clock.advance(timeout)  # exactly at the deadline: still waiting
-    state = steps.check_ready(state, fakes.services)
+    state = check_ready(state, fakes.services)
     assert state.ready is not None and state.ready.state == "waiting" and state.ready.polls == 2
     fakes.clock.advance(1)
     with pytest.raises(NotReadyError) as caught:
-        steps.check_ready(state, fakes.services)
+        check_ready(state, fakes.services)
     message = str(caught.value)
     assert f"not ready after {timeout + 1} s (3 polls)" in message
     assert "status_checks_ok" in message
@@ -434,7 +441,7 @@ def test_check_ready_fails_at_the_deadline_naming_the_failing_checks(state_of: S
 
 
 def test_start_agent_stores_the_plan_with_bound_targets(state_of: StateOf, fakes: Any) -> None:
-    state = steps.start_agent(ready(state_of, fakes), "token-1", fakes.services)
+    state = start_agent(ready(state_of, fakes), "token-1", fakes.services)
     plan = fakes.artifacts.get_json("runs/run-1/alpha/plan.json")
     assert (plan["run_id"], plan["config_id"]) == ("run-1", "alpha")
     targets = {t["id"]: t for t in plan["targets"]}
@@ -467,14 +474,14 @@ def test_start_agent_stores_the_plan_with_bound_targets(state_of: StateOf, fakes
 def test_start_agent_binds_stripe_members_in_member_order(state_of: StateOf, fakes: Any) -> None:
     state = ready(state_of, fakes)
     shuffled = state.resources.model_copy(update={"volumes": list(reversed(state.resources.volumes))})
-    steps.start_agent(state.model_copy(update={"resources": shuffled}), "t", fakes.services)
+    start_agent(state.model_copy(update={"resources": shuffled}), "t", fakes.services)
     data = next(t for t in fakes.agents.starts[0].plan["targets"] if t["id"] == "data")
     assert data["volume_ids"] == ["vol-0100", "vol-0101"]
     assert data["device_names"] == ["/dev/sdf", "/dev/sdg"]
 
 
 def test_start_agent_binds_nfs_and_local_directories(state_of: StateOf, fakes: Any) -> None:
-    steps.start_agent(ready(state_of, fakes, "beta"), "t", fakes.services)
+    start_agent(ready(state_of, fakes, "beta"), "t", fakes.services)
     targets = {t["id"]: t for t in fakes.artifacts.get_json("runs/run-1/beta/plan.json")["targets"]}
     assert targets["share"] == {
         "id": "share",
@@ -488,7 +495,7 @@ def test_start_agent_binds_nfs_and_local_directories(state_of: StateOf, fakes: A
 
 
 def test_start_agent_binds_the_instance_store(state_of: StateOf, fakes: Any) -> None:
-    steps.start_agent(ready(state_of, fakes, "gamma"), "t", fakes.services)
+    start_agent(ready(state_of, fakes, "gamma"), "t", fakes.services)
     (target,) = fakes.artifacts.get_json("runs/run-1/gamma/plan.json")["targets"]
     assert target == {"id": "nvme", "kind": "instance_store", "count": 0, "filesystem": "xfs"}
 
@@ -497,7 +504,7 @@ def test_start_agent_waits_for_volume_ids(state_of: StateOf, fakes: Any) -> None
     fakes.compute.hide_volume_ids = True
     state = ready(state_of, fakes)
     with pytest.raises(NotYetConsistentError, match="data"):
-        steps.start_agent(state, "t", fakes.services)
+        start_agent(state, "t", fakes.services)
     assert "runs/run-1/alpha/plan.json" not in fakes.artifacts.documents
     assert fakes.agents.starts == []
 
@@ -506,14 +513,14 @@ def test_start_agent_waits_for_a_missing_stripe_member(state_of: StateOf, fakes:
     state = ready(state_of, fakes)
     one = state.resources.model_copy(update={"volumes": state.resources.volumes[:1]})
     with pytest.raises(NotYetConsistentError):
-        steps.start_agent(state.model_copy(update={"resources": one}), "t", fakes.services)
+        start_agent(state.model_copy(update={"resources": one}), "t", fakes.services)
 
 
 def test_start_agent_waits_for_an_unrecorded_file_system(state_of: StateOf, fakes: Any) -> None:
     state = ready(state_of, fakes)
     partial = state.resources.model_copy(update={"file_systems": state.resources.file_systems[:1]})
     with pytest.raises(NotYetConsistentError, match="scratch"):
-        steps.start_agent(state.model_copy(update={"resources": partial}), "t", fakes.services)
+        start_agent(state.model_copy(update={"resources": partial}), "t", fakes.services)
 
 
 # =================================================================================== failures
@@ -521,23 +528,23 @@ def test_start_agent_waits_for_an_unrecorded_file_system(state_of: StateOf, fake
 
 def test_failed_step_follows_the_stages(state_of: StateOf, fakes: Any) -> None:
     start = state_of("alpha")
-    assert steps.failed_step(start) == "provision"
-    launched = steps.provision(start, fakes.services)
-    assert steps.failed_step(launched) == "ready"
+    assert failed_step(start) == "provision"
+    launched = provision(start, fakes.services)
+    assert failed_step(launched) == "ready"
     waiting = launched.model_copy(update={"ready": ReadyStatus(state="waiting", reason="x")})
-    assert steps.failed_step(waiting) == "ready"
+    assert failed_step(waiting) == "ready"
     ready_state = launched.model_copy(update={"ready": ReadyStatus(state="ready", reason="x")})
-    assert steps.failed_step(ready_state) == "agent"
+    assert failed_step(ready_state) == "agent"
     finished = ready_state.model_copy(update={"outcome": AgentOutcome(status="completed", exit_code=0)})
-    assert steps.failed_step(finished) == "collect"
+    assert failed_step(finished) == "collect"
     done = finished.model_copy(update={"collected": CollectSummary(status="ok", records=1)})
-    assert steps.failed_step(done) == "cleanup"
+    assert failed_step(done) == "cleanup"
 
 
 def test_record_failure_keeps_the_lambda_error_message(state_of: StateOf, fakes: Any) -> None:
     state = state_of("alpha")
     caught = {"Error": "CapacityError", "Cause": lambda_cause("no c5.4xlarge capacity in us-east-1a")}
-    recorded = steps.record_failure(state, caught, fakes.services)
+    recorded = record_failure(state, caught, fakes.services)
     assert recorded.errors == [
         ErrorInfo(step="provision", error="CapacityError", cause="no c5.4xlarge capacity in us-east-1a")
     ]
@@ -558,21 +565,21 @@ def test_record_failure_keeps_the_lambda_error_message(state_of: StateOf, fakes:
 def test_record_failure_keeps_a_cause_that_is_not_a_lambda_error_as_is(
     state_of: StateOf, fakes: Any, cause: str, kept: str
 ) -> None:
-    recorded = steps.record_failure(
+    recorded = record_failure(
         state_of("alpha"), {"Error": "States.TaskFailed", "Cause": cause}, fakes.services
     )
     assert recorded.errors[-1].cause == kept
 
 
 def test_record_failure_without_error_or_cause(state_of: StateOf, fakes: Any) -> None:
-    recorded = steps.record_failure(state_of("alpha"), {}, fakes.services)
+    recorded = record_failure(state_of("alpha"), {}, fakes.services)
     assert recorded.errors[-1] == ErrorInfo(step="provision", error="States.Unknown", cause="")
 
 
 @pytest.mark.parametrize("error", ["States.HeartbeatTimeout", "States.Timeout"])
 def test_record_failure_marks_a_silent_agent_lost(state_of: StateOf, fakes: Any, error: str) -> None:
     state = ready(state_of, fakes)
-    recorded = steps.record_failure(state, {"Error": error, "Cause": "no heartbeat"}, fakes.services)
+    recorded = record_failure(state, {"Error": error, "Cause": "no heartbeat"}, fakes.services)
     assert recorded.errors[-1].step == "agent"
     assert recorded.outcome == AgentOutcome(status="lost", detail="no heartbeat")
     assert fakes.store.statuses("alpha")[-1] == "FAILING"
@@ -581,13 +588,13 @@ def test_record_failure_marks_a_silent_agent_lost(state_of: StateOf, fakes: Any,
 def test_record_failure_marks_a_failed_agent_failed(state_of: StateOf, fakes: Any) -> None:
     state = ready(state_of, fakes)
     caught = {"Error": "AgentError", "Cause": "setup failed at line 12"}
-    recorded = steps.record_failure(state, caught, fakes.services)
+    recorded = record_failure(state, caught, fakes.services)
     assert recorded.outcome == AgentOutcome(status="failed", detail="setup failed at line 12")
 
 
 def test_record_failure_after_the_agent_keeps_its_outcome(state_of: StateOf, fakes: Any) -> None:
     state = ran(state_of, fakes)
-    recorded = steps.record_failure(state, {"Error": "ThrottledError", "Cause": "x"}, fakes.services)
+    recorded = record_failure(state, {"Error": "ThrottledError", "Cause": "x"}, fakes.services)
     assert recorded.errors[-1].step == "collect"
     assert recorded.outcome == AgentOutcome(status="completed", exit_code=0)
 
@@ -595,7 +602,7 @@ def test_record_failure_after_the_agent_keeps_its_outcome(state_of: StateOf, fak
 def test_record_failure_appends_to_earlier_errors(state_of: StateOf, fakes: Any) -> None:
     earlier = ErrorInfo(step="ready", error="X", cause="y")
     state = state_of("alpha").model_copy(update={"errors": [earlier]})
-    recorded = steps.record_failure(state, {"Error": "CapacityError", "Cause": "z"}, fakes.services)
+    recorded = record_failure(state, {"Error": "CapacityError", "Cause": "z"}, fakes.services)
     assert recorded.errors[0] == earlier and len(recorded.errors) == 2
 
 
@@ -606,20 +613,20 @@ def test_with_pending_errors_folds_caught_and_record_error(state_of: StateOf, fa
             "record_error": {"Error": "Lambda.ServiceException", "Cause": lambda_cause("boom", "X")},
         }
     )
-    folded = steps.with_pending_errors(state)
+    folded = with_pending_errors(state)
     assert folded.caught is None and folded.record_error is None
     assert folded.errors == [
         ErrorInfo(step="agent", error="States.HeartbeatTimeout", cause="silent"),
         ErrorInfo(step="record_failure", error="Lambda.ServiceException", cause="boom"),
     ]
-    assert steps.with_pending_errors(folded) is folded  # nothing pending: unchanged
+    assert with_pending_errors(folded) is folded  # nothing pending: unchanged
 
 
 def test_with_pending_errors_folds_either_alone(state_of: StateOf) -> None:
     state = state_of("alpha")
-    only_record = steps.with_pending_errors(state.model_copy(update={"record_error": {"Error": "E"}}))
+    only_record = with_pending_errors(state.model_copy(update={"record_error": {"Error": "E"}}))
     assert only_record.errors == [ErrorInfo(step="record_failure", error="E", cause="")]
-    only_caught = steps.with_pending_errors(state.model_copy(update={"caught": {"Cause": "c"}}))
+    only_caught = with_pending_errors(state.model_copy(update={"caught": {"Cause": "c"}}))
     assert only_caught.errors == [ErrorInfo(step="provision", error="States.Unknown", cause="c")]
 
 
@@ -652,7 +659,7 @@ def test_collect_keeps_the_series_for_the_report(state_of: StateOf, fakes: Any) 
 def test_collect_labels_an_unknown_target_with_its_id(state_of: StateOf, fakes: Any) -> None:
     state = ran(state_of, fakes)
     wf.write_agent_output(wf.agent_output_dir(fakes, state), "alpha", ["data", "ghost"])
-    steps.collect(state, fakes.services)
+    collect(state, fakes.services)
     labels = {p.records[0].target_id: p.labels["storage_option"] for p in fakes.store.results}
     assert labels["ghost"] == "ghost"
 
@@ -669,13 +676,13 @@ def test_collect_reads_only_the_prefix_of_the_instance_that_ran_the_config(
         else fakes.artifacts.root / f"{state.item.artifacts_prefix}agent/"
     )
     wf.write_agent_output(forged, "alpha", ["data"])
-    result = steps.collect(state, fakes.services)
+    result = collect(state, fakes.services)
     assert result.collected is not None and result.collected.records == 0
     assert fakes.store.results == []
 
 
 def test_collect_without_output_records_a_failure_instead_of_raising(state_of: StateOf, fakes: Any) -> None:
-    state = steps.collect(ran(state_of, fakes), fakes.services)
+    state = collect(ran(state_of, fakes), fakes.services)
     assert state.collected is not None
     assert state.collected.status == "failed" and state.collected.records == 0
     assert "manifest.json" in state.collected.problems[0]
@@ -689,7 +696,7 @@ def test_collect_with_unreadable_manifest_records_a_failure(state_of: StateOf, f
     directory = wf.agent_output_dir(fakes, state)
     directory.mkdir(parents=True)
     (directory / "manifest.json").write_text("{not json")
-    result = steps.collect(state, fakes.services)
+    result = collect(state, fakes.services)
     assert result.collected is not None and result.collected.status == "failed"
     assert "not valid JSON" in result.errors[-1].cause
 
@@ -699,7 +706,7 @@ def test_collect_partial_output_is_partial(state_of: StateOf, fakes: Any) -> Non
     wf.write_agent_output(
         wf.agent_output_dir(fakes, state), "alpha", ["data"], status="partial", failed_target="shared"
     )
-    result = steps.collect(state, fakes.services)
+    result = collect(state, fakes.services)
     assert result.collected is not None
     assert result.collected.status == "partial" and result.collected.records == 1
     assert result.collected.agent_status == "partial"
@@ -710,14 +717,14 @@ def test_collect_partial_output_is_partial(state_of: StateOf, fakes: Any) -> Non
 def test_collect_with_an_incomplete_manifest_status_is_partial(state_of: StateOf, fakes: Any) -> None:
     state = ran(state_of, fakes)
     wf.write_agent_output(wf.agent_output_dir(fakes, state), "alpha", ["data"], status="running")
-    result = steps.collect(state, fakes.services)
+    result = collect(state, fakes.services)
     assert result.collected is not None and result.collected.status == "partial"
 
 
 def test_collect_with_no_measurement_is_failed(state_of: StateOf, fakes: Any) -> None:
     state = ran(state_of, fakes)
     wf.write_agent_output(wf.agent_output_dir(fakes, state), "alpha", [])
-    result = steps.collect(state, fakes.services)
+    result = collect(state, fakes.services)
     assert result.collected is not None
     assert (result.collected.status, result.collected.records) == ("failed", 0)
 
@@ -727,7 +734,7 @@ def test_collect_folds_errors_caught_before_it(state_of: StateOf, fakes: Any) ->
         update={"caught": {"Error": "AgentError", "Cause": "x"}, "record_error": {"Error": "E", "Cause": ""}}
     )
     wf.write_agent_output(wf.agent_output_dir(fakes, state), "alpha", ["data"])
-    result = steps.collect(state, fakes.services)
+    result = collect(state, fakes.services)
     assert result.caught is None and result.record_error is None
     assert [e.step for e in result.errors] == ["collect", "record_failure"]
 
@@ -737,7 +744,7 @@ def test_collect_folds_errors_caught_before_it(state_of: StateOf, fakes: Any) ->
 
 def test_cleanup_releases_everything_and_succeeds(state_of: StateOf, fakes: Any) -> None:
     state = collected(state_of, fakes)
-    result = steps.cleanup(state, fakes.services)
+    result = cleanup(state, fakes.services)
     assert result == ConfigResult(
         run_id="run-1", config_id="alpha", status="succeeded", records=3, errors=[], leftovers=[]
     )
@@ -761,7 +768,7 @@ def test_release_deletes_file_systems_from_the_state_and_by_tag_once_each(
     fakes.filesystems.adopt(
         FileSystemRef(target_id="x", kind="efs", file_system_id="fs-other"), "run-1", "beta"
     )
-    report = steps.release("run-1", "alpha", state.resources, fakes.services)
+    report = release("run-1", "alpha", state.resources, fakes.services)
     assert sorted(fakes.filesystems.deleted) == ["fs-0001", "fs-0002", "fs-lost"]
     assert "fs-other" not in report.deleted
     assert report.leftovers == []
@@ -774,7 +781,7 @@ def test_release_reports_leftovers_from_machine_compute_and_file_systems(
     fakes.agents.held = ["/mnt/data still mounted"]
     fakes.compute.leftover_ids = ["vol-0101"]
     fakes.filesystems.stuck = {"fs-0002"}
-    report = steps.release("run-1", "alpha", state.resources, fakes.services)
+    report = release("run-1", "alpha", state.resources, fakes.services)
     assert report.leftovers == ["/mnt/data still mounted", "vol-0101", "fs-0002"]
     assert fakes.compute.leftover_calls == [("run-1", "alpha")]
 
@@ -783,23 +790,23 @@ def test_cleanup_propagates_busy_resources_for_the_retry(state_of: StateOf, fake
     state = collected(state_of, fakes)
     fakes.filesystems.busy = {"fs-0001"}
     with pytest.raises(ResourceBusyError):
-        steps.cleanup(state, fakes.services)
+        cleanup(state, fakes.services)
     assert fakes.store.statuses("alpha")[-1] == "COLLECTED"  # no final status yet
     fakes.filesystems.busy = set()
-    assert steps.cleanup(state, fakes.services).status == "succeeded"  # the retry finishes it
+    assert cleanup(state, fakes.services).status == "succeeded"  # the retry finishes it
 
 
 def test_cleanup_with_leftovers_is_partial(state_of: StateOf, fakes: Any) -> None:
     state = collected(state_of, fakes)
     fakes.compute.leftover_ids = ["i-0001"]
-    result = steps.cleanup(state, fakes.services)
+    result = cleanup(state, fakes.services)
     assert result.status == "partial" and result.leftovers == ["i-0001"]
     assert fakes.store.statuses("alpha")[-1] == "PARTIAL"
 
 
 def test_cleanup_of_a_config_that_never_launched_is_failed(state_of: StateOf, fakes: Any) -> None:
     state = state_of("alpha").model_copy(update={"caught": {"Error": "CapacityError", "Cause": "none"}})
-    result = steps.cleanup(state, fakes.services)
+    result = cleanup(state, fakes.services)
     assert result.status == "failed" and result.records == 0
     assert result.errors == [ErrorInfo(step="provision", error="CapacityError", cause="none")]
     ((resources, *ids),) = fakes.compute.terminated
@@ -832,7 +839,7 @@ def test_config_status_rules(
             "errors": [ErrorInfo(step="agent", error="E", cause="c")] * errors,
         }
     )
-    assert steps.config_status(state, CleanupReport(leftovers=leftovers)) == expected
+    assert config_status(state, CleanupReport(leftovers=leftovers)) == expected
 
 
 def test_cleanup_run_releases_every_config_by_tag(state_of: StateOf, fakes: Any) -> None:
@@ -840,7 +847,7 @@ def test_cleanup_run_releases_every_config_by_tag(state_of: StateOf, fakes: Any)
         fakes.filesystems.adopt(
             FileSystemRef(target_id="t", kind="efs", file_system_id=f"fs-{config_id}"), "run-1", config_id
         )
-    reports = steps.cleanup_run("run-1", ["alpha", "beta"], fakes.services)
+    reports = cleanup_run("run-1", ["alpha", "beta"], fakes.services)
     assert set(reports) == {"alpha", "beta"}
     assert [(r, run, cfg) for r, run, cfg in fakes.compute.terminated] == [
         (Resources(), "run-1", "alpha"),
@@ -875,7 +882,7 @@ def result(config_id: str, status: str, records: int) -> dict[str, Any]:
 def test_finalize_status(fakes: Any, statuses: list[str], expected: str) -> None:
     entries = [result(f"c{n}", status, 0 if status == "failed" else 10) for n, status in enumerate(statuses)]
     fakes.clock.advance(3600)
-    summary = steps.finalize("run-1", "suite-a", wf.START_ISO, entries, fakes.services)
+    summary = finalize("run-1", "suite-a", wf.START_ISO, entries, fakes.services)
     assert summary.status == expected
     assert summary.records == sum(e["records"] for e in entries)
     assert [c.config_id for c in summary.configs] == [e["config_id"] for e in entries]
@@ -893,7 +900,7 @@ def failed_cleanup_entry(state: ConfigState, **extra: Any) -> dict[str, Any]:
 def test_finalize_releases_a_failed_cleanup_again(state_of: StateOf, fakes: Any) -> None:
     state = collected(state_of, fakes)
     entries = [result("beta", "succeeded", 4), failed_cleanup_entry(state)]
-    summary = steps.finalize("run-1", "suite-a", wf.START_ISO, entries, fakes.services)
+    summary = finalize("run-1", "suite-a", wf.START_ISO, entries, fakes.services)
     beta, alpha = summary.configs
     assert beta.status == "succeeded"
     assert alpha.status == "partial" and alpha.records == 3 and alpha.leftovers == []
@@ -909,7 +916,7 @@ def test_finalize_releases_a_failed_cleanup_again(state_of: StateOf, fakes: Any)
 def test_finalize_reports_a_config_it_cannot_release_for_the_janitor(state_of: StateOf, fakes: Any) -> None:
     state = collected(state_of, fakes)
     fakes.filesystems.busy = {"fs-0002"}
-    summary = steps.finalize("run-1", "suite-a", wf.START_ISO, [failed_cleanup_entry(state)], fakes.services)
+    summary = finalize("run-1", "suite-a", wf.START_ISO, [failed_cleanup_entry(state)], fakes.services)
     (alpha,) = summary.configs
     assert [e.step for e in alpha.errors] == ["cleanup", "finalize"]
     assert alpha.errors[-1].error == "ResourceBusyError" and "fs-0002" in alpha.errors[-1].cause
@@ -920,7 +927,7 @@ def test_finalize_reports_a_config_it_cannot_release_for_the_janitor(state_of: S
 
 def test_finalize_failed_cleanup_without_records_is_failed(state_of: StateOf, fakes: Any) -> None:
     state = provisioned(state_of, fakes)
-    summary = steps.finalize("run-1", "suite-a", wf.START_ISO, [failed_cleanup_entry(state)], fakes.services)
+    summary = finalize("run-1", "suite-a", wf.START_ISO, [failed_cleanup_entry(state)], fakes.services)
     assert summary.configs[0].status == "failed" and summary.status == "FAILED"
 
 
@@ -928,7 +935,7 @@ def test_finalize_keeps_an_error_recordfailure_could_not_record(state_of: StateO
     state = provisioned(state_of, fakes)
     record_error = {"Error": "Lambda.ServiceException", "Cause": lambda_cause("store down", "X")}
     entry = failed_cleanup_entry(state, record_error=record_error)
-    summary = steps.finalize("run-1", "suite-a", wf.START_ISO, [entry], fakes.services)
+    summary = finalize("run-1", "suite-a", wf.START_ISO, [entry], fakes.services)
     assert ("record_failure", "Lambda.ServiceException") in [
         (e.step, e.error) for e in summary.configs[0].errors
     ]
@@ -936,7 +943,7 @@ def test_finalize_keeps_an_error_recordfailure_could_not_record(state_of: StateO
 
 def test_finalize_refuses_an_entry_it_does_not_understand(fakes: Any) -> None:
     with pytest.raises(ValidationError):
-        steps.finalize("run-1", "s", wf.START_ISO, [{"config_id": "a"}], fakes.services)
+        finalize("run-1", "s", wf.START_ISO, [{"config_id": "a"}], fakes.services)
     assert fakes.store.finished == []
 
 
@@ -946,9 +953,7 @@ def test_abort_run_releases_everything_keeps_measurements_and_records_failed(
     """The configs map failed as a whole: every config is released by tag and the run is FAILED."""
     collected(state_of, fakes)  # alpha measured something before the map failed
     caught = {"Error": "States.Runtime", "Cause": "an error no iteration caught"}
-    summary = steps.abort_run(
-        "run-1", "suite-a", "2026-11-21T17:00:00Z", ["alpha", "beta"], caught, fakes.services
-    )
+    summary = abort_run("run-1", "suite-a", "2026-11-21T17:00:00Z", ["alpha", "beta"], caught, fakes.services)
     assert summary.status == "FAILED"
     assert [(c.config_id, c.status) for c in summary.configs] == [("alpha", "partial"), ("beta", "failed")]
     assert summary.configs[0].records > 0 and summary.configs[1].records == 0

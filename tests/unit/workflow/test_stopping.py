@@ -20,8 +20,17 @@ from storagebench.core.clock import iso
 from storagebench.core.errors import DocumentError, RunStoppedError, WorkflowError
 from storagebench.core.state import ConfigState, LaunchSpec, Resources
 from storagebench.core.tags import TAG_CONFIG, TAG_RUN
-from storagebench.workflow import artifact_keys, steps
+from storagebench.request import parse_request
+from storagebench.workflow import artifact_keys
+from storagebench.workflow.bindings import launch_spec
 from storagebench.workflow.ports import IN_FLIGHT_S
+from storagebench.workflow.steps.check_ready import check_ready
+from storagebench.workflow.steps.cleanup import cleanup
+from storagebench.workflow.steps.collect import collect
+from storagebench.workflow.steps.provision import provision
+from storagebench.workflow.steps.shared import tags
+from storagebench.workflow.steps.start_agent import start_agent
+from storagebench.workflow.steps.sweep_run import abort_run
 
 StateOf = Callable[..., ConfigState]
 
@@ -68,7 +77,7 @@ def test_a_launch_completing_after_the_stop_is_released_by_provision(
     state = state_of("alpha")  # Plan recorded the run RUNNING
     fakes.store.runs["run-1"]["status"] = status  # the stop (or its sweep) got there while launching
     with pytest.raises(RunStoppedError, match=f"run run-1 is {status}") as stopped:
-        steps.provision(state, fakes.services)
+        provision(state, fakes.services)
     assert isinstance(stopped.value, WorkflowError)  # routed by name (RecordFailure, Cleanup), not a crash
     assert tagged.alive == {}  # the instance it launched is gone
     assert fakes.filesystems.live == {} and len(fakes.filesystems.deleted) == 2  # its EFS and FSx too
@@ -80,7 +89,7 @@ def test_a_launch_completing_after_the_stop_is_released_by_provision(
 
 
 def test_a_running_run_is_provisioned_as_before(state_of: StateOf, fakes: Any, tagged: TaggedCompute) -> None:
-    state = steps.provision(state_of("alpha"), fakes.services)
+    state = provision(state_of("alpha"), fakes.services)
     assert state.resources.instance_id == "i-0001" and set(tagged.alive) == {"i-0001"}
     assert fakes.filesystems.deleted == []
 
@@ -98,8 +107,8 @@ def test_the_stop_marks_only_a_running_run(fakes: Any, plan: Any) -> None:
 def _late_launch(fakes: Any, tagged: TaggedCompute, state_of: StateOf) -> Callable[[float], None]:
     """A sleep during which the Provision invoked before the stop completes its launch."""
     state = state_of("beta")
-    spec_of = steps.launch_spec(
-        steps.parse_request(wf.request_doc()).config("beta"), "run-1", steps.tags(fakes.services, state.item)
+    spec_of = launch_spec(
+        parse_request(wf.request_doc()).config("beta"), "run-1", tags(fakes.services, state.item)
     )
 
     def sleep(seconds: float) -> None:
@@ -114,7 +123,7 @@ def test_sweep_run_sweeps_again_once_what_was_under_way_has_ended(
 ) -> None:
     fakes.services.sleep = _late_launch(fakes, tagged, state_of)
     stopped_at = fakes.clock.now()
-    summary = steps.abort_run(
+    summary = abort_run(
         "run-1",
         "suite-a",
         "2026-11-21T17:00:00Z",
@@ -135,7 +144,7 @@ def test_a_retried_sweep_past_the_window_does_not_wait(plan: Any, fakes: Any) ->
     slept: list[float] = []
     fakes.services.sleep = slept.append
     stopped_at = iso(fakes.clock.now() - timedelta(seconds=IN_FLIGHT_S + 1))
-    steps.abort_run("run-1", "suite-a", "2026-11-21T17:00:00Z", ["alpha"], {}, fakes.services, stopped_at)
+    abort_run("run-1", "suite-a", "2026-11-21T17:00:00Z", ["alpha"], {}, fakes.services, stopped_at)
     assert slept == []
     assert [config for _, _, config in fakes.compute.terminated] == ["alpha", "alpha"]
 
@@ -143,7 +152,7 @@ def test_a_retried_sweep_past_the_window_does_not_wait(plan: Any, fakes: Any) ->
 def test_a_sweep_told_no_stop_time_sweeps_once(plan: Any, fakes: Any) -> None:
     plan()
     fakes.services.sleep = lambda s: pytest.fail("no stop time: nothing to wait for")
-    steps.abort_run("run-1", "suite-a", "2026-11-21T17:00:00Z", ["alpha"], {}, fakes.services)
+    abort_run("run-1", "suite-a", "2026-11-21T17:00:00Z", ["alpha"], {}, fakes.services)
     assert [config for _, _, config in fakes.compute.terminated] == ["alpha"]
 
 
@@ -183,12 +192,12 @@ def test_a_step_that_needs_the_request_names_the_document(
 ) -> None:
     state = state_of("beta")
     if step != "provision":
-        state = steps.check_ready(steps.provision(state, fakes.services), fakes.services)
+        state = check_ready(provision(state, fakes.services), fakes.services)
     key = _damage(fakes, how)
     call: dict[str, Callable[[], Any]] = {
-        "provision": lambda: steps.provision(state, fakes.services),
-        "start_agent": lambda: steps.start_agent(state, "token-1", fakes.services),
-        "collect": lambda: steps.collect(state, fakes.services),
+        "provision": lambda: provision(state, fakes.services),
+        "start_agent": lambda: start_agent(state, "token-1", fakes.services),
+        "collect": lambda: collect(state, fakes.services),
     }
     with pytest.raises(DocumentError) as caught:
         call[step]()
@@ -197,7 +206,7 @@ def test_a_step_that_needs_the_request_names_the_document(
 
 
 def test_cleanup_releases_without_the_request(state_of: StateOf, fakes: Any, tagged: TaggedCompute) -> None:
-    state = steps.provision(state_of("alpha"), fakes.services)
+    state = provision(state_of("alpha"), fakes.services)
     _damage(fakes, "deleted")
-    result = steps.cleanup(state, fakes.services)
+    result = cleanup(state, fakes.services)
     assert tagged.alive == {} and fakes.filesystems.live == {} and result.leftovers == []

@@ -16,7 +16,10 @@ import workflow_fakes as wf
 from storagebench.core.errors import NotReadyError
 from storagebench.core.state import ComputeStatus, ConfigState, NetworkRef, Resources
 from storagebench.core.tags import TAG_NODE
-from storagebench.workflow import steps
+from storagebench.workflow.steps.check_ready import check_ready
+from storagebench.workflow.steps.cleanup import release
+from storagebench.workflow.steps.provision import provision
+from storagebench.workflow.steps.start_agent import start_agent
 
 StateOf = Callable[..., ConfigState]
 
@@ -78,7 +81,7 @@ def multi(fakes: Any, state_of: StateOf) -> tuple[Any, ConfigState, wf.FakeNetwo
 
 def test_provision_launches_every_machine_into_the_configs_network(multi: Any) -> None:
     fakes, state, network = multi
-    provisioned = steps.provision(state, fakes.services)
+    provisioned = provision(state, fakes.services)
     (spec,) = network.opened
     assert [(r.protocol, r.from_port, r.to_port) for r in spec.ingress] == [
         ("tcp", 8764, 8764),  # the agents' control endpoints
@@ -94,7 +97,7 @@ def test_provision_launches_every_machine_into_the_configs_network(multi: Any) -
     assert all(s.market == "on-demand" for s in launches)
     assert [n.name for n in provisioned.resources.nodes] == ["server-0", "client-1"]
     # a retried Provision launches nothing new: the same tokens, the same instances
-    again = steps.provision(provisioned, fakes.services)
+    again = provision(provisioned, fakes.services)
     assert [n.instance_id for n in again.resources.nodes] == [
         n.instance_id for n in provisioned.resources.nodes
     ]
@@ -103,19 +106,19 @@ def test_provision_launches_every_machine_into_the_configs_network(multi: Any) -
 
 def test_ready_waits_for_every_node_and_fails_on_one_gone(multi: Any) -> None:
     fakes, state, _ = multi
-    provisioned = steps.provision(state, fakes.services)
-    ready = steps.check_ready(provisioned, fakes.services)
+    provisioned = provision(state, fakes.services)
+    ready = check_ready(provisioned, fakes.services)
     assert ready.ready is not None and ready.ready.state == "ready", ready.ready
     assert [n.private_ip for n in ready.resources.nodes] == ["10.0.0.2", "10.0.0.3"]
     fakes.compute.states[str(provisioned.resources.nodes[0].instance_id)] = "terminated"
     with pytest.raises(NotReadyError, match=r"server-0 .* is terminated"):
-        steps.check_ready(provisioned, fakes.services)
+        check_ready(provisioned, fakes.services)
 
 
 def test_the_nodes_start_before_the_primary_with_their_own_plans(multi: Any) -> None:
     fakes, state, _ = multi
-    ready = steps.check_ready(steps.provision(state, fakes.services), fakes.services)
-    started = steps.start_agent(ready, "token", fakes.services)
+    ready = check_ready(provision(state, fakes.services), fakes.services)
+    started = start_agent(ready, "token", fakes.services)
     names = [name for name, *_ in fakes.agents.node_starts]
     assert names == ["server-0", "client-1"] and len(fakes.agents.starts) == 1
     server_plan = fakes.agents.node_starts[0][2]
@@ -140,8 +143,8 @@ def test_the_nodes_start_before_the_primary_with_their_own_plans(multi: Any) -> 
 
 def test_cleanup_stops_every_machine_and_closes_the_network(multi: Any) -> None:
     fakes, state, network = multi
-    provisioned = steps.provision(state, fakes.services)
-    report = steps.release("run-1", "multi", provisioned.resources, fakes.services)
+    provisioned = provision(state, fakes.services)
+    report = release("run-1", "multi", provisioned.resources, fakes.services)
     stopped = [resources.instance_id for *_, resources in fakes.agents.stops]
     assert stopped == [
         provisioned.resources.instance_id,

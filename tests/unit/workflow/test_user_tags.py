@@ -18,8 +18,9 @@ from storagebench.core.tags import TAG_CLIENT_TOKEN, TAG_CONFIG, TAG_RUN, TAG_ST
 from storagebench.gateway.plan import gateway_plan
 from storagebench.request import FileGatewayTarget, parse_request
 from storagebench.request.tags import MAX_USER_TAGS
-from storagebench.workflow import steps
 from storagebench.workflow.artifact_keys import request_key
+from storagebench.workflow.steps.provision import provision
+from storagebench.workflow.steps.shared import tags
 
 StateOf = Callable[..., ConfigState]
 USER_TAGS = {"team": "storage", "cost-center": "CC 1234", "project": "nightly/ebs"}
@@ -42,7 +43,7 @@ GATEWAY_CONFIG: dict[str, Any] = {
 def test_provision_puts_the_request_tags_on_the_instance_volumes_and_file_systems(
     state_of: StateOf, fakes: Any
 ) -> None:
-    steps.provision(state_of("alpha", wf.request_doc(tags=USER_TAGS)), fakes.services)
+    provision(state_of("alpha", wf.request_doc(tags=USER_TAGS)), fakes.services)
     (launch,) = fakes.compute.launches  # TagSpecifications of the instance and of its volumes
     labelled = [launch.tags, *(spec.tags for spec in fakes.filesystems.specs)]
     assert [spec.kind for spec in fakes.filesystems.specs] == ["efs", "fsx_lustre"]
@@ -53,7 +54,7 @@ def test_provision_puts_the_request_tags_on_the_instance_volumes_and_file_system
 
 def test_a_request_without_tags_gets_storagebench_tags_only(state_of: StateOf, fakes: Any) -> None:
     state = state_of("alpha")
-    assert set(steps.tags(fakes.services, state.item)) == {
+    assert set(tags(fakes.services, state.item)) == {
         TAG_RUN,
         TAG_CONFIG,
         "storagebench:expires-at",
@@ -70,7 +71,7 @@ def test_the_gateway_appliance_gateway_and_share_carry_them_within_50_tags(
     item = state_of("alpha").item.model_copy(update={"config_id": "gw"})
     # What Plan stores for a stack with File Gateway settings (these fakes have none)
     fakes.artifacts.put_json(request_key(item.run_id), request.model_dump(mode="json"))
-    labels = steps.tags(fakes.services, item)
+    labels = tags(fakes.services, item)
     config = request.config("gw")
     (target,) = config.targets
     assert isinstance(target, FileGatewayTarget)

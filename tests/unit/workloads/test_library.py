@@ -19,8 +19,9 @@ from storagebench.workloads import (
     variants,
 )
 from storagebench.workloads.describe import describe_library
-from storagebench.workloads.library import auto_iodepth, check_fio_job_file, dd_size
+from storagebench.workloads.param_builders import auto_iodepth, dd_size
 from storagebench.workloads.params import parse_size
+from storagebench.workloads.phase_builders import check_fio_job_file
 from storagebench.workloads.profile import ParamsError, Profile, Variant
 
 MIB = 1 << 20

@@ -59,7 +59,7 @@ class RunLauncher(Protocol):
 class RunSweeper(Protocol):
     def sweep(self, event: SweepRunEvent) -> None:
         """Start releasing everything of a run stopped at ``event.stopped_at`` by its tags, again once what
-        was under way then has ended, and recording it FAILED (``workflow.steps.abort_run``, the
+        was under way then has ended, and recording it FAILED (``workflow.steps.sweep_run.abort_run``, the
         SweepRun step); returns once that is under way."""
 
 

@@ -17,7 +17,8 @@ from __future__ import annotations
 
 from typing import Literal
 
-from storagebench.catalog.envelope import _fmt, _Frozen
+from storagebench.catalog.envelope_models import FrozenModel
+from storagebench.catalog.envelope_models import fmt_number as _fmt
 from storagebench.catalog.loader import load_catalog
 
 __all__ = ["EfsEnvelope", "EfsRates", "efs_envelope"]
@@ -28,7 +29,7 @@ _MIB_PER_TIB = 1024 * 1024
 ThroughputMode = Literal["elastic", "bursting", "provisioned"]
 
 
-class EfsRates(_Frozen):
+class EfsRates(FrozenModel):
     """Bursting figures at one stored size: MiB/s each way (EFS meters reads and writes together)."""
 
     stored_gib: float
@@ -37,7 +38,7 @@ class EfsRates(_Frozen):
     burst_seconds: float | None  # a new file system's credits at full burst; None: no burst above baseline
 
 
-class EfsEnvelope(_Frozen):
+class EfsEnvelope(FrozenModel):
     """One file system's throughput ceilings and, in bursting mode, its baseline and burst.
 
     ``declared`` is computed from the request's ``storage_gib_hint`` (None without one); ``empty``

@@ -23,22 +23,20 @@ Billing rules applied (AWS's published ones; the constants below name them):
 - Lambda: GB-seconds (memory in MB / 1,024 x seconds) plus requests.
 
 Free tiers are not subtracted: a run is priced as if the account had used them up.
+
+The usage inputs are ``costs.run_usage``, the transition counts ``costs.state_transitions``;
+this module prices them and re-exports their names.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Literal
+from collections.abc import Sequence
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, computed_field
 
-from storagebench.catalog.images import operating_system
-from storagebench.core.clock import parse_iso
-from storagebench.core.state import ConfigState
 from storagebench.costs.monthly import (
-    ROOT_TARGET_ID,
     CostComponent,
     PriceLookup,
     asking,
@@ -50,13 +48,30 @@ from storagebench.costs.monthly import (
     launch_surcharges,
     oldest_date,
 )
-from storagebench.kinds import kind_of
-from storagebench.kinds.base import EbsVolumeBill, InstanceBill
+from storagebench.costs.run_usage import (
+    ConfigUsage,
+    FileSystemUsage,
+    GatewayUsage,
+    LambdaUsage,
+    VolumeUsage,
+    other_machine_usages,
+    seconds_between,
+    usage_for_config,
+)
+from storagebench.costs.state_transitions import (
+    MAP_OVERHEAD_PER_CONFIG,
+    RUN_LEVEL_TRANSITIONS,
+    TRANSITIONS_PER_POLL,
+    ConfigTransitions,
+    TransitionCount,
+    count_transitions,
+    transitions_from_state,
+    transitions_from_states,
+)
 from storagebench.prices.book import PriceBook
 from storagebench.prices.models import HOURS_PER_MONTH, Price, PriceSource
 from storagebench.prices.products import PriceKey
 from storagebench.prices.spot import SpotCharge
-from storagebench.request.model import Config, EfsTarget, FsxLustreTarget, RootVolume
 
 __all__ = [
     "EBS_MINIMUM_S",
@@ -74,6 +89,7 @@ __all__ = [
     "TransitionCount",
     "VolumeUsage",
     "count_transitions",
+    "other_machine_usages",
     "run_cost",
     "seconds_between",
     "spot_price",
@@ -87,12 +103,6 @@ EC2_MINIMUM_S = 60
 EBS_MINIMUM_S = 60
 """EBS volumes bill per second, at least 60 seconds."""
 SECONDS_PER_MONTH = HOURS_PER_MONTH * 3600
-RUN_LEVEL_TRANSITIONS = 3
-"""Plan, Configs (the Map state itself) and Finalize."""
-TRANSITIONS_PER_POLL = 3
-"""WaitUntilReady, CheckReady, IsReady."""
-MAP_OVERHEAD_PER_CONFIG = 0
-"""Transitions an inline Map iteration costs beyond its own states: none, per AWS's pricing."""
 
 RunComponentName = Literal[
     "instance",
@@ -110,277 +120,6 @@ RunComponentName = Literal[
     "lambda-compute",
     "lambda-requests",
 ]
-
-
-# ------------------------------------------------------------------------------------- inputs
-
-
-@dataclass(frozen=True)
-class VolumeUsage:
-    """One EBS volume (root or a stripe member) and how long it existed."""
-
-    volume_type: str
-    size_gib: float
-    seconds: float
-    iops: int | None = None
-    throughput_mibps: float | None = None
-    target_id: str = ROOT_TARGET_ID
-    member: int | None = None
-
-
-@dataclass(frozen=True)
-class FileSystemUsage:
-    """One EFS or FSx for Lustre file system: the target as requested and how long it existed.
-
-    ``stored_gib`` is EFS's data stored (None: the target's ``storage_gib_hint``); FSx bills its
-    capacity. ``read_gb`` / ``written_gb`` are EFS Elastic bytes moved (GB, as AWS bills them).
-    """
-
-    target: EfsTarget | FsxLustreTarget
-    seconds: float
-    stored_gib: float | None = None
-    read_gb: float = 0.0
-    written_gb: float = 0.0
-
-
-@dataclass(frozen=True)
-class GatewayUsage:
-    """A File Gateway appliance instance and how long it ran (its disks are :class:`VolumeUsage`)."""
-
-    target_id: str
-    instance_type: str
-    seconds: float
-
-
-@dataclass(frozen=True)
-class ConfigUsage:
-    config_id: str
-    instance_type: str
-    instance_seconds: float
-    volumes: Sequence[VolumeUsage] = ()
-    file_systems: Sequence[FileSystemUsage] = ()
-    gateways: Sequence[GatewayUsage] = ()
-    operating_system: str = "Linux"
-    ebs_optimized: bool = False  # launched EBS-optimized where that is optional (a fee)
-    spot: SpotCharge | None = None  # a Spot instance: what it paid (None: priced on-demand)
-
-
-@dataclass(frozen=True)
-class LambdaUsage:
-    """One function's share of the run: ``invocations`` x ``memory_mb`` x ``avg_duration_ms``."""
-
-    function: str
-    invocations: int
-    memory_mb: int
-    avg_duration_ms: float
-    architecture: Literal["x86_64", "arm64"] = "x86_64"
-
-
-@dataclass(frozen=True)
-class ConfigTransitions:
-    """The path one config took through the Map iteration, enough to count its transitions.
-
-    ``polls``: successful readiness polls (each Wait + CheckReady + IsReady). A readiness check that
-    failed (``failed_poll``) adds its Wait and CheckReady. ``reached_agent``: RunAgent and Collect ran
-    (else RecordFailure did); ``agent_failed``: RecordAgentFailure ran; ``cleanup_failed``: the
-    CleanupFailed pass ran; ``retries``: Task retries (each is a transition).
-    """
-
-    config_id: str
-    polls: int
-    reached_agent: bool = True
-    agent_failed: bool = False
-    failed_poll: bool = False
-    cleanup_failed: bool = False
-    retries: int = 0
-
-    def count(self, map_overhead: int = MAP_OVERHEAD_PER_CONFIG) -> int:
-        n = 1  # Provision
-        n += TRANSITIONS_PER_POLL * self.polls
-        if self.failed_poll:
-            n += 2  # WaitUntilReady + the CheckReady that raised
-        if self.reached_agent:
-            n += 2  # RunAgent, Collect
-            n += 1 if self.agent_failed else 0  # RecordAgentFailure
-        else:
-            n += 1  # RecordFailure
-        n += 1  # Cleanup
-        n += 1 if self.cleanup_failed else 0  # CleanupFailed
-        return n + self.retries + map_overhead
-
-
-@dataclass(frozen=True)
-class TransitionCount:
-    per_config: dict[str, int]
-    run_level: int
-    notes: list[str] = field(default_factory=list)
-
-    @property
-    def total(self) -> int:
-        return self.run_level + sum(self.per_config.values())
-
-
-def count_transitions(
-    configs: Iterable[ConfigTransitions],
-    *,
-    run_level: int = RUN_LEVEL_TRANSITIONS,
-    map_overhead_per_config: int = MAP_OVERHEAD_PER_CONFIG,
-) -> TransitionCount:
-    """Per config: Provision + 3 per poll + RunAgent + Collect + Cleanup (+ failure states, retries,
-    Map overhead); plus the run's Plan, Map state and Finalize."""
-    return TransitionCount(
-        per_config={c.config_id: c.count(map_overhead_per_config) for c in configs}, run_level=run_level
-    )
-
-
-def transitions_from_state(state: ConfigState | Mapping[str, Any], retries: int = 0) -> ConfigTransitions:
-    """The path a config took, read from its stored state (``ready.polls``, errors by step)."""
-    config_state = state if isinstance(state, ConfigState) else ConfigState.model_validate(state)
-    steps = {e.step for e in config_state.errors}
-    if config_state.caught_cleanup:
-        steps.add("cleanup")
-    ready = config_state.ready
-    reached = ready is not None and ready.state == "ready"
-    return ConfigTransitions(
-        config_id=config_state.item.config_id,
-        polls=ready.polls if ready else 0,
-        reached_agent=reached,
-        agent_failed=reached and "agent" in steps,
-        failed_poll=not reached and "ready" in steps,
-        cleanup_failed="cleanup" in steps,
-        retries=retries,
-    )
-
-
-def transitions_from_states(
-    states: Iterable[ConfigState | Mapping[str, Any]],
-    *,
-    run_level: int = RUN_LEVEL_TRANSITIONS,
-    map_overhead_per_config: int = MAP_OVERHEAD_PER_CONFIG,
-) -> TransitionCount:
-    """:func:`count_transitions` over stored config states. Retries are not in the state: the count
-    is then a floor, and says so."""
-    count = count_transitions(
-        (transitions_from_state(s) for s in states),
-        run_level=run_level,
-        map_overhead_per_config=map_overhead_per_config,
-    )
-    count.notes.append("Task retries are not recorded in the config state: the count is a floor")
-    return count
-
-
-def seconds_between(start: str, end: str) -> float:
-    """Seconds from one ISO timestamp to another (e.g. resources.launched_at to the cleanup time)."""
-    delta = (parse_iso(end) - parse_iso(start)).total_seconds()
-    if delta < 0:
-        raise ValueError(f"{end} is before {start}")
-    return delta
-
-
-def usage_for_config(
-    config: Config,
-    seconds: float,
-    *,
-    file_system_seconds: float | None = None,
-    efs_stored_gib: Mapping[str, float] | None = None,
-    efs_transfer_gb: Mapping[str, tuple[float, float]] | None = None,
-) -> ConfigUsage:
-    """A config's usage when everything lived ``seconds`` (file systems: ``file_system_seconds``).
-
-    ``efs_stored_gib`` and ``efs_transfer_gb`` ((read, written) GB) are per EFS target id.
-    """
-    volumes = [_root_usage(config.root_volume, seconds)]
-    file_systems: list[FileSystemUsage] = []
-    gateways: list[GatewayUsage] = []
-    fs_seconds = seconds if file_system_seconds is None else file_system_seconds
-    for target in config.targets:
-        for item in kind_of(target).bill(target, config.instance_type).items:
-            if isinstance(item, InstanceBill):
-                gateways.append(GatewayUsage(item.target_id, item.instance_type, seconds))
-            elif isinstance(item, EbsVolumeBill):
-                volumes.append(_volume_usage(item, seconds))
-            else:
-                tid = str(item.target.id)
-                read, written = (efs_transfer_gb or {}).get(tid, (0.0, 0.0))
-                file_systems.append(
-                    FileSystemUsage(
-                        target=item.target,
-                        seconds=fs_seconds,
-                        stored_gib=(efs_stored_gib or {}).get(tid),
-                        read_gb=read,
-                        written_gb=written,
-                    )
-                )
-    return ConfigUsage(
-        config_id=config.id,
-        instance_type=config.instance_type,
-        instance_seconds=seconds,
-        volumes=volumes,
-        file_systems=file_systems,
-        gateways=gateways,
-        operating_system=operating_system(config.image),
-        ebs_optimized=bool(config.launch_ebs_optimized),
-    )
-
-
-def other_machine_usages(config: Config, seconds: float) -> list[ConfigUsage]:
-    """The config's other machines for ``seconds`` each (they live as long as the config): every
-    extra client with its root volume (the shared targets are the primary's usage), every node with
-    its root and data volumes; on-demand, as multi-machine configs are bought."""
-    usages: list[ConfigUsage] = []
-    client_root = _root_usage(config.root_volume, seconds)
-    for _ in range(1, config.clients):
-        usages.append(
-            ConfigUsage(
-                config_id=config.id,
-                instance_type=config.instance_type,
-                instance_seconds=seconds,
-                volumes=[client_root],
-                operating_system=operating_system(config.image),
-                ebs_optimized=bool(config.launch_ebs_optimized),
-            )
-        )
-    for group in config.nodes:
-        volumes = [_root_usage(group.root_volume, seconds)]
-        for target in group.targets:
-            for item in kind_of(target).bill(target, group.instance_type).items:
-                if isinstance(item, EbsVolumeBill):
-                    volumes.append(_volume_usage(item, seconds, prefix=f"{group.role}:"))
-        usages += [
-            ConfigUsage(
-                config_id=config.id,
-                instance_type=group.instance_type,
-                instance_seconds=seconds,
-                volumes=volumes,
-                operating_system=operating_system(group.image),
-                ebs_optimized=bool(group.launch_ebs_optimized),
-            )
-            for _ in range(group.count)
-        ]
-    return usages
-
-
-def _volume_usage(item: EbsVolumeBill, seconds: float, prefix: str = "") -> VolumeUsage:
-    """A billed data volume for ``seconds`` (``prefix``: a node's ``<role>:``)."""
-    return VolumeUsage(
-        volume_type=item.volume_type,
-        size_gib=item.size_gib,
-        seconds=seconds,
-        iops=item.iops,
-        throughput_mibps=item.throughput_mibps,
-        target_id=f"{prefix}{item.target_id}",
-        member=item.member,
-    )
-
-
-def _root_usage(root: RootVolume, seconds: float) -> VolumeUsage:
-    return VolumeUsage(
-        volume_type=root.type,
-        size_gib=root.size_gib,
-        seconds=seconds,
-        iops=root.iops,
-        throughput_mibps=root.throughput_mibps,
-    )
 
 
 # ------------------------------------------------------------------------------------- output

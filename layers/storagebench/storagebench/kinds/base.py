@@ -3,7 +3,7 @@ instead of testing the target's type.
 
 A kind is one module of this package (``ebs``, ``efs``, ...) holding one :class:`StorageKind`;
 ``kinds.registry`` maps the request's ``kind`` field to it and fails loudly on a kind it does not
-know. The request model (``request.model``) keeps the targets' fields and AWS's validation rules;
+know. The request model (``request.targets``) keeps the targets' fields and AWS's validation rules;
 the kind module keeps everything else the product knows about that kind.
 """
 

@@ -25,7 +25,8 @@ Two things every caller must know about usage types:
 * The gp3 throughput product is priced per ``GiBps-mo``; the cost model works in MiB/s, so its
   price is divided by 1,024 (``$40.96`` per GiBps-month = ``$0.04`` per MiBps-month).
 
-Each ``*_query`` function documents the filters of one product and why; each selector takes the
+Each ``*_query`` function (``prices.queries``, re-exported here) documents the filters of one
+product and why; each selector takes the
 products a query returned and picks the rate(s) the ``PriceBook`` asks for, raising
 ``PriceNotFound`` when nothing matches and ``PriceListError`` when the data is malformed or
 ambiguous. The filters marked *unverified* below (EFS Elastic throughput, FSx for Lustre
@@ -36,14 +37,33 @@ them says so instead of guessing.
 from __future__ import annotations
 
 import itertools
-import json
-import math
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from storagebench.prices.models import PriceNotFound
+from storagebench.prices.pricelist_documents import (
+    PriceDimension,
+    PriceListError,
+    Product,
+    base_usage_type,
+    parse_price_list,
+    parse_product,
+)
+from storagebench.prices.queries import (
+    Query,
+    ebs_iops_query,
+    ebs_storage_query,
+    ebs_throughput_query,
+    ec2_ebs_optimized_query,
+    ec2_instance_query,
+    ec2_os_instance_query,
+    efs_query,
+    fsx_lustre_query,
+    lambda_query,
+    stepfunctions_query,
+)
 
 __all__ = [
     "EBS_IOPS_USAGE",
@@ -135,8 +155,6 @@ LAMBDA_DURATION_GROUP = {"x86_64": "AWS-Lambda-Duration", "arm64": "AWS-Lambda-D
 LAMBDA_REQUEST_GROUP = "AWS-Lambda-Requests"
 STATES_TRANSITION_USAGE = "StateTransition"
 
-# A usage type's region prefix: USE1-, USE2-, USW2-, EU-, EUC1-, APS1-, CAN1-, UGW1- ...
-_REGION_PREFIX = re.compile(r"^[A-Z]{2,4}[0-9]?-")
 
 # Price List unit spellings -> the units ``Price.unit`` uses.
 _UNITS = {
@@ -159,216 +177,6 @@ _UNITS = {
     "statetransitions": "Transition",
     "state transitions": "Transition",
 }
-
-
-class PriceListError(ValueError):
-    """Price List data this module cannot use: malformed, in another currency, or ambiguous."""
-
-
-# --------------------------------------------------------------------------------- parsing
-
-
-@dataclass(frozen=True)
-class PriceDimension:
-    """One on-demand price dimension: a tier ``[begin, end)`` of the usage (``end`` None = no end)."""
-
-    rate_code: str
-    usd: float
-    unit: str  # as listed
-    begin: float
-    end: float | None
-    description: str
-
-
-@dataclass(frozen=True)
-class Product:
-    sku: str
-    service_code: str
-    product_family: str
-    attributes: Mapping[str, str]
-    dimensions: tuple[PriceDimension, ...]  # on-demand only, ordered by begin
-    publication_date: str | None = None
-
-    @property
-    def usagetype(self) -> str:
-        return self.attributes.get("usagetype", "")
-
-    @property
-    def base_usage_type(self) -> str:
-        return base_usage_type(self.usagetype)
-
-    def attribute(self, name: str) -> str:
-        return self.attributes.get(name, "")
-
-
-def base_usage_type(usagetype: str) -> str:
-    """The usage type without its region prefix: ``USE2-EBS:VolumeP-IOPS.io2`` -> ``EBS:VolumeP-IOPS.io2``."""
-    return _REGION_PREFIX.sub("", usagetype, count=1)
-
-
-def _number(raw: Any, what: str) -> float:
-    try:
-        value = float(raw)
-    except (TypeError, ValueError):
-        raise PriceListError(f"{what}: {raw!r} is not a number") from None
-    if math.isnan(value) or value < 0:
-        raise PriceListError(f"{what}: {raw!r} is not a non-negative number")
-    return value
-
-
-def _end(raw: Any, what: str) -> float | None:
-    if raw is None or str(raw).strip().lower() in ("inf", ""):
-        return None
-    return _number(raw, what)
-
-
-def _dimensions(terms: Mapping[str, Any], sku: str) -> tuple[PriceDimension, ...]:
-    dimensions: list[PriceDimension] = []
-    for term_code, term in sorted(terms.items()):
-        for rate_code, dimension in sorted((term.get("priceDimensions") or {}).items()):
-            what = f"{sku} {rate_code}"
-            prices = dimension.get("pricePerUnit") or {}
-            if "USD" not in prices:
-                raise PriceListError(
-                    f"{what}: no USD price (currencies {sorted(prices)}); only USD regions are supported"
-                )
-            dimensions.append(
-                PriceDimension(
-                    rate_code=str(dimension.get("rateCode") or rate_code or term_code),
-                    usd=_number(prices["USD"], f"{what} pricePerUnit.USD"),
-                    unit=str(dimension.get("unit", "")),
-                    begin=_number(dimension.get("beginRange", "0"), f"{what} beginRange"),
-                    end=_end(dimension.get("endRange"), f"{what} endRange"),
-                    description=str(dimension.get("description", "")),
-                )
-            )
-    return tuple(sorted(dimensions, key=lambda d: (d.begin, d.rate_code)))
-
-
-def parse_product(item: str | Mapping[str, Any]) -> Product:
-    """One ``PriceList`` entry (the JSON string boto3 returns, or the decoded document)."""
-    if isinstance(item, str):
-        try:
-            document = json.loads(item)
-        except json.JSONDecodeError as exc:
-            raise PriceListError(f"a PriceList entry is not JSON: {exc}") from None
-    else:
-        document = item
-    if not isinstance(document, Mapping) or not isinstance(document.get("product"), Mapping):
-        raise PriceListError("a PriceList entry has no 'product' object")
-    product = document["product"]
-    attributes = {str(k): str(v) for k, v in (product.get("attributes") or {}).items()}
-    sku = str(product.get("sku") or "")
-    if not sku:
-        raise PriceListError(
-            f"a PriceList entry has no product.sku (usagetype {attributes.get('usagetype')!r})"
-        )
-    on_demand = (document.get("terms") or {}).get("OnDemand") or {}
-    # The bulk offer files key terms by SKU first; GetProducts keys them by "<sku>.<term>".
-    if sku in on_demand and isinstance(on_demand[sku], Mapping) and "priceDimensions" not in on_demand[sku]:
-        on_demand = on_demand[sku]
-    return Product(
-        sku=sku,
-        service_code=str(document.get("serviceCode") or attributes.get("servicecode", "")),
-        product_family=str(product.get("productFamily", "")),
-        attributes=attributes,
-        dimensions=_dimensions(on_demand, sku),
-        publication_date=document.get("publicationDate"),
-    )
-
-
-def parse_price_list(items: Iterable[str | Mapping[str, Any]]) -> list[Product]:
-    """Every entry of one or more GetProducts pages, in order."""
-    return [parse_product(item) for item in items]
-
-
-# --------------------------------------------------------------------------------- queries
-
-
-@dataclass(frozen=True)
-class Query:
-    """One GetProducts request: a service code and TERM_MATCH filters, for one region."""
-
-    service_code: str
-    region: str
-    filters: tuple[tuple[str, str], ...]
-
-    def api_filters(self) -> list[dict[str, str]]:
-        return [{"Type": "TERM_MATCH", "Field": f, "Value": v} for f, v in self.filters]
-
-    def describe(self) -> str:
-        terms = ", ".join(f"{f}={v}" for f, v in self.filters)
-        return f"{self.service_code} [{terms}]"
-
-
-def _query(service_code: str, region: str, **filters: str) -> Query:
-    return Query(service_code, region, (("regionCode", region), *sorted(filters.items())))
-
-
-def ec2_instance_query(region: str, instance_type: str) -> Query:
-    """On-demand Linux, shared tenancy: without ``capacitystatus=Used`` the capacity-reservation
-    SKUs (AllocatedCapacityReservation, UnusedCapacityReservation) match too; without
-    ``preInstalledSw=NA`` and ``licenseModel`` the SQL Server and BYOL variants do."""
-    return ec2_os_instance_query(region, instance_type, "Linux")
-
-
-def ec2_os_instance_query(region: str, instance_type: str, operating_system: str) -> Query:
-    """On-demand, shared tenancy, for an operating system (RHEL's licence is the difference of its
-    hour and Linux's, so both are read with the same filters)."""
-    return _query(
-        "AmazonEC2",
-        region,
-        instanceType=instance_type,
-        operatingSystem=operating_system,
-        tenancy="Shared",
-        preInstalledSw="NA",
-        capacitystatus="Used",
-        licenseModel="No License required",
-    )
-
-
-def ec2_ebs_optimized_query(region: str, instance_type: str) -> Query:
-    """The hourly EBS optimisation fee (``EBSOptimized:<type>``) is listed under the instance
-    type with no operating system; the selector picks it by usage type."""
-    return _query("AmazonEC2", region, instanceType=instance_type)
-
-
-def ebs_storage_query(region: str, volume_type: str) -> Query:
-    """``productFamily=Storage`` with the API's volume type name (``standard`` for magnetic)."""
-    return _query("AmazonEC2", region, productFamily="Storage", volumeApiName=volume_type)
-
-
-def ebs_iops_query(region: str) -> Query:
-    """Every provisioned-IOPS product of the region (io1, the io2 tiers, gp3): a handful. The
-    usage type is matched after the query, prefix removed (see the module docstring)."""
-    return _query("AmazonEC2", region, productFamily="System Operation", group="EBS IOPS")
-
-
-def ebs_throughput_query(region: str) -> Query:
-    """gp3 provisioned throughput: ``productFamily=Provisioned Throughput`` (unit GiBps-mo)."""
-    return _query("AmazonEC2", region, productFamily="Provisioned Throughput")
-
-
-def efs_query(region: str) -> Query:
-    """Every EFS product of the region (a few dozen: storage classes, provisioned and Elastic
-    throughput, IA access): one query serves all four EFS prices."""
-    return _query("AmazonEFS", region)
-
-
-def fsx_lustre_query(region: str) -> Query:
-    """FSx for Lustre products of the region (unverified attribute names: ``fileSystemType``,
-    ``deploymentOption``, ``throughputCapacity``, ``storageType``)."""
-    return _query("AmazonFSx", region, fileSystemType="Lustre")
-
-
-def lambda_query(region: str) -> Query:
-    """Lambda's ``Serverless`` products; duration and requests are told apart by ``group``."""
-    return _query("AWSLambda", region, productFamily="Serverless")
-
-
-def stepfunctions_query(region: str) -> Query:
-    """Every Step Functions product of the region (standard transitions and Express)."""
-    return _query("AmazonStates", region)
 
 
 # --------------------------------------------------------------------------------- rates

@@ -13,33 +13,36 @@ run time for timed commands; the next one measured when that one was not) on the
 comparison's price-performance and Pareto frontiers use (read+write totals for rates when recorded,
 the one most configs share, and among those where the baseline did best). The grade is the p95 of
 that measurement's worst direction. Every other measurement is in ``measurements`` (the CSV).
+
+What the report shows of one measurement is ``report.build_values``; the time-series lines
+``report.build_series``.
 """
 
 from __future__ import annotations
 
-import itertools
-import math
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from storagebench.analysis.bimodal import detect_bimodal
 from storagebench.analysis.grades import grade
-from storagebench.analysis.series import downsample
-from storagebench.analysis.stats import Aggregate, Summary, aggregate, summarize
+from storagebench.analysis.stats import aggregate
 from storagebench.costs.deltas import metric_delta
-from storagebench.costs.frontier import representative_measure
-from storagebench.costs.measures import (
-    INTENT_METRICS,
-    TOTAL_LABEL,
-    MeasureKey,
-    index_aggregates,
-    measurement_name,
-    with_totals,
-    workload_names,
-)
+from storagebench.costs.measures import TOTAL_LABEL, MeasureKey, index_aggregates, with_totals, workload_names
 from storagebench.costs.monthly import combine_sources, oldest_date
 from storagebench.costs.recommend import ConfigPrice, Recommendation, recommend
 from storagebench.costs.recommend_run import stored_prices
+from storagebench.report.build_series import series_lines
+from storagebench.report.build_values import (
+    MeasureIndex,
+    bimodal_text,
+    grade_info,
+    headline_of,
+    latency_keys,
+    measurement_text,
+    merge_histograms,
+    percentile_value,
+    value_of,
+    worst_p95,
+)
 from storagebench.report.findings import (
     FINDING_PREFIXES,
     cell_flags,
@@ -47,7 +50,6 @@ from storagebench.report.findings import (
     read_regressions,
     regression_text,
 )
-from storagebench.report.fmt import num
 from storagebench.report.inputs import (
     PROBLEMS_SHOWN,
     ConfigState,
@@ -68,7 +70,6 @@ from storagebench.report.model import (
     ConfigRow,
     Delta,
     Finding,
-    GradeInfo,
     Header,
     Histogram,
     LatencyRow,
@@ -77,9 +78,7 @@ from storagebench.report.model import (
     Scatter,
     ScatterPoint,
     SeriesChart,
-    SeriesLine,
     Severity,
-    Value,
     WorkloadInfo,
 )
 from storagebench.report.node_loss_notes import node_loss_notes
@@ -88,225 +87,21 @@ from storagebench.report.repetitions import in_config_order, repetition_findings
 from storagebench.report.sla_searches import build_sla_limits
 from storagebench.report.surfaces import build_surfaces
 from storagebench.report.trends import RunValues, build_trends, history_runs, run_environment
-from storagebench.request.model import (
-    BenchmarkRequest,
-)
+from storagebench.request.model import BenchmarkRequest
 from storagebench.request.repetitions import Repetitions, most_repetitions
 from storagebench.request.requirements import RequirementError
-from storagebench.results.records import HistogramBucket, ResultRecord
+from storagebench.results.records import ResultRecord
 from storagebench.store.models import decode_run
 from storagebench.store.repetitions import config_repetitions
 from storagebench.workloads import get_profile
 
 __all__ = ["METRIC_INFO", "build_report"]
 
-SERIES_LINES = 4
-"""Time-series lines drawn per config and workload (repetitions of the headline measurement)."""
-SERIES_POINTS = 200
-"""Most points one drawn line keeps (the stored series keeps up to 600)."""
-_RATE_FIRST = INTENT_METRICS["mixed"]
 
-MeasureIndex = dict[str, dict[MeasureKey, Aggregate]]
 RecordKey = tuple[str, str, str, str, str, str, int | None]
 
 
-# ----------------------------------------------------------------------------- descriptions
-
-
-def _measurement_text(
-    key: MeasureKey, groups: Mapping[str, set[int | None]] | None = None, empty: str = "the only measurement"
-) -> str:
-    """The comparison's qualifier of a measurement; the fio job group only when the workload has
-    several (every fio record carries one, usually 0)."""
-    if groups is not None and len(groups.get(key.workload, ())) <= 1:
-        key = key._replace(group=None)
-    return measurement_name(key) or empty
-
-
-def _variant_of(entry: Mapping[str, Any]) -> str:
-    variant = mapping(entry.get("variant"))
-    return ",".join(f"{k}={v}" for k, v in sorted(variant.items()))
-
-
 # ----------------------------------------------------------------------------- values
-
-
-def _value(summary: Summary | None) -> Value | None:
-    """A Summary's mean and interval (constructed unvalidated: the Summary was validated)."""
-    if summary is None:
-        return None
-    return Value.model_construct(
-        mean=summary.mean, ci_low=summary.ci95_low, ci_high=summary.ci95_high, n=summary.n
-    )
-
-
-def _grade(p95_us: float, measurement: str) -> GradeInfo:
-    found = grade(p95_us)
-    return GradeInfo(
-        letter=found.letter,
-        p95_us=found.p95_us,
-        threshold_us=found.threshold_us,
-        rule=found.rule,
-        measurement=measurement,
-    )
-
-
-def _same_point(a: MeasureKey, b: MeasureKey) -> bool:
-    return (a.workload, a.target, a.variant, a.phase, a.group) == (
-        b.workload,
-        b.target,
-        b.variant,
-        b.phase,
-        b.group,
-    )
-
-
-def _latency_keys(aggs: Mapping[MeasureKey, Aggregate], key: MeasureKey) -> list[MeasureKey]:
-    """The measurements at the headline's point that recorded latency (one per direction)."""
-    return [k for k, a in aggs.items() if _same_point(k, key) and "lat_p95_us" in a.metrics]
-
-
-def _worst_p95(aggs: Mapping[MeasureKey, Aggregate], key: MeasureKey) -> MeasureKey | None:
-    keys = _latency_keys(aggs, key)
-    return max(keys, key=lambda k: aggs[k].metrics["lat_p95_us"].mean) if keys else None
-
-
-def _headline(
-    workload: str, intent: str, index: MeasureIndex, baseline: str
-) -> tuple[str, MeasureKey] | tuple[None, None]:
-    for metric in INTENT_METRICS.get(intent, _RATE_FIRST):
-        key = representative_measure(workload, metric, index, baseline)
-        if key is not None:
-            return metric, key
-    return None, None
-
-
-def _percentile(records: Sequence[ResultRecord], field: str) -> Value | None:
-    values = [getattr(r.latency, field) for r in records if r.latency is not None]
-    present = [float(v) for v in values if v is not None and math.isfinite(v)]
-    return _value(summarize(present, nonnegative=True)) if present else None
-
-
-def _merge_histograms(records: Sequence[ResultRecord]) -> list[tuple[float, int]]:
-    counts: dict[float, int] = {}
-    for record in records:
-        for bucket in record.histogram or []:
-            counts[bucket.le_us] = counts.get(bucket.le_us, 0) + bucket.count
-    return sorted(counts.items())
-
-
-def _bimodal_text(buckets: list[tuple[float, int]]) -> str | None:
-    try:
-        found = detect_bimodal([HistogramBucket(le_us=le, count=count) for le, count in buckets])
-    except ValueError:
-        return None
-    if found is None:
-        return None
-    return (
-        f"two latency modes: ~{num(found.low_mode_us / 1000)} ms ({found.low_mass:.0%} of I/O) and "
-        f"~{num(found.high_mode_us / 1000)} ms ({found.high_mass:.0%})"
-    )
-
-
-# ----------------------------------------------------------------------------- series
-
-
-def _series_lines(
-    document: Mapping[str, Any], workload: str, key: MeasureKey | None, where: Callable[[MeasureKey], str]
-) -> tuple[list[SeriesLine], int, str]:
-    """Lines (total IOPS over directions) of one workload's headline point, one per repetition."""
-    entries = [
-        e for e in document.get("series") or [] if isinstance(e, Mapping) and e.get("workload") == workload
-    ]
-    if key is not None:
-        matching = [e for e in entries if _variant_of(e) == key.variant and e.get("phase") == key.phase]
-        entries = matching or entries
-    grouped: dict[tuple[str, str, str, int], list[Mapping[str, Any]]] = {}
-    for entry in entries:
-        try:
-            repetition = int(entry.get("repetition") or 1)
-        except (TypeError, ValueError):
-            repetition = 1
-        ident = (str(entry.get("target_id")), _variant_of(entry), str(entry.get("phase")), repetition)
-        grouped.setdefault(ident, []).append(entry)
-    several = {
-        "target": len({i[0] for i in grouped}) > 1,
-        "variant": len({i[1] for i in grouped}) > 1,
-        "phase": len({i[2] for i in grouped}) > 1,
-    }
-    lines: list[SeriesLine] = []
-    for (target, variant, phase, repetition), members in sorted(
-        grouped.items(), key=lambda kv: (kv[0][3], kv[0])
-    ):
-        line = _sum_directions(members)
-        if line is None:
-            continue
-        t0, interval, values, knee = line
-        label = f"repetition {repetition}"
-        extra = [
-            text
-            for text, shown in (
-                (f"target {target}", several["target"]),
-                (variant, several["variant"]),
-                (phase, several["phase"]),
-            )
-            if shown and text
-        ]
-        if extra:
-            label += f" ({', '.join(extra)})"
-        factor = max(1, math.ceil(len(values) / SERIES_POINTS))
-        lines.append(
-            SeriesLine.model_construct(
-                label=label,
-                t0_s=t0,
-                interval_s=interval * factor,
-                iops=downsample(values, factor) if factor > 1 else values,
-                knee_s=knee,
-            )
-        )
-    measurement = "" if key is None else where(key)
-    return lines[:SERIES_LINES], max(0, len(lines) - SERIES_LINES), measurement
-
-
-def _numbers(values: Sequence[Any]) -> list[float | None]:
-    """JSON values as floats; anything else (null, text, NaN) as a gap."""
-    return [float(v) if v.__class__ in (int, float) and math.isfinite(v) else None for v in values]
-
-
-def _sum_directions(
-    members: Sequence[Mapping[str, Any]],
-) -> tuple[float, float, list[float | None], float | None] | None:
-    """One phase's directions summed point by point (they share t0 and interval)."""
-    total: list[float | None] | None = None
-    t0: float | None = None
-    interval: float | None = None
-    knee: float | None = None
-    for entry in members:
-        values = entry.get("iops")
-        if not isinstance(values, list):
-            continue
-        try:
-            start, step = float(entry.get("t0_s", 1)), float(entry.get("interval_s", 1))
-        except (TypeError, ValueError):
-            continue
-        if t0 is None:
-            t0, interval = start, step
-        elif (start, step) != (t0, interval):
-            continue  # not aligned with the first direction: leave it out rather than misplace it
-        numbers = _numbers(values)
-        if total is None:
-            total = numbers
-        else:
-            total = [
-                b if a is None else (a if b is None else a + b)
-                for a, b in itertools.zip_longest(total, numbers)
-            ]
-        raw_knee = entry.get("knee_s")
-        if isinstance(raw_knee, int | float) and knee is None:
-            knee = float(raw_knee)
-    if t0 is None or interval is None or not total:
-        return None
-    return t0, interval, total, knee
 
 
 # ----------------------------------------------------------------------------- the report
@@ -411,7 +206,7 @@ class _Run:
     # ------------------------------------------------------------------ identities
 
     def where(self, key: MeasureKey, empty: str = "the only measurement") -> str:
-        return _measurement_text(key, self.groups, empty)
+        return measurement_text(key, self.groups, empty)
 
     def _config_ids(self) -> list[str]:
         """Configs in the request's order, then any others the store or the results name."""
@@ -445,7 +240,7 @@ class _Run:
                 intent = get_profile(profile).intent
             except KeyError:
                 intent = "mixed"
-            metric, key = _headline(wid, intent, self.index, self.baseline)
+            metric, key = headline_of(wid, intent, self.index, self.baseline)
             if metric is not None and key is not None:
                 headline[wid] = (metric, key)
             infos.append(
@@ -474,13 +269,13 @@ class _Run:
         if cid != self.baseline and summary is not None and base_summary is not None:
             found = metric_delta(wid, "", metric, base_summary, summary)  # as the comparison judges it
             delta = Delta(pct=found.delta_pct, noise=found.noise, better=found.better)
-        worst = _worst_p95(aggs, key)
+        worst = worst_p95(aggs, key)
         graded = None
         if worst is not None:
-            graded = _grade(aggs[worst].metrics["lat_p95_us"].mean, self.where(worst))
+            graded = grade_info(aggs[worst].metrics["lat_p95_us"].mean, self.where(worst))
         return Cell(
             workload=wid,
-            value=_value(summary),
+            value=value_of(summary),
             delta=delta,
             grade=graded,
             flags=cell_flags(self.labels.get((cid, wid), {})),
@@ -493,7 +288,7 @@ class _Run:
             return []
         aggs = self.index.get(cid, {})
         rows: list[LatencyRow] = []
-        for key in sorted(_latency_keys(aggs, self.headline[wid][1]), key=lambda k: k.direction):
+        for key in sorted(latency_keys(aggs, self.headline[wid][1]), key=lambda k: k.direction):
             agg = aggs[key]
             rows.append(
                 LatencyRow(
@@ -501,13 +296,13 @@ class _Run:
                     workload=wid,
                     measurement=self.where(key),
                     n=agg.repetitions,
-                    mean_us=_value(agg.metrics.get("lat_mean_us")),
-                    p50_us=_value(agg.metrics.get("lat_p50_us")),
-                    p90_us=_percentile(self.members.get(agg.key(), []), "p90_us"),
-                    p95_us=_value(agg.metrics.get("lat_p95_us")),
-                    p99_us=_value(agg.metrics.get("lat_p99_us")),
-                    p999_us=_value(agg.metrics.get("lat_p999_us")),
-                    grade=_grade(agg.metrics["lat_p95_us"].mean, self.where(key)),
+                    mean_us=value_of(agg.metrics.get("lat_mean_us")),
+                    p50_us=value_of(agg.metrics.get("lat_p50_us")),
+                    p90_us=percentile_value(self.members.get(agg.key(), []), "p90_us"),
+                    p95_us=value_of(agg.metrics.get("lat_p95_us")),
+                    p99_us=value_of(agg.metrics.get("lat_p99_us")),
+                    p999_us=value_of(agg.metrics.get("lat_p999_us")),
+                    grade=grade_info(agg.metrics["lat_p95_us"].mean, self.where(key)),
                 )
             )
         return rows
@@ -517,11 +312,11 @@ class _Run:
         if wid not in self.headline:
             return None
         aggs = self.index.get(cid, {})
-        worst = _worst_p95(aggs, self.headline[wid][1])
+        worst = worst_p95(aggs, self.headline[wid][1])
         if worst is None:
             return None
         agg = aggs[worst]
-        buckets = _merge_histograms(self.members.get(agg.key(), []))
+        buckets = merge_histograms(self.members.get(agg.key(), []))
         if not buckets:
             return None
 
@@ -538,7 +333,7 @@ class _Run:
             p50_us=mean("lat_p50_us"),
             p95_us=mean("lat_p95_us"),
             p99_us=mean("lat_p99_us"),
-            bimodal=_bimodal_text(buckets),
+            bimodal=bimodal_text(buckets),
         )
 
     def series_charts(self, cid: str) -> list[SeriesChart]:
@@ -548,7 +343,7 @@ class _Run:
         charts: list[SeriesChart] = []
         for info in self.workloads:
             key = self.headline[info.id][1] if info.id in self.headline else None
-            lines, omitted, measurement = _series_lines(document, info.id, key, self.where)
+            lines, omitted, measurement = series_lines(document, info.id, key, self.where)
             if lines:
                 charts.append(
                     SeriesChart(
@@ -668,7 +463,7 @@ class _Run:
                         phase=agg.phase,
                         direction=agg.direction,
                         group=agg.group,
-                        metrics={m: v for m, s in agg.metrics.items() if (v := _value(s)) is not None},
+                        metrics={m: v for m, s in agg.metrics.items() if (v := value_of(s)) is not None},
                         delta_pct=deltas,
                         grade=grade(p95.mean).letter if p95 is not None else None,
                         labels=sorted({label for r in self.members.get(agg.key(), []) for label in r.labels}),
@@ -686,7 +481,7 @@ class _Run:
         missing: list[str] = []
         for cid in self.config_ids:
             agg = self.index.get(cid, {}).get(key)
-            value = _value(agg.metrics.get(metric)) if agg is not None else None
+            value = value_of(agg.metrics.get(metric)) if agg is not None else None
             if value is None:
                 missing.append(cid)
             else:

@@ -4,64 +4,27 @@ Everything is inline (CSS in ``<style>``, charts as SVG drawn by ``report.svg``)
 Security Policy forbids the page any fetch or script, so a report mailed around cannot phone home
 and text from the data (config ids, errors, commands) cannot run even if it slipped past escaping.
 Every piece of text from the data goes through ``html.escape``.
+
+The tables are ``report.html_tables``, the figures ``report.html_charts``; this module lays out
+the page (style, header, summary, findings, recommendation, notes).
 """
 
 from __future__ import annotations
 
-import math
-from collections.abc import Iterable, Sequence
-from html import escape
+from collections.abc import Sequence
 from itertools import count
 
 from storagebench.costs.recommend import ConfigVerdict
-from storagebench.report.findings import caveats, emulated_configs, mark_emulated
-from storagebench.report.fmt import (
-    DASH,
-    INTERVAL_NOTE,
-    ci_text,
-    delta_text,
-    grade_text,
-    interval_text,
-    metric_title,
-    metric_value,
-    num,
-    pct,
-    repetitions_text,
-    seconds,
-    usd,
-    value_text,
-    verdict_counts,
-)
+from storagebench.report.findings import caveats, emulated_configs
+from storagebench.report.fmt import DASH, INTERVAL_NOTE, metric_value, pct, seconds, usd, verdict_counts
+from storagebench.report.html_charts import bars_html, latency_html, scatters_html, series_html
 from storagebench.report.html_history import curves_html, trends_html
 from storagebench.report.html_repetitions import repetitions_html, repetitions_title
 from storagebench.report.html_sla import sla_limits_html
 from storagebench.report.html_surfaces import surfaces_html
-from storagebench.report.model import (
-    Cell,
-    ConfigRow,
-    Finding,
-    GradeInfo,
-    Histogram,
-    LatencyRow,
-    MetricInfo,
-    Report,
-    SeriesChart,
-    Value,
-    WorkloadInfo,
-)
-from storagebench.report.svg import (
-    STEP,
-    BarSpec,
-    HistogramSpec,
-    LineSpec,
-    PointSpec,
-    bar_chart,
-    histogram_chart,
-    scatter_chart,
-    series_chart,
-    series_extent,
-    tick,
-)
+from storagebench.report.html_tables import PARTLY_UNPRICED, comparison_table, status_class
+from storagebench.report.model import Finding, Report
+from storagebench.report.svg_kit import esc as _e
 
 __all__ = ["render_html"]
 
@@ -201,384 +164,7 @@ footer { margin-top: 48px; font-size: 12px; color: var(--muted); border-top: 1px
 
 CSP = "default-src 'none'; style-src 'unsafe-inline'"
 """Nothing may be fetched and no script may run; only the inline style applies."""
-_PARTLY_UNPRICED = '<span class="tag flag" title="unpriced parts or missing prices">partly unpriced</span>'
 _SEVERITY_LABEL = {"error": "error", "warning": "warning", "info": "note"}
-
-
-def _e(value: object) -> str:
-    return escape(str(value), quote=True)
-
-
-def _grade_html(graded: GradeInfo | None, *, rule: bool = True, emulated: bool = False) -> str:
-    if graded is None:
-        return ""
-    text = (
-        f'<span class="grade grade-{graded.letter}" title="{_e(graded.rule)} ({_e(graded.measurement)})">'
-        f"{_e(grade_text(graded.letter, emulated))}</span>"
-    )
-    if rule:
-        text += f" <small>{_e(graded.rule.removesuffix(' -> ' + graded.letter))}</small>"
-    return text
-
-
-def _delta_html(cell: Cell, emulated: bool = False) -> str:
-    delta = cell.delta
-    if delta is None:
-        return ""
-    cls = (
-        "noise"
-        if delta.noise == "overlap"
-        else ("better" if delta.better else "worse" if delta.better is False else "")
-    )
-    arrow = "" if delta.better is None else ("▲ " if (delta.pct or 0) > 0 else "▼ ")
-    text = mark_emulated(delta_text(delta), emulated and delta.better is not None)  # a claim, not noise
-    return f'<span class="{cls}">{_e(arrow + text)}</span> <small>vs baseline</small>'
-
-
-def _value_html(metric: MetricInfo, value: Value | None) -> str:
-    if value is None:
-        return f'<span class="muted">{DASH}</span>'
-    interval = interval_text(metric, value)
-    main = f'<span class="v">{_e(metric_value(metric, value.mean))}</span>'
-    if interval is not None:
-        main += f' <span class="pm">{_e(interval)}</span>'
-    runs = repetitions_text(value.n)  # the interval is in brackets above; how to read it, in the notes
-    return f'{main} <small>{_e(metric.unit)}</small><div class="sub">{_e(runs)}</div>'
-
-
-def _cell_html(info: WorkloadInfo, cell: Cell, emulated: bool = False) -> str:
-    if info.metric is None:
-        return f'<td class="num muted">{DASH}</td>'
-    parts = [_value_html(info.metric, cell.value)]
-    if cell.delta is not None:
-        parts.append(f'<div class="sub">{_delta_html(cell, emulated)}</div>')
-    if cell.grade is not None:
-        parts.append(f"<div>{_grade_html(cell.grade, emulated=emulated)}</div>")
-    tags = [f'<span class="tag flag">{_e(flag)}</span>' for flag in cell.flags]
-    tags += [
-        f'<span class="tag regression" title="{_e(r)}">regression</span>'
-        for r in cell.regressions
-        if r.startswith("regression")
-    ]
-    tags += [
-        f'<span class="tag" title="{_e(r)}">improved</span>'
-        for r in cell.regressions
-        if r.startswith("improvement")
-    ]
-    if tags:
-        parts.append(f"<div>{''.join(tags)}</div>")
-    return f'<td class="num">{"".join(parts)}</td>'
-
-
-def _status_class(status: str) -> str:
-    return "status status-" + "".join(c if c.isalnum() else "-" for c in status)
-
-
-def _config_cell(row: ConfigRow) -> str:
-    parts = [f"<strong>{_e(row.config_id)}</strong>"]
-    if row.is_baseline:
-        parts.append(' <span class="tag baseline">baseline</span>')
-    parts.append(f'<div><span class="{_status_class(row.status)}">{_e(row.status)}</span></div>')
-    parts.append(f"<div><small>{row.records:,} record{'s' if row.records != 1 else ''}</small></div>")
-    return f'<td class="config">{"".join(parts)}</td>'
-
-
-def _comparison_table(report: Report) -> str:
-    head = ['<th class="config" scope="col">Config</th>', '<th scope="col">Storage option · instance</th>']
-    head += ['<th class="num" scope="col">Monthly cost</th>', '<th class="num" scope="col">Run cost</th>']
-    for info in report.workloads:
-        metric = metric_title(info.metric) if info.metric is not None else "nothing measured"
-        where = f" · {info.measurement}" if info.measurement else ""
-        head.append(
-            f'<th class="num" scope="col">{_e(info.name)}<br><small>{_e(metric)}{_e(where)}</small></th>'
-        )
-    rows = []
-    emulated = emulated_configs(report)
-    for row in report.configs:
-        cells = [_config_cell(row)]
-        env = "".join(f'<span class="tag">{_e(label)}</span>' for label in row.environment)
-        instance = f"<div><small>{_e(row.instance_type)}</small></div>" if row.instance_type else ""
-        cells.append(
-            f'<td class="storage"><span title="{_e(row.storage_detail)}">{_e(row.storage_option)}</span>'
-            f"{instance}{f'<div>{env}</div>' if env else ''}</td>"
-        )
-        monthly = f'<span class="v">{_e(usd(row.monthly_usd))}</span>'
-        if row.monthly_usd is not None:
-            monthly += " <small>/ month</small>"
-        if not row.is_baseline and row.delta_monthly_pct is not None:
-            monthly += f'<div class="sub">{_e(pct(row.delta_monthly_pct))} vs baseline</div>'
-        if row.storage_only_usd is not None:
-            storage = f"storage only {usd(row.storage_only_usd)}"
-            if not row.is_baseline and row.delta_storage_pct is not None:
-                storage += f", {pct(row.delta_storage_pct)} vs baseline"
-            alone = "the targets alone: no instances, no root volumes"
-            monthly += f'<div class="sub" title="{alone}">{_e(storage)}</div>'
-        if row.cost_partial:
-            monthly += f"<div>{_PARTLY_UNPRICED}</div>"
-        cells.append(f'<td class="num">{monthly}</td>')
-        cells.append(f'<td class="num">{_e(usd(row.run_cost_usd))}</td>')
-        cells += [
-            _cell_html(info, cell, row.config_id in emulated)
-            for info, cell in zip(report.workloads, row.cells, strict=True)
-        ]
-        verdict_text = mark_emulated(row.verdict, row.config_id in emulated and not row.is_baseline)
-        verdict = f'<div class="verdict-text"><span class="verdict-label">verdict</span>{_e(verdict_text)}'
-        if row.errors:
-            verdict += "".join(f'<div class="sub worse">{_e(error)}</div>' for error in row.errors[:3])
-        verdict += "</div>"
-        base = " is-baseline" if row.is_baseline else ""
-        rows.append(f'<tr class="has-verdict{base}">{"".join(cells)}</tr>')
-        # the verdict on its own full-width line: readable without scrolling a wide table sideways
-        span = len(head) - 1
-        rows.append(
-            f'<tr class="verdict{base}"><td class="config"></td><td colspan="{span}">{verdict}</td></tr>'
-        )
-    return (
-        '<div class="scroll"><table class="compare"><thead><tr>'
-        + "".join(head)
-        + "</tr></thead><tbody>"
-        + "".join(rows)
-        + "</tbody></table></div>"
-    )
-
-
-def _fig_title(title: str, detail: str) -> str:
-    more = f" <small>· {_e(detail)}</small>" if detail else ""
-    return f'<p class="fig-title">{_e(title)}{more}</p>'
-
-
-def _bars(report: Report, ids: Iterable[int]) -> str:
-    figures = []
-    for chart, n in zip(report.bars, ids, strict=False):
-        metric = chart.metric
-        better = "higher is better" if metric.higher_is_better else "lower is better"
-        specs = [
-            BarSpec(
-                label=bar.config_id,
-                value=bar.value.mean * metric.scale,
-                low=None if bar.value.ci_low is None else bar.value.ci_low * metric.scale,
-                high=None if bar.value.ci_high is None else bar.value.ci_high * metric.scale,
-                n=bar.value.n,
-                baseline=bar.is_baseline,
-                tooltip=f"{bar.config_id}: {value_text(metric, bar.value)}; {ci_text(metric, bar.value)}",
-            )
-            for bar in chart.bars
-        ]
-        title = f"{chart.name}: {metric.label} by config"
-        desc = f"Horizontal bars, {better}. " + "; ".join(
-            f"{b.config_id}{' (baseline)' if b.is_baseline else ''} {value_text(metric, b.value)}"
-            for b in chart.bars
-        )
-        svg = bar_chart(f"chart{n}", title, desc, f"{metric_title(metric)} ({better})", specs)
-        missing = f"No result: {', '.join(chart.missing)}." if chart.missing else ""
-        where = f" · {chart.measurement}" if chart.measurement else ""
-        figures.append(
-            f"<figure>{_fig_title(chart.name, metric_title(metric) + where)}{svg}"
-            f"{f'<figcaption>{_e(missing)}</figcaption>' if missing else ''}</figure>"
-        )
-    if not figures:
-        return "<p class=muted>No headline results to chart.</p>"
-    return (
-        "<p>Each workload's headline metric by config: the mean of the repetitions with its 95 % confidence "
-        "interval (Student t, clipped at 0) as a whisker; no whisker where a single run gives no "
-        f'interval. The baseline is hatched.</p><div class="charts wide">{"".join(figures)}</div>'
-    )
-
-
-def _value_cell(metric: MetricInfo, value: Value | None) -> str:
-    if value is None:
-        return f'<td class="num muted">{DASH}</td>'
-    interval = interval_text(metric, value)
-    tip = ci_text(metric, value)
-    text = metric_value(metric, value.mean) + (f" {interval}" if interval is not None else "")
-    return f'<td class="num" title="{_e(tip)}">{_e(text)}</td>'
-
-
-_PERCENTILES = (
-    ("mean_us", "mean"),
-    ("p50_us", "p50"),
-    ("p90_us", "p90"),
-    ("p95_us", "p95"),
-    ("p99_us", "p99"),
-    ("p999_us", "p99.9"),
-)
-_LATENCY = MetricInfo(
-    name="latency", label="latency", unit="ms", scale=1e-3, stored_unit="us", higher_is_better=False
-)
-
-
-def _latency_table(rows: Sequence[LatencyRow], emulated: frozenset[str] = frozenset()) -> str:
-    head = "".join(f'<th class="num" scope="col">{label}, ms</th>' for _, label in _PERCENTILES)
-    body = []
-    for row in rows:
-        cells = [
-            f"<td><strong>{_e(row.config_id)}</strong></td>",
-            f"<td>{_e(row.measurement)}</td>",
-            f'<td class="num">{row.n}</td>',
-        ]
-        cells += [_value_cell(_LATENCY, getattr(row, field)) for field, _ in _PERCENTILES]
-        cells.append(f"<td>{_grade_html(row.grade, rule=False, emulated=row.config_id in emulated)}</td>")
-        body.append(f"<tr>{''.join(cells)}</tr>")
-    return (
-        '<div class="scroll"><table class="latency"><thead><tr><th scope="col">Config</th>'
-        '<th scope="col">Measurement</th><th class="num" scope="col">Runs</th>'
-        f'{head}<th scope="col">Grade</th></tr></thead><tbody>{"".join(body)}</tbody></table></div>'
-    )
-
-
-def _histograms(histograms: Sequence[Histogram], ids: Iterable[int]) -> str:
-    if not histograms:
-        return ""
-    low = min(h.buckets[0][0] / STEP for h in histograms)
-    high = max(h.buckets[-1][0] for h in histograms)
-    low, high = 10 ** math.floor(math.log10(low)), 10 ** math.ceil(math.log10(high))
-    top = max(count / h.total * 100 for h in histograms for _, count in h.buckets if h.total)
-    figures = []
-    for histogram, n in zip(histograms, ids, strict=False):
-        markers = [
-            (name, value)
-            for name, value in (
-                ("p50", histogram.p50_us),
-                ("p95", histogram.p95_us),
-                ("p99", histogram.p99_us),
-            )
-            if value is not None
-        ]
-        spec = HistogramSpec(buckets=histogram.buckets, markers=markers)
-        title = f"{histogram.config_id}: latency histogram"
-        stated = ", ".join(f"{name} {num(value / 1000)} ms" for name, value in markers)
-        desc = (
-            f"Share of {histogram.total:,} I/Os per latency bucket (log scale), "
-            f"{histogram.measurement}; {stated}" + (f"; {histogram.bimodal}" if histogram.bimodal else "")
-        )
-        svg = histogram_chart(f"chart{n}", title, desc, spec, (low, high), top)
-        bimodal = f" <b>{_e(histogram.bimodal)}</b>." if histogram.bimodal else ""
-        figures.append(
-            f"<figure>{_fig_title(histogram.config_id, histogram.measurement)}{svg}<figcaption>"
-            f"{histogram.total:,} I/Os, repetitions summed; {_e(stated)}.{bimodal}</figcaption></figure>"
-        )
-    return f'<div class="charts">{"".join(figures)}</div>'
-
-
-def _latency(report: Report, ids: Iterable[int]) -> str:
-    out = []
-    ids = iter(ids)
-    for info in report.workloads:
-        rows = [r for r in report.latency if r.workload == info.id]
-        if not rows:
-            continue
-        histograms = [h for h in report.histograms if h.workload == info.id]
-        out.append(f"<h3>{_e(info.name)}</h3>")
-        out.append(_latency_table(rows, emulated_configs(report)))
-        out.append(_histograms(histograms, ids))
-    if not out:
-        return "<p class=muted>No latency was recorded (dd and timed commands record none).</p>"
-    return (
-        "<p>Percentiles are means over the repetitions (each repetition's from fio's merged histogram), "
-        "with their 95 % interval [low–high] (clipped at 0) and n, the number of repetitions: few "
-        "repetitions make a wide interval. Histograms share one latency axis per workload; "
-        "the red line is p95, the basis of the grade.</p>" + "".join(out)
-    )
-
-
-def _series(report: Report, ids: Iterable[int]) -> str:
-    out = []
-    ids = iter(ids)
-    names = {w.id: w.name for w in report.workloads}
-    by_workload: dict[str, list[SeriesChart]] = {}
-    for chart in report.series:
-        by_workload.setdefault(chart.workload, []).append(chart)
-    for workload, charts in by_workload.items():
-        figures = []
-        drawn = [
-            [
-                LineSpec(
-                    label=ln.label, t0_s=ln.t0_s, interval_s=ln.interval_s, values=ln.iops, knee_s=ln.knee_s
-                )
-                for ln in chart.lines
-            ]
-            for chart in charts
-        ]
-        extents = [series_extent(lines) for lines in drawn]
-        x_max, y_max = max(e[0] for e in extents), max(e[1] for e in extents)
-        for chart, lines in zip(charts, drawn, strict=True):
-            knees = [f"{tick(ln.knee_s)} s ({ln.label})" for ln in chart.lines if ln.knee_s is not None]
-            knee_text = "burst knee at " + ", ".join(knees) if knees else "no burst knee detected"
-            title = f"{chart.config_id}: IOPS over time, {names.get(workload, workload)}"
-            desc = f"Total IOPS per {num(lines[0].interval_s)} s of {len(lines)} repetition(s); {knee_text}."
-            svg = series_chart(
-                f"chart{next(ids)}", title, desc, lines, "IOPS, all directions", x_max=x_max, y_max=y_max
-            )
-            omitted = f" {chart.omitted} more not drawn." if chart.omitted else ""
-            figures.append(
-                f"<figure>{_fig_title(chart.config_id, chart.measurement)}{svg}<figcaption>One point per "
-                f"{_e(tick(lines[0].interval_s))} s; {_e(knee_text)}.{_e(omitted)}</figcaption></figure>"
-            )
-        out.append(
-            f'<h3>{_e(names.get(workload, workload))}</h3><div class="charts wide">{"".join(figures)}</div>'
-        )
-    if not out:
-        return (
-            "<p class=muted>No time series were stored for this run "
-            "(fio phases write them; dd and commands do not).</p>"
-        )
-    return (
-        "<p>fio's 1 s IOPS logs, summed over jobs and directions. A dashed vertical line marks a burst knee: "
-        "where a volume ran out of burst credits and fell to its baseline.</p>" + "".join(out)
-    )
-
-
-def _scatters(report: Report, ids: Iterable[int]) -> str:
-    figures = []
-    emulated = emulated_configs(report)
-    for chart, n in zip(report.scatters, ids, strict=False):
-        metric = chart.metric
-        frontier_name = mark_emulated("Pareto frontier", any(p.config_id in emulated for p in chart.points))
-        better = "higher is better" if metric.higher_is_better else "lower is better"
-        points = [
-            PointSpec(
-                label=p.config_id,
-                x=p.monthly_usd,
-                y=p.value * metric.scale,
-                frontier=p.on_frontier,
-                baseline=p.is_baseline,
-                tooltip=(
-                    f"{p.config_id}: {usd(p.monthly_usd)}/month, "
-                    f"{metric_value(metric, p.value)} {metric.unit}"
-                    + (" (on the Pareto frontier)" if p.on_frontier else "")
-                ),
-            )
-            for p in chart.points
-        ]
-        title = f"{chart.name}: monthly cost against {metric.label}"
-        desc = (
-            f"Scatter of {len(points)} configs; Pareto frontier: {', '.join(chart.frontier) or 'none'}. "
-            + "; ".join(f"{p.label} {usd(p.x)} {num(p.y)} {metric.unit}" for p in points)
-        )
-        svg = scatter_chart(
-            f"chart{n}",
-            title,
-            desc,
-            points,
-            "monthly cost, USD",
-            f"{metric_title(metric)} ({better})",
-            metric.higher_is_better,
-            lambda v: usd(v).removesuffix(".00"),
-        )
-        where = f" · {chart.measurement}" if chart.measurement else ""
-        missing = f" Not measured: {', '.join(chart.missing)}." if chart.missing else ""
-        figures.append(
-            f"<figure>{_fig_title(chart.name, metric_title(metric) + where)}{svg}<figcaption>Filled points "
-            "are on the Pareto frontier (no other config is both cheaper and better); the line steps through "
-            f"them, cheapest first. The square is the baseline. {_e(frontier_name)}: "
-            f"{_e(', '.join(chart.frontier) or 'none')}.{_e(missing)}</figcaption></figure>"
-        )
-    if not figures:
-        return (
-            "<p class=muted>No cost comparison: the run has no prices or fewer than two configs "
-            "with results.</p>"
-        )
-    return f'<div class="charts wide">{"".join(figures)}</div>'
 
 
 def _findings(findings: Sequence[Finding]) -> str:
@@ -643,7 +229,7 @@ def _caveats_html(report: Report) -> str:
 def _header(report: Report) -> str:
     h = report.header
     title = h.name or h.suite or h.run_id
-    status = f'<span class="badge {_status_class(h.status)}">{_e(h.status)}</span>' if h.status else ""
+    status = f'<span class="badge {status_class(h.status)}">{_e(h.status)}</span>' if h.status else ""
     price = DASH
     if h.price_source:
         price = h.price_source + (f", as of {h.price_date}" if h.price_date else "")
@@ -696,7 +282,7 @@ def _recommendation(report: Report) -> str:
     ranked += [(v, "also meets") for v in answer.runners_up] + [(v, "fails") for v in answer.failed]
     for verdict, role in ranked:
         assert verdict is not None
-        cost = usd(verdict.monthly_usd) + (f" {_PARTLY_UNPRICED}" if verdict.cost_partial else "")
+        cost = usd(verdict.monthly_usd) + (f" {PARTLY_UNPRICED}" if verdict.cost_partial else "")
         cls = "better" if role == "cheapest" else ("worse" if role == "fails" else "")
         rows.append(
             f'<tr><td><strong>{_e(verdict.config_id)}</strong></td><td class="num">{cost}</td>'
@@ -776,8 +362,8 @@ def render_html(report: Report) -> str:
     ids = count(1)
     h = report.header
     sections = [
-        ("comparison", "Configs against the baseline", _comparison_table(report)),
-        ("headline", "Headline results", _bars(report, ids)),
+        ("comparison", "Configs against the baseline", comparison_table(report)),
+        ("headline", "Headline results", bars_html(report, ids)),
         *(
             [
                 (
@@ -801,10 +387,10 @@ def render_html(report: Report) -> str:
             else []
         ),
         *([("surfaces", "Matrix surfaces", surfaces_html(report.surfaces))] if report.surfaces else []),
-        ("latency", "Latency", _latency(report, ids)),
+        ("latency", "Latency", latency_html(report, ids)),
         ("curves", "Latency against load", curves_html(report, ids)),
-        ("timeseries", "IOPS over time", _series(report, ids)),
-        ("cost", "Cost against performance", _scatters(report, ids)),
+        ("timeseries", "IOPS over time", series_html(report, ids)),
+        ("cost", "Cost against performance", scatters_html(report, ids)),
         ("warnings", "Warnings", _findings(report.warnings)),
         ("regressions", "Against earlier runs", _regressions(report)),
         ("trends", "Trends and change points", trends_html(report, ids)),

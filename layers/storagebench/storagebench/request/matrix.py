@@ -4,7 +4,8 @@
 ordinary configs ``gp3-500g-3000iops``, ``gp3-500g-6000iops``, ... (the cartesian product: fields
 in a fixed order, ``Address.rank``, values in the order written). A key is a config field
 (``instance_type``, ``image``) or a target field (``TARGET_FIELDS``): it applies to the one target
-that has that field, and when several do, the key names the target: ``data.iops``.
+that has that field, and when several do, the key names the target: ``data.iops``. What keys
+address and how their values read in ids is ``request.matrix_keys``.
 
 Each point is validated by the model's own rules. A point that breaks one of AWS's rules (an IOPS
 above 500 per GiB) is refused with the rule, or under ``matrix_invalid: skip`` left out and kept on
@@ -24,13 +25,14 @@ import itertools
 import json
 import math
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from pydantic import BaseModel, ValidationError
+from pydantic import ValidationError
 
 from storagebench.request.errors import PATTERN_HELP, FieldError, located_field_errors
+from storagebench.request.matrix_keys import Address, check_matrix, loc_path, same_value
 from storagebench.request.matrix_models import (
     MatrixInvalid,
     MatrixOrigin,
@@ -41,90 +43,12 @@ from storagebench.request.matrix_models import (
 )
 from storagebench.request.model import MAX_CONFIGS, SLUG_PATTERN, BenchmarkRequest, Config
 from storagebench.request.problems import MISSING_RULE, RULE, Loc, Problem
-from storagebench.request.recovery import kind_of, models_in, recovered_problems
-from storagebench.request.references import default_target_id
+from storagebench.request.recovery import recovered_problems
 
 MAX_POINTS = 1000
 """Points of one matrix that are built and checked; a request runs at most MAX_CONFIGS anyway."""
 
 SET_BY_EXPANSION = "set by the matrix expansion only; remove it"
-
-
-def _slug(value: MatrixValue) -> str:
-    text = json.dumps(value) if isinstance(value, bool) else str(value)
-    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
-
-
-def _suffix(unit: str) -> Callable[[MatrixValue], str]:
-    return lambda value: f"{_slug(value)}{unit}"
-
-
-def _prefix(word: str) -> Callable[[MatrixValue], str]:
-    return lambda value: f"{word}{_slug(value)}"
-
-
-def _stripes(value: MatrixValue) -> str:
-    return "stripe-all" if value == -1 else f"stripe{_slug(value)}"
-
-
-# How each field's value reads in a generated id (gp3-500g-6000iops-250mibps).
-CONFIG_FIELDS: dict[str, Callable[[MatrixValue], str]] = {
-    "instance_type": _slug,
-    "image": _slug,
-    "clients": _suffix("clients"),
-}
-TARGET_FIELDS: dict[str, Callable[[MatrixValue], str]] = {
-    "type": _slug,
-    "size_gib": _suffix("g"),
-    "iops": _suffix("iops"),
-    "throughput_mibps": _suffix("mibps"),
-    "count": _suffix("x"),
-    "layout": _slug,
-    "filesystem": _slug,
-    "raid_chunk_kib": _suffix("k-chunk"),
-    "throughput_mode": _slug,
-    "provisioned_throughput_mibps": _suffix("mibps"),
-    "performance_mode": _slug,
-    "deployment_type": _slug,
-    "storage_capacity_gib": _suffix("g"),
-    "per_unit_storage_throughput": _suffix("mbps-tib"),
-    "stripe_count": _stripes,
-    "data_compression": _slug,
-    "nfs_version": _prefix("nfs"),
-}
-ALLOWED_KEYS = (
-    f"{', '.join(CONFIG_FIELDS)}, or a target's {', '.join(TARGET_FIELDS)} "
-    "(<target id>.<field> when several targets have it)"
-)
-
-
-def _target_models() -> dict[str, type[BaseModel]]:
-    return {str(kind_of(model)): model for model in models_in(Config.model_fields["targets"].annotation)}
-
-
-@dataclass(frozen=True)
-class Address:
-    """What a matrix key sets: a config field, or a field of the target at ``target``."""
-
-    key: str
-    field: str
-    target: int | None = None
-
-    @property
-    def loc(self) -> Loc:
-        return (self.field,) if self.target is None else ("targets", self.target, self.field)
-
-    def token(self, value: MatrixValue) -> str:
-        return (CONFIG_FIELDS if self.target is None else TARGET_FIELDS)[self.field](value)
-
-    @property
-    def rank(self) -> tuple[int, int]:
-        """Where the field sits in ids and surfaces: the config's fields, then each target's, each
-        in the order of its table. Not the order keys are written in: a stored document (a DynamoDB
-        map) does not keep it, and the run's report must find the same ids."""
-        if self.target is None:
-            return (0, list(CONFIG_FIELDS).index(self.field))
-        return (1 + self.target, list(TARGET_FIELDS).index(self.field))
 
 
 @dataclass
@@ -159,15 +83,8 @@ class Expansion:
         if len(loc) >= 2 and loc[0] == "configs" and isinstance(loc[1], int) and loc[1] in self.origins:
             origin = self.origins[loc[1]]
             message = f"matrix point {_describe(origin.point)}: {message}"
-        path = _path(written)
+        path = loc_path(written)
         return FieldError(path, error.value, message, error.missing), written
-
-
-def _path(loc: Loc) -> str:
-    out = ""
-    for part in loc:
-        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
-    return out or "(request)"
 
 
 def _describe(point: dict[str, MatrixValue]) -> str:
@@ -276,139 +193,6 @@ class _ConfigExpansion:
     refused: int = 0
 
 
-def _resolve(key: Any, config: dict[str, Any]) -> Address | str:
-    """The field a matrix key sets, or why it cannot."""
-    if not isinstance(key, str) or not key:
-        return f"unknown matrix field; allowed: {ALLOWED_KEYS}"
-    given = config.get("targets")
-    targets = [
-        (position, t)
-        for position, t in enumerate(given if isinstance(given, list) else [])
-        if isinstance(t, dict)
-    ]
-    models = _target_models()
-
-    def has(target: dict[str, Any], name: str) -> bool:
-        model = models.get(str(target.get("kind")))
-        return model is not None and name in model.model_fields
-
-    def target_id(position: int, target: dict[str, Any]) -> str:
-        given = target.get("id")
-        return given if isinstance(given, str) else default_target_id(str(target.get("kind")), position)
-
-    if "." in key:
-        wanted, name = key.split(".", 1)
-        if name not in TARGET_FIELDS:
-            return f"{name} is not a target field a matrix varies; allowed: {', '.join(TARGET_FIELDS)}"
-        named = [(p, t) for p, t in targets if target_id(p, t) == wanted]
-        if not named:
-            ids = ", ".join(target_id(p, t) for p, t in targets) or "none"
-            return f"names no target of this config (its targets: {ids})"
-        position, target = named[0]
-        if not has(target, name):
-            return f"a {target.get('kind')} target has no {name}"
-        return Address(key, name, position)
-    if key in CONFIG_FIELDS:
-        return Address(key, key)
-    if key not in TARGET_FIELDS:
-        return f"unknown matrix field; allowed: {ALLOWED_KEYS}"
-    holders = [(p, t) for p, t in targets if has(t, key)]
-    if not holders:
-        kinds = ", ".join(str(t.get("kind")) for _, t in targets) or "none"
-        return f"no target of this config has {key} (its targets are {kinds})"
-    if len(holders) > 1:
-        choices = " or ".join(f"{target_id(p, t)}.{key}" for p, t in holders)
-        return f"{len(holders)} targets have {key}: name the one to vary, {choices}"
-    return Address(key, key, holders[0][0])
-
-
-def _target_problems(position: int, config: dict[str, Any]) -> list[Problem]:
-    """The base config's targets as the model would refuse them (not a list, an item that is not an
-    object, a missing or unknown kind), said here since no point can be built from them."""
-    here: Loc = ("configs", position, "targets")
-    targets = config.get("targets")
-    if targets is None:
-        return [Problem(here, None, "required", missing=True)]
-    if not isinstance(targets, list):
-        return [Problem(here, targets, "must be a list")]
-    kinds = ", ".join(_target_models())
-    found: list[Problem] = []
-    for index, target in enumerate(targets):
-        if not isinstance(target, dict):
-            found.append(Problem((*here, index), target, "must be an object"))
-        elif "kind" not in target:
-            found.append(Problem((*here, index, "kind"), None, f"needs a kind: {kinds}", missing=True))
-        elif str(target["kind"]) not in _target_models():
-            found.append(Problem((*here, index, "kind"), target["kind"], f"must be one of {kinds}"))
-    return found
-
-
-def _same_value(a: MatrixValue, b: MatrixValue) -> bool:
-    return json.dumps(a) == json.dumps(b)
-
-
-def _check_matrix(position: int, config: dict[str, Any]) -> tuple[list[Address], list[Problem]]:
-    """The matrix's keys resolved, or the problems of its shape (located at each key)."""
-    here: Loc = ("configs", position, "matrix")
-    matrix = config["matrix"]
-    if not isinstance(matrix, dict) or not matrix:
-        message = 'must be an object of field -> list of values, e.g. {"iops": [3000, 6000]}'
-        return [], [Problem(here, matrix, message)]
-    malformed = _target_problems(position, config)
-    if malformed:  # a key cannot be resolved against targets that do not read
-        return [], malformed
-    addresses: list[Address] = []
-    problems: list[Problem] = []
-    by_loc: dict[Loc, str] = {}
-    for key, values in matrix.items():
-        loc = (*here, key)
-        resolved = _resolve(key, config)
-        if isinstance(resolved, str):
-            problems.append(Problem(loc, values, resolved))
-            continue
-        if resolved.loc in by_loc:
-            problems.append(Problem(loc, values, f"sets the same field as {by_loc[resolved.loc]}; keep one"))
-            continue
-        by_loc[resolved.loc] = key
-        given = _get(config, resolved.loc)
-        if given is not None:
-            where = _path(("configs", position, *resolved.loc))
-            problems.append(
-                Problem(
-                    loc, values, f"{where} is given too ({json.dumps(given)}): the matrix sets it; remove one"
-                )
-            )
-            continue
-        if not isinstance(values, list) or not values:
-            problems.append(Problem(loc, values, "must be a non-empty list of values"))
-            continue
-        shape_ok = True
-        for index, value in enumerate(values):
-            if isinstance(value, dict | list) or value is None:
-                problems.append(Problem((*loc, index), value, "must be a number, a string or true/false"))
-                shape_ok = False
-            elif isinstance(value, float) and not math.isfinite(value):
-                problems.append(Problem((*loc, index), value, "must be a finite number"))
-                shape_ok = False
-            elif any(_same_value(value, earlier) for earlier in values[:index]):
-                first = next(i for i, earlier in enumerate(values) if _same_value(value, earlier))
-                problems.append(Problem((*loc, index), value, f"repeats {key}[{first}]; values must differ"))
-                shape_ok = False
-        if shape_ok:
-            addresses.append(resolved)
-    return sorted(addresses, key=lambda a: a.rank), problems
-
-
-def _get(config: dict[str, Any], loc: Loc) -> Any:
-    node: Any = config
-    for part in loc:
-        if isinstance(part, int):
-            node = node[part] if isinstance(node, list) and part < len(node) else None
-        else:
-            node = node.get(part) if isinstance(node, dict) else None
-    return node
-
-
 def _points(
     addresses: list[Address], matrix: dict[str, list[MatrixValue]]
 ) -> Iterator[dict[str, MatrixValue]]:
@@ -456,14 +240,14 @@ class _Layout:
             return None
         here: Loc = ("configs", self.position, "matrix", key)
         values = self.matrix[key]
-        index = next((i for i, v in enumerate(values) if _same_value(v, value)), None)
+        index = next((i for i, v in enumerate(values) if same_value(v, value)), None)
         return here if index is None or len(values) == 1 else (*here, index)
 
 
 def _expand_config(position: int, config: dict[str, Any], mode: MatrixInvalid) -> _ConfigExpansion:
     result = _ConfigExpansion()
     result.problems += _base_id_problems(position, config)
-    addresses, problems = _check_matrix(position, config)
+    addresses, problems = check_matrix(position, config)
     result.problems += problems
     if result.problems:
         return result
@@ -572,7 +356,7 @@ def _point_problems(
     if structural:
         return
     broken = [
-        PointProblem(field=layout.key_of(loc) or _path(loc), value=e.value, message=e.message)
+        PointProblem(field=layout.key_of(loc) or loc_path(loc), value=e.value, message=e.message)
         for e, loc, _ in own
     ]
     if mode == "skip":
@@ -609,7 +393,7 @@ def _point_errors(candidate: dict[str, Any]) -> list[tuple[FieldError, Loc, str]
         if (problem.loc, problem.message) not in known:
             kind = MISSING_RULE if problem.missing else RULE
             error = FieldError(
-                _path(problem.loc), None if problem.missing else problem.value, problem.message
+                loc_path(problem.loc), None if problem.missing else problem.value, problem.message
             )
             found.append((error, problem.loc, kind))
     return found

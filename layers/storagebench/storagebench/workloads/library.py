@@ -3,26 +3,45 @@
 Each profile reproduces a command a practitioner ran (quoted in its description) at
 ``scale=1``; smaller scales shrink sizes, counts and runtimes only. Sources refer to
 ``field-workloads.md`` (the four studies) and AWS's EBS benchmarking guidance.
+
+The params the profiles share are built in ``workloads.param_builders``, their phases in
+``workloads.phase_builders``; this module names the profiles and the suites.
 """
 
 from __future__ import annotations
 
-import math
 import tomllib
-from collections.abc import Mapping
 from importlib import resources
 from typing import Any
 
-from storagebench.protocol.plan import FioJob, Phase
-from storagebench.workloads.command_needs import REQUIRES_HELP, check_requires, parse_requires
-from storagebench.workloads.fio_options import option_problem
-from storagebench.workloads.params import Param, ParamValue, format_size, parse_size
-from storagebench.workloads.profile import Profile, TargetContext
+from storagebench.workloads.command_needs import REQUIRES_HELP, check_requires
+from storagebench.workloads.param_builders import (
+    auto_iodepth,
+    p_bs,
+    p_direct,
+    p_iodepth,
+    p_numjobs,
+    p_ramp,
+    p_runtime,
+    p_rwmixread,
+    p_size,
+    p_threads,
+)
+from storagebench.workloads.params import Param
+from storagebench.workloads.phase_builders import (
+    FIO_BASE,
+    check_fio_job_file,
+    custom_command,
+    custom_fio,
+    dd_build,
+    genomics_large_file,
+    genomics_small_files,
+    randrw_4k_25read,
+    simple_fio,
+    vsan_two_groups,
+)
+from storagebench.workloads.profile import Profile
 from storagebench.workloads.sla import sla_profile
-
-# Options every fio profile shares: direct I/O through libaio (what the studies and AWS's guide
-# use), total-latency percentiles, per-job reporting so job histograms merge exactly.
-FIO_BASE: dict[str, Any] = {"ioengine": "libaio", "direct": 1, "lat_percentiles": 1}
 
 # The fio profiles, their sources and shared descriptions: data, read once (fio_profiles.toml).
 _DATA: dict[str, Any] = tomllib.loads(
@@ -36,194 +55,7 @@ STUDY_REPORT_CARD = SOURCES["report-card"]
 AWS_GUIDE = SOURCES["aws-guide"]
 
 
-def _int(values: Mapping[str, ParamValue], name: str) -> int:
-    value = values[name]
-    assert isinstance(value, int | float) and not isinstance(value, bool), name
-    return int(value)
-
-
-def _num(values: Mapping[str, ParamValue], name: str) -> float:
-    value = values[name]
-    assert isinstance(value, int | float) and not isinstance(value, bool), name
-    return float(value)
-
-
-def dd_size(size: int) -> str:
-    """GNU dd's binary units are upper case (1M = 1,048,576); ``1m`` is an error there."""
-    return format_size(size).upper()
-
-
-def _str(values: Mapping[str, ParamValue], name: str) -> str:
-    return str(values[name])
-
-
-def auto_iodepth(values: Mapping[str, ParamValue], ctx: TargetContext) -> ParamValue:
-    """Per-job queue depth from AWS's guidance: ~1 outstanding I/O per 500 IOPS on SSD, >= 4 on HDD."""
-    jobs = max(1, _int(values, "numjobs")) if "numjobs" in values else 1
-    if ctx.expected_iops is None:
-        return 32
-    if ctx.media == "hdd":
-        return max(4, math.ceil(8 / jobs))
-    total = max(4, math.ceil(ctx.expected_iops / 500))
-    return max(1, math.ceil(total / jobs))
-
-
-# ---------------------------------------------------------------- parameter constructors
-
-
-def p_bs(default: str | tuple[str, ...], *, sweepable: bool = False) -> Param:
-    return Param(
-        "bs", "size", default, "block size per I/O", minimum=512, maximum=1 << 30, sweepable=sweepable
-    )
-
-
-def p_iodepth(default: int | str, *, auto: bool = False) -> Param:
-    return Param(
-        "iodepth",
-        "int",
-        default,
-        "outstanding I/O per job",
-        minimum=1,
-        maximum=1024,
-        sweepable=True,
-        auto=auto,
-    )
-
-
-def p_numjobs(default: int) -> Param:
-    return Param(
-        "numjobs", "int", default, "parallel jobs (processes)", minimum=1, maximum=256, sweepable=True
-    )
-
-
-def p_runtime(default: float, floor: float = 3) -> Param:
-    return Param(
-        "runtime",
-        "duration",
-        default,
-        "seconds of measured I/O",
-        minimum=1,
-        maximum=86_400,
-        scales=True,
-        scale_floor=floor,
-    )
-
-
-def p_ramp(default: float) -> Param:
-    return Param(
-        "ramp_time",
-        "duration",
-        default,
-        "seconds of warm-up before measuring",
-        minimum=0,
-        maximum=3600,
-        scales=True,
-        scale_floor=1,
-    )
-
-
-def p_size(
-    default: str, floor: str = "16m", help_text: str = "bytes per job (file size or device region)"
-) -> Param:
-    return Param(
-        "size",
-        "size",
-        default,
-        help_text,
-        minimum=1 << 20,
-        maximum=64 << 40,
-        scales=True,
-        scale_floor=parse_size(floor),
-    )
-
-
-def p_rwmixread(default: int) -> Param:
-    return Param(
-        "rwmixread", "int", default, "percent of I/O that reads", minimum=0, maximum=100, sweepable=True
-    )
-
-
-def p_direct(default: int) -> Param:
-    return Param("direct", "int", default, "1 bypasses the page cache (O_DIRECT)", minimum=0, maximum=1)
-
-
-def p_threads(default: tuple[int, ...] | int) -> Param:
-    return Param(
-        "threads",
-        "int",
-        default,
-        "parallel processes, each on its own files",
-        minimum=1,
-        maximum=256,
-        sweepable=True,
-    )
-
-
 # ---------------------------------------------------------------- builders
-
-
-def fio_phase(
-    name: str, global_options: Mapping[str, Any], jobs: list[FioJob], *, timeseries: bool = True
-) -> Phase:
-    return {
-        "name": name,
-        "engine": "fio",
-        "fio": {"global_options": dict(global_options), "jobs": jobs, "timeseries": timeseries},
-    }
-
-
-def _timed(values: Mapping[str, ParamValue]) -> dict[str, Any]:
-    options: dict[str, Any] = {"time_based": 1, "runtime": f"{math.ceil(_num(values, 'runtime'))}s"}
-    if _num(values, "ramp_time") > 0:
-        options["ramp_time"] = f"{math.ceil(_num(values, 'ramp_time'))}s"
-    return options
-
-
-def simple_fio(rw: str, *, sequential: bool = False) -> Any:
-    """A one-job-section fio profile: ``numjobs`` copies of one job, time based."""
-
-    def build(values: Mapping[str, ParamValue], ctx: TargetContext) -> list[Phase]:
-        size = _int(values, "size")
-        options: dict[str, Any] = {
-            **FIO_BASE,
-            "rw": rw,
-            "bs": format_size(_int(values, "bs")),
-            "iodepth": _int(values, "iodepth"),
-            "numjobs": _int(values, "numjobs"),
-            "size": format_size(size),
-            **_timed(values),
-        }
-        if "rwmixread" in values and rw in ("randrw", "rw"):
-            options["rwmixread"] = _int(values, "rwmixread")
-        if sequential and ctx.mode == "raw":
-            options["offset_increment"] = format_size(size)  # each job streams its own region
-        for extra in ("sync", "fsync"):
-            if extra in values:
-                options[extra] = values[extra]
-        return [fio_phase("run", {}, [{"name": rw, "options": options}])]
-
-    return build
-
-
-def _dd_build(count_param: str = "count") -> Any:
-    def build(values: Mapping[str, ParamValue], ctx: TargetContext) -> list[Phase]:
-        return [
-            {
-                "name": "write",
-                "engine": "dd",
-                "dd": {
-                    "direction": "write",
-                    "input": "/dev/zero",
-                    "file": "test",
-                    "bs": dd_size(_int(values, "bs")),
-                    "count": _int(values, count_param),
-                    "oflag": _str(values, "oflag"),
-                    "parallel": 1,
-                },
-            }
-        ]
-
-    return build
 
 
 def _dd_write_profile(name: str, title: str, count: int, note: str) -> Profile:
@@ -259,180 +91,8 @@ def _dd_write_profile(name: str, title: str, count: int, note: str) -> Profile:
                 choices=("dsync", "sync", "direct", "direct,dsync"),
             ),
         ),
-        build=_dd_build(),
+        build=dd_build(),
     )
-
-
-def _randrw_4k_25read(values: Mapping[str, ParamValue], ctx: TargetContext) -> list[Phase]:
-    options: dict[str, Any] = {
-        "ioengine": "libaio",
-        "direct": _int(values, "direct"),
-        "lat_percentiles": 1,
-        "rw": "randrw",
-        "rwmixread": _int(values, "rwmixread"),
-        "bs": format_size(_int(values, "bs")),
-        "iodepth": _int(values, "iodepth"),
-        "numjobs": _int(values, "numjobs"),
-        "size": format_size(_int(values, "size")),
-        "nrfiles": _int(values, "nrfiles"),
-    }
-    return [fio_phase("run", {}, [{"name": "randrw-4k", "options": options}])]
-
-
-def _vsan_two_groups(values: Mapping[str, ParamValue], ctx: TargetContext) -> list[Phase]:
-    common = {
-        **FIO_BASE,
-        "rw": "randrw",
-        "iodepth": _int(values, "iodepth"),
-        "numjobs": _int(values, "jobs_per_group"),
-        "size": format_size(_int(values, "size")),
-        **_timed(values),
-    }
-    jobs: list[FioJob] = [
-        {"name": "randrw-8k", "options": {**common, "bs": "8k"}},
-        # new_group without stonewall: both groups run at once and fio reports them apart.
-        {"name": "randrw-128k", "options": {**common, "bs": "128k", "new_group": 1}},
-    ]
-    return [fio_phase("run", {}, jobs)]
-
-
-def _genomics_large_file(values: Mapping[str, ParamValue], ctx: TargetContext) -> list[Phase]:
-    threads = _int(values, "threads")
-    count = _int(values, "count")
-    bs = dd_size(_int(values, "bs"))
-    return [
-        {
-            "name": "create",
-            "engine": "dd",
-            "dd": {
-                "direction": "write",
-                "input": "/dev/urandom",
-                "file": "large_100gb.txt",
-                "bs": bs,
-                "count": count,
-                "iflag": "fullblock",
-                "parallel": threads,
-            },
-        },
-        # The study read right after writing; dropping the cache keeps this a storage read, not RAM.
-        # Its `conv=fdatasync` is dropped: syncing /dev/null fails on current coreutils (exit 1
-        # after a complete copy) and syncs nothing on older ones.
-        {
-            "name": "read",
-            "engine": "dd",
-            "drop_caches": True,
-            "dd": {
-                "direction": "read",
-                "file": "large_100gb.txt",
-                "bs": bs,
-                "count": count,
-                "parallel": threads,
-            },
-        },
-    ]
-
-
-_SMALL_FILES_RANGE = (
-    "n=$SB_FILES; t=$SB_THREADS; k=$SB_THREAD; per=$(( (n + t - 1) / t )); first=$(( k * per + 1 )); "
-    'last=$(( (k + 1) * per )); [ "$last" -gt "$n" ] && last=$n; d="$SB_TARGET_DIR/small"; mkdir -p "$d"; '
-    "j=$first; "
-)
-SMALL_FILES_CREATE = (
-    _SMALL_FILES_RANGE
-    + 'while [ "$j" -le "$last" ]; do head -c "$SB_FILE_SIZE" </dev/urandom > "$d/randfile$j.txt"; '
-    "j=$((j + 1)); done"
-)
-SMALL_FILES_READ = (
-    _SMALL_FILES_RANGE
-    + 'while [ "$j" -le "$last" ]; do dd if="$d/randfile$j.txt" of=/dev/null 2>/dev/null; j=$((j + 1)); done'
-)
-
-
-def _genomics_small_files(values: Mapping[str, ParamValue], ctx: TargetContext) -> list[Phase]:
-    files = _int(values, "files")
-    file_bytes = _int(values, "file_size")
-    env = {"SB_FILES": str(files), "SB_FILE_SIZE": str(file_bytes)}
-    accounting = {"bytes": files * file_bytes, "files": files}
-    threads = _int(values, "threads")
-    return [
-        {
-            "name": "create",
-            "engine": "command",
-            "command": {
-                "script": SMALL_FILES_CREATE,
-                "parallel": threads,
-                "env": env,
-                "accounting": accounting,
-            },
-        },
-        {
-            "name": "read",
-            "engine": "command",
-            "drop_caches": True,
-            "command": {
-                "script": SMALL_FILES_READ,
-                "parallel": threads,
-                "env": env,
-                "accounting": accounting,
-            },
-        },
-    ]
-
-
-def _custom_command(values: Mapping[str, ParamValue], ctx: TargetContext) -> list[Phase]:
-    command: dict[str, Any] = {"script": _str(values, "command"), "parallel": _int(values, "threads")}
-    if "bytes" in values:
-        command["accounting"] = {"bytes": _int(values, "bytes")}
-    if "requires" in values:
-        command["requires"] = parse_requires(_str(values, "requires"))
-    return [{"name": "run", "engine": "command", "command": command}]  # type: ignore[typeddict-item]
-
-
-def check_fio_job_file(text: str) -> None:
-    """Reject job files fio would refuse, and every option outside the allow-list
-    (``workloads.fio_options``): a job file runs as root on the instance."""
-    import configparser
-
-    for number, line in enumerate(text.splitlines(), start=1):
-        # configparser folds an indented line into the option above it, but fio reads every line
-        # as an option of its own: an indented `exec_prerun=...` would pass unseen.
-        if line[:1].isspace() and line.strip():
-            raise ValueError(
-                f"line {number} is indented ({line.strip()[:40]!r}): fio reads it as an option "
-                "of its own, so write every option at the start of its line"
-            )
-    parser = configparser.ConfigParser(
-        allow_no_value=True, strict=False, interpolation=None, delimiters=("=",)
-    )
-    try:
-        parser.read_string(text)
-    except configparser.Error as exc:
-        raise ValueError(f"not a fio job file: {exc.message.splitlines()[0]}") from None
-    jobs = [section for section in parser.sections() if section != "global"]
-    if not jobs:
-        raise ValueError("the job file has no job section (only [global] or nothing)")
-    problems = [
-        f"[{section}] {problem}"
-        for section in parser.sections()
-        for key, value in parser[section].items()
-        if (problem := option_problem(key.split()[0] if key.split() else key, value)) is not None
-    ]
-    if problems:
-        raise ValueError("; ".join(problems))
-
-
-def _custom_fio(values: Mapping[str, ParamValue], ctx: TargetContext) -> list[Phase]:
-    return [
-        {
-            "name": "run",
-            "engine": "fio",
-            "fio": {
-                "job_file": _str(values, "job_file"),
-                "jobs": [],
-                "timeseries": bool(values.get("timeseries", True)),
-            },
-        }
-    ]
 
 
 def _fio_profile(
@@ -602,7 +262,7 @@ def _profiles() -> list[Profile]:
                 Param("nrfiles", "int", 2, "files per job", minimum=1, maximum=10_000),
                 p_direct(0),
             ),
-            build=_randrw_4k_25read,
+            build=randrw_4k_25read,
         ),
         # ---- field study 2: virtual SAN
         fio_profile("vsan-randwrite-8k"),
@@ -632,7 +292,7 @@ def _profiles() -> list[Profile]:
                 p_ramp(0),
                 p_size("1g"),
             ),
-            build=_vsan_two_groups,
+            build=vsan_two_groups,
         ),
         # ---- field study 3: genomics
         Profile(
@@ -663,7 +323,7 @@ def _profiles() -> list[Profile]:
                 ),
                 p_threads((1, 4, 8)),
             ),
-            build=_genomics_large_file,
+            build=genomics_large_file,
         ),
         Profile(
             name="genomics-small-files",
@@ -699,7 +359,7 @@ def _profiles() -> list[Profile]:
                 ),
                 p_threads((1, 4, 8)),
             ),
-            build=_genomics_small_files,
+            build=genomics_small_files,
         ),
         # ---- field study 4: IO report card
         fio_profile("reportcard-oltp-8k-randread"),
@@ -731,7 +391,7 @@ def _profiles() -> list[Profile]:
                 ),
                 Param("timeseries", "bool", True, "write 1 s IOPS/latency/bandwidth logs"),
             ),
-            build=_custom_fio,
+            build=custom_fio,
         ),
         Profile(
             name="command",
@@ -753,7 +413,7 @@ def _profiles() -> list[Profile]:
                 Param("bytes", "int", None, "bytes the command moves, for MiB/s", minimum=0),
                 Param("requires", "text", None, REQUIRES_HELP, check=check_requires),
             ),
-            build=_custom_command,
+            build=custom_command,
         ),
     ]
 

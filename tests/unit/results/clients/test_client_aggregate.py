@@ -20,7 +20,7 @@ from storagebench.results.clients.errors import (
     MissingClientError,
 )
 from storagebench.results.clients.output import split_clients
-from storagebench.results.fio import merge_bins, percentile_from_bins
+from storagebench.results.fio_latency import merge_bins, percentile_from_bins
 
 IDENTITY: dict[str, Any] = {
     "config_id": "efs-4",

@@ -1,6 +1,6 @@
 """The API's ``RunSweeper``: invoke the SweepRun function asynchronously for a stopped run.
 
-SweepRun (``workflow.steps.abort_run``) releases every config of the run by its tags, again once a
+SweepRun (``workflow.steps.sweep_run.abort_run``) releases every config of the run by its tags, again once a
 launch under way at the stop must have ended, and records the run FAILED; it takes minutes, longer
 than an API call should wait. An asynchronous invocation is retried by Lambda (twice) if it fails.
 """
