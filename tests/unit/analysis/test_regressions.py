@@ -11,6 +11,7 @@ from types import ModuleType
 from typing import Any
 
 import pytest
+from tests.support.records import latency, result_record
 
 from storagebench.analysis.regressions import (
     DEFAULT_K,
@@ -32,7 +33,7 @@ from storagebench.analysis.stats import noise_band
 from storagebench.core.errors import ThrottledError
 from storagebench.core.regression import INSUFFICIENT, Regression
 from storagebench.core.state import ConfigResult, RunSummary
-from storagebench.results.records import LatencyStats, ResultRecord
+from storagebench.results.records import ResultRecord
 from storagebench.store.models import HistoryPoint, decode_results
 from storagebench.workflow import steps
 
@@ -64,33 +65,13 @@ def day(n: int) -> str:
 def record(
     iops: float | None = 1000.0, mean_us: float = 500.0, repetition: int = 1, **extra: Any
 ) -> ResultRecord:
-    values: dict[str, Any] = {
-        "config_id": "gp3",
-        "target_id": "data",
-        "workload": "randread-4k",
-        "profile": "fio-randread",
-        "variant": {"iodepth": 32, "bs": "4k"},
-        "repetition": repetition,
-        "phase": "run",
-        "direction": "read",
-        "engine": "fio",
-        "iops": iops,
-        "bw_mibps": None if iops is None else iops / 256,
-        "bytes": 1,
-        "runtime_s": 60.0,
-        "latency": LatencyStats(
-            basis="lat",
-            samples=10,
-            mean_us=mean_us,
-            stdev_us=1.0,
-            min_us=1.0,
-            max_us=9e3,
-            p95_us=mean_us * 1.2,
-            p99_us=mean_us * 1.5,
-        ),
-    }
-    values.update(extra)
-    return ResultRecord(**values)
+    lat = latency(mean_us * 1.2, samples=10, mean_us=mean_us, max_us=9e3, p99_us=mean_us * 1.5)
+    names = {"target_id": "data", "workload": "randread-4k", "profile": "fio-randread"}
+    values: dict[str, Any] = {**names, "variant": {"iodepth": 32, "bs": "4k"}, "bytes": 1, "runtime_s": 60.0}
+    values.update(
+        repetition=repetition, latency=lat, iops=iops, bw_mibps=None if iops is None else iops / 256
+    )
+    return result_record(**{**values, **extra})
 
 
 def stored(rec: ResultRecord, option: str | None = OPTION, config_id: str = "gp3") -> dict[str, Any]:

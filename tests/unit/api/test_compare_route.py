@@ -11,10 +11,10 @@ import yaml
 from api_events import Context, call
 from api_stack import EVENTS, REGION, REPO, Stack
 from test_cli_stack import Signed, cli, hooks, served
+from tests.support.records import repetitions
 
 from storagebench.api.routes import ROUTES
 from storagebench.core.state import ConfigResult, RunSummary
-from storagebench.results.records import ResultRecord
 
 __all__ = ["hooks", "served"]  # the fixture, imported for these tests
 
@@ -31,22 +31,7 @@ def record_run(stack: Stack, run_id: str) -> None:
     document: dict[str, Any] = json.loads((EVENTS / "local-demo.json").read_text(encoding="utf-8"))
     stack.store.start_run(run_id, "local-demo", document, started, "2030-12-01T00:00:00Z", list(IOPS[run_id]))
     for config_id, values in IOPS[run_id].items():
-        records = [
-            ResultRecord(
-                config_id=config_id,
-                target_id="ebs0",
-                workload="std-randread-4k",
-                profile="std-randread-4k",
-                repetition=i + 1,
-                phase="run",
-                direction="read",
-                engine="fio",
-                iops=v,
-                bytes=1 << 30,
-                runtime_s=30,
-            )
-            for i, v in enumerate(values)
-        ]
+        records = repetitions({config_id: values})
         option = f"c5.4xlarge/ebs:{config_id}:100GiB:xfs"
         stack.store.put_results(run_id, config_id, records, started, {"storage_option": option})
     configs = [ConfigResult(run_id=run_id, config_id=c, status="succeeded", records=3) for c in IOPS[run_id]]

@@ -9,11 +9,12 @@ from typing import Any
 
 import pytest
 from rich.console import Console
+from tests.support.records import emulated, latency, result_record
 
 from storagebench.analysis.stats import aggregate
 from storagebench.cli import agent_cmd, render
 from storagebench.results.fio import split_fio_output
-from storagebench.results.records import LatencyStats, ResultRecord, SlaSearch
+from storagebench.results.records import ResultRecord, SlaSearch
 
 DATA = Path(__file__).resolve().parents[2] / "data"
 SPEC: dict[str, Any] = {
@@ -92,32 +93,19 @@ def record(config_id: str, probes: list[tuple[int, float, float]], repetition: i
     )
     chosen = answer or found["probes"][0]
     p99 = chosen["latency_us"]
-    return ResultRecord(
+    spread = {"samples": chosen["ios"], "mean_us": p99 / 3, "stdev_us": p99 / 6, "min_us": 90.0}
+    probe = {"iops": chosen["iops"] if answer else None, "bytes": chosen["ios"] * 4096, "ios": chosen["ios"]}
+    searched = {"phase": "search", "latency": latency(p99 * 0.8, **spread, p99_us=p99), "sla": sla}
+    labels = [] if answer else ["sla-not-met"]
+    measured = result_record(
         config_id=config_id,
-        target_id="ebs0",
         workload="sla-randread-4k",
-        profile="sla-randread-4k",
         repetition=repetition,
-        phase="search",
-        direction="read",
-        engine="fio",
-        iops=chosen["iops"] if answer else None,
-        bytes=chosen["ios"] * 4096,
-        ios=chosen["ios"],
-        runtime_s=30.0,
-        latency=LatencyStats(
-            basis="lat",
-            samples=chosen["ios"],
-            mean_us=p99 / 3,
-            stdev_us=p99 / 6,
-            min_us=90.0,
-            max_us=p99 * 2,
-            p95_us=p99 * 0.8,
-            p99_us=p99,
-        ),
-        labels=[f"emulated:{config_id}:100GiB", *([] if answer else ["sla-not-met"])],
-        sla=sla,
+        **probe,
+        **searched,
+        labels=labels,
     )
+    return emulated(measured)
 
 
 def printed(rows: list[ResultRecord], **options: Any) -> str:
