@@ -25,6 +25,7 @@ pytest.importorskip("yaml", reason="PyYAML is not installed (the local extra)")
 
 import boto3
 from moto import mock_aws
+from tests.support.records import stored_record
 
 from storagebench.adapters.aws.dynamo.codec import MAX_ITEM_BYTES, item_size
 from storagebench.adapters.aws.dynamo.previous import PreviousLayoutStore
@@ -33,7 +34,7 @@ from storagebench.analysis.regressions import compute_regressions
 from storagebench.core.errors import InvalidRequestError, ProvisioningError
 from storagebench.core.regression import INSUFFICIENT, Regression
 from storagebench.core.state import ConfigResult, ConfigState, Resources, RunSummary, StepTiming, WorkItem
-from storagebench.results.records import HistogramBucket, LatencyStats, ResultRecord
+from storagebench.results.records import HistogramBucket, ResultRecord
 from storagebench.store import keys
 from storagebench.workflow import steps
 from storagebench.workflow.ports import Services
@@ -165,37 +166,10 @@ def record(
     mean_us: float = 500.0,
     **extra: Any,
 ) -> ResultRecord:
-    values: dict[str, Any] = {
-        "config_id": "gp3",
-        "target_id": "data",
-        "workload": workload,
-        "profile": "fio-randread",
-        "variant": {"iodepth": 32, "bs": "4k"},
-        "repetition": repetition,
-        "phase": "run",
-        "direction": "read",
-        "engine": "fio",
-        "jobs": 4,
-        "iops": iops,
-        "bw_mibps": iops * 4 / 1024,
-        "bytes": 3_702_857_728,
-        "ios": 904_018,
-        "runtime_s": 300.0,
-        "latency": LatencyStats(
-            basis="lat",
-            samples=904_018,
-            mean_us=mean_us,
-            stdev_us=92.5,
-            min_us=211.0,
-            max_us=48_211.9,
-            p50_us=mean_us * 0.97,
-            p95_us=mean_us * 1.2,
-            p99_us=mean_us * 1.4,
-        ),
-        "histogram": [HistogramBucket(le_us=2.0 ** (i / 4), count=i * 10) for i in range(1, 40)],
-    }
-    values.update(extra)
-    return ResultRecord(**values)
+    percentiles = {"p50_us": mean_us * 0.97, "p95_us": mean_us * 1.2, "p99_us": mean_us * 1.4}
+    measured = {"iops": iops, "bw_mibps": iops * 4 / 1024}
+    identity = {"target_id": "data", "workload": workload, "repetition": repetition}
+    return stored_record(mean_us, percentiles, **{**identity, **measured, **extra})
 
 
 def work_item(

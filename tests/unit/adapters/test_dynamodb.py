@@ -9,6 +9,7 @@ from typing import Any
 
 import boto3
 import pytest
+from tests.support.records import stored_record
 
 from storagebench.adapters.aws.dynamo.codec import (
     MAX_HISTOGRAM_BUCKETS,
@@ -29,7 +30,7 @@ from storagebench.core.state import (
     StepTiming,
     WorkItem,
 )
-from storagebench.results.records import HistogramBucket, LatencyStats, ResultRecord
+from storagebench.results.records import HistogramBucket, ResultRecord
 from storagebench.store import keys
 from storagebench.store.models import decode_run
 
@@ -51,41 +52,12 @@ def store(table: str) -> DynamoResultsStore:
 
 
 def record(workload: str = "randread-4k", repetition: int = 1, **extra: Any) -> ResultRecord:
-    values: dict[str, Any] = {
-        "config_id": "gp3",
-        "target_id": "ebs0",
-        "workload": workload,
-        "profile": "fio-randread",
-        "variant": {"iodepth": 32, "bs": "4k"},
-        "repetition": repetition,
-        "phase": "run",
-        "direction": "read",
-        "engine": "fio",
-        "jobs": 4,
-        "iops": 3012.25,
-        "bw_mibps": 11.7666015625,
-        "bytes": 3_702_857_728,
-        "ios": 904_018,
-        "runtime_s": 300.004,
-        "latency": LatencyStats(
-            basis="lat",
-            samples=904_018,
-            mean_us=1061.8,
-            stdev_us=92.5,
-            min_us=211.0,
-            max_us=48_211.9,
-            p50_us=1037.0,
-            p99_us=1400.5,
-            p999_us=9110.0,
-        ),
-        "histogram": [HistogramBucket(le_us=2.0 ** (i / 4), count=i * 10) for i in range(1, 40)],
-        "cpu_usr_pct": 1.5,
-        "started_at": STARTED,
-        "raw": ["step-1/fio.json"],
-        "labels": ["ebs"],
-    }
-    values.update(extra)
-    return ResultRecord(**values)
+    percentiles = {"p50_us": 1037.0, "p99_us": 1400.5, "p999_us": 9110.0}
+    fields = {"iops": 3012.25, "bw_mibps": 11.7666015625, "runtime_s": 300.004, "cpu_usr_pct": 1.5}
+    about = {"started_at": STARTED, "raw": ["step-1/fio.json"], "labels": ["ebs"]}
+    return stored_record(
+        1061.8, percentiles, **{"workload": workload, "repetition": repetition, **fields, **about, **extra}
+    )
 
 
 def state(status_errors: list[ErrorInfo] | None = None) -> ConfigState:

@@ -7,6 +7,7 @@ import json
 from typing import Any
 
 from api_stack import BUCKET, EVENTS
+from tests.support.records import latency, minute_of_4k
 
 from storagebench.adapters.aws.s3 import S3Artifacts
 from storagebench.core.state import StepTiming, WorkItem
@@ -30,39 +31,10 @@ def record_demo_run(store: Any, run_id: str) -> None:
 
 
 def _record(config_id: str, target_id: str, repetition: int, iops: float) -> ResultRecord:
-    return ResultRecord.model_validate(
-        {
-            "config_id": config_id,
-            "target_id": target_id,
-            "workload": "std-randread-4k",
-            "profile": "std-randread-4k",
-            "repetition": repetition,
-            "phase": "run",
-            "direction": "read",
-            "engine": "fio",
-            "group": 0,
-            "jobs": 4,
-            "iops": iops,
-            "bw_mibps": iops * 4096 / 2**20,
-            "bytes": int(iops * 4096 * 60),
-            "ios": int(iops * 60),
-            "runtime_s": 60.0,
-            "latency": {
-                "basis": "lat",
-                "samples": int(iops * 60),
-                "mean_us": 800.0,
-                "stdev_us": 120.0,
-                "min_us": 90.0,
-                "max_us": 9100.0,
-                "p50_us": 760.0,
-                "p90_us": 1100.0,
-                "p95_us": 1250.5,
-                "p99_us": 2000.0,
-                "p999_us": 4100.0,
-            },
-            "labels": [],
-        }
-    )
+    spread = {"samples": int(iops * 60), "mean_us": 800.0, "stdev_us": 120.0, "min_us": 90.0}
+    percentiles = {"p50_us": 760.0, "p90_us": 1100.0, "p99_us": 2000.0, "p999_us": 4100.0}
+    lat = latency(1250.5, **spread, max_us=9100.0, **percentiles)
+    return minute_of_4k(iops, lat, config_id=config_id, target_id=target_id, repetition=repetition)
 
 
 def write_config_export(

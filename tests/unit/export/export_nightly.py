@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from datetime import date, timedelta
 from typing import Any
 
+from tests.support.records import latency, minute_of_4k
+
 from storagebench.core.state import StepTiming, WorkItem
 from storagebench.export.rows import ConfigFacts, Price, RunFacts, TargetFacts, rows_of
 from storagebench.results.records import ResultRecord
@@ -47,39 +49,12 @@ WRITER = Option("writer", f"{INSTANCE}/ebs:gp3:200GiB:14000iops:xfs", "gp3", 40.
 
 def _record(option: Option, workload: str, repetition: int, iops: float, p95_us: float) -> ResultRecord:
     labels = [f"emulated:{option.ebs_type}:200GiB"] if option.emulated else []
-    return ResultRecord.model_validate(
-        {
-            "config_id": option.config_id,
-            "target_id": "ebs0",
-            "workload": workload,
-            "profile": workload,
-            "repetition": repetition,
-            "phase": "run",
-            "direction": "write" if "write" in workload else "read",
-            "engine": "fio",
-            "group": 0,
-            "jobs": 4,
-            "iops": iops,
-            "bw_mibps": iops * 4096 / 2**20,
-            "bytes": int(iops * 4096 * 60),
-            "ios": int(iops * 60),
-            "runtime_s": 60.0,
-            "latency": {
-                "basis": "lat",
-                "samples": int(iops * 60),
-                "mean_us": p95_us * 0.6,
-                "stdev_us": p95_us * 0.3,
-                "min_us": 90.0,
-                "max_us": p95_us * 8,
-                "p50_us": p95_us * 0.55,
-                "p90_us": p95_us * 0.9,
-                "p95_us": p95_us,
-                "p99_us": p95_us * 1.6,
-                "p999_us": p95_us * 3,
-            },
-            "labels": labels,
-        }
-    )
+    spread = {"samples": int(iops * 60), "mean_us": p95_us * 0.6, "stdev_us": p95_us * 0.3, "min_us": 90.0}
+    percentiles = {"p50_us": p95_us * 0.55, "p90_us": p95_us * 0.9, "p99_us": p95_us * 1.6}
+    lat = latency(p95_us, **spread, max_us=p95_us * 8, **percentiles, p999_us=p95_us * 3)
+    direction = "write" if "write" in workload else "read"
+    identity = {"config_id": option.config_id, "workload": workload, "repetition": repetition}
+    return minute_of_4k(iops, lat, **identity, direction=direction, labels=labels)
 
 
 # (option, workload, days ago, suite) -> one (iops, p95 us) per repetition
