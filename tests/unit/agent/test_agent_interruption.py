@@ -5,13 +5,12 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from fake_aws import FakeAws, use_fake_aws
 from test_agent_task import arguments, uploaded
+from tests.support.fake_aws import FakeAws
 
 from storagebench.agent import interruption
 from storagebench.agent.interruption import InterruptionWatcher, NoticeError, parse_notice, read_notice
@@ -23,13 +22,11 @@ NOTICE = {"action": "terminate", "time": "2026-11-25T20:05:44Z"}
 
 
 @pytest.fixture
-def fake(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeAws]:
-    server = FakeAws()
-    use_fake_aws(server, monkeypatch)
+def fake(fake: FakeAws, monkeypatch: pytest.MonkeyPatch) -> FakeAws:
+    """The agent on the fake AWS, its interruption watcher polling every 0.1 s from a clean slate."""
     monkeypatch.setattr(interruption, "POLL_S", 0.1)
     monkeypatch.setattr(interruption, "_STOP", {})
-    yield server
-    server.close()
+    return fake
 
 
 def test_no_notice_is_a_404_and_a_notice_is_its_action_and_time(fake: FakeAws) -> None:

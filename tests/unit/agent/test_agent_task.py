@@ -5,25 +5,16 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from fake_aws import FakeAws, use_fake_aws
+from tests.support.fake_aws import FakeAws
 
 from storagebench.agent.task import EXIT_FAILED, EXIT_GONE, EXIT_UNREPORTED, EXIT_USAGE, main
 
 TOKEN = "task-token-1"
 TOKEN_KEY = "artifacts/runs/r-task/c1/instances/AROAROLE:i-1/task-token"
-
-
-@pytest.fixture
-def fake(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeAws]:
-    server = FakeAws()
-    use_fake_aws(server, monkeypatch)
-    yield server
-    server.close()
 
 
 def plan(tmp_path: Path) -> dict[str, Any]:

@@ -7,21 +7,13 @@ import hashlib
 import json
 import threading
 from pathlib import Path
-from typing import Any, Dict, Iterator
+from typing import Any, Dict
 
 import pytest
-from fake_aws import FakeAws, use_fake_aws
 from machines import Cluster
+from tests.support.fake_aws import FakeAws
 
 from storagebench.agent.task import EXIT_FAILED, EXIT_USAGE, main
-
-
-@pytest.fixture
-def fake(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeAws]:
-    server = FakeAws()
-    use_fake_aws(server, monkeypatch)
-    yield server
-    server.close()
 
 
 def arguments(fake: FakeAws, tmp_path: Path, plan: Dict[str, Any], **changes: Any) -> argparse.Namespace:
