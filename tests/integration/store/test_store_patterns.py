@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.support.moto_env import moto_credentials
 
 pytest.importorskip("boto3", reason="boto3 is not installed (the aws extra)")
 pytest.importorskip("moto", reason="moto is not installed (the local extra)")
@@ -117,12 +118,7 @@ def engine(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> I
     for name in ("AWS_PROFILE", "AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_DYNAMODB"):
         monkeypatch.delenv(name, raising=False)
     if request.param == "moto":
-        for name, value in {
-            "AWS_ACCESS_KEY_ID": "testing",
-            "AWS_SECRET_ACCESS_KEY": "testing",
-            "AWS_DEFAULT_REGION": REGION,
-        }.items():
-            monkeypatch.setenv(name, value)
+        moto_credentials(monkeypatch, REGION)
         with mock_aws():
             yield "moto", boto3.client("dynamodb", region_name=REGION)
     else:

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import importlib.util
 import random
-import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
+from tests.support import workflow_fakes as wf
 from tests.support.records import latency, result_record
 
 from storagebench.analysis.regressions import (
@@ -39,22 +37,6 @@ from storagebench.workflow import steps
 
 OPTION = "c5.large/ebs:gp3:100GiB:xfs"
 KEY = SeriesKey(OPTION, "randread-4k", "bs=4k,iodepth=32", "run", "read", None)
-
-
-def _load_fakes() -> ModuleType:
-    name = "workflow_fakes_for_regressions"
-    if name in sys.modules:
-        return sys.modules[name]
-    path = Path(__file__).resolve().parents[2] / "unit" / "workflow" / "workflow_fakes.py"
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-wf = _load_fakes()
 
 
 def day(n: int) -> str:

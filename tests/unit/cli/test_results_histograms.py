@@ -17,6 +17,7 @@ import boto3
 import pytest
 from moto import mock_aws
 from tests.support.fio_runs import measured
+from tests.support.moto_env import moto_credentials
 from typer.testing import CliRunner
 
 from storagebench.adapters.aws.dynamodb import DynamoResultsStore
@@ -56,12 +57,7 @@ class Store(DynamoResultsStore):
 @pytest.fixture
 def store(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[Store]:
     """A local run as Plan and Collect stored it; ``results`` reads it from here."""
-    for name, value in {
-        "AWS_ACCESS_KEY_ID": "testing",
-        "AWS_SECRET_ACCESS_KEY": "testing",
-        "AWS_DEFAULT_REGION": REGION,
-    }.items():
-        monkeypatch.setenv(name, value)
+    moto_credentials(monkeypatch, REGION)
     with mock_aws():
         client = boto3.client("dynamodb", region_name=REGION)
         client.create_table(**Template(REPO / "template.yaml").table_kwargs("ResultsTable", TABLE))

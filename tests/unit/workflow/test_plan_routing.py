@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import workflow_fakes as wf
+from tests.support import workflow_fakes as wf
 
 from storagebench.core.guardrails import Guardrails
 from storagebench.core.state import INLINE_MAP_MAX_CONFIGS, PlanResult, WorkItem

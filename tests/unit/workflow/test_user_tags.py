@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-import workflow_fakes as wf  # type: ignore[import-not-found]
+from tests.support import workflow_fakes as wf
 
 from storagebench.core.state import ConfigState
 from storagebench.core.tags import TAG_CLIENT_TOKEN, TAG_CONFIG, TAG_RUN, TAG_STACK
