@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from api_stack import BUCKET, EVENTS
+from tests.support.api_stack import BUCKET, EVENTS
 from tests.support.records import latency, minute_of_4k
 
 from storagebench.adapters.aws.s3 import S3Artifacts

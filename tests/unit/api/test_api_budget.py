@@ -7,8 +7,8 @@ import json
 from typing import Any
 
 import pytest
-from api_events import call
-from api_stack import EVENTS, Stack
+from tests.support.api_events import call
+from tests.support.api_stack import EVENTS, Stack
 
 from storagebench.core.guardrails import Guardrails
 from storagebench.core.state import RunSummary

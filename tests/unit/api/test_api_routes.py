@@ -7,8 +7,8 @@ from typing import Any
 from urllib.parse import parse_qs, urlparse
 
 import pytest
-from api_events import call
-from api_stack import BUCKET, EVENTS, Stack
+from tests.support.api_events import call
+from tests.support.api_stack import BUCKET, EVENTS, Stack
 
 from storagebench.api.routes import MAX_BODY_BYTES, ROUTES
 from storagebench.core.guardrails import Guardrails
@@ -501,7 +501,7 @@ def test_every_route_of_the_table_is_served(stack: Stack) -> None:
     ],
 )
 def test_the_example_events_for_sam_local_invoke(stack: Stack, name: str, status: int) -> None:
-    from api_events import Context
+    from tests.support.api_events import Context
 
     event = json.loads((EVENTS / "api" / name).read_text(encoding="utf-8"))
     response = stack.handler(event, Context())

@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 import yaml
-from api_events import Context, call
-from api_stack import EVENTS, REGION, REPO, Stack
-from test_cli_stack import Signed, cli, hooks, served
+from tests.support.api_cli import Signed, cli, hooks, served
+from tests.support.api_events import Context, call
+from tests.support.api_stack import EVENTS, REGION, REPO, Stack
 from tests.support.records import repetitions
 
 from storagebench.api.routes import ROUTES

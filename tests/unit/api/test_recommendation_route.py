@@ -7,9 +7,9 @@ import json
 from typing import Any
 
 import pytest
-from api_events import call
-from api_stack import EVENTS, REGION, Stack
-from test_cli_stack import Signed, cli, hooks, served
+from tests.support.api_cli import Signed, cli, hooks, served
+from tests.support.api_events import call
+from tests.support.api_stack import EVENTS, REGION, Stack
 from tests.support.records import repetitions
 
 __all__ = ["hooks", "served"]  # the fixture, imported for these tests

@@ -9,10 +9,10 @@ import json
 from typing import Any
 
 import pytest
-from api_events import call
-from api_stack import REGION, Stack
 from test_api_routes import assert_error, demo
-from test_cli_stack import cli, hooks, served  # noqa: F401 - the served API and its hooks are fixtures
+from tests.support.api_cli import cli, hooks, served  # noqa: F401 - the served API and its hooks are fixtures
+from tests.support.api_events import call
+from tests.support.api_stack import REGION, Stack
 from tests.support.fio_runs import measured
 from tests.support.records import result_record
 

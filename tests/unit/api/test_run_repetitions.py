@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from api_events import call
-from api_stack import REGION, Stack
-from test_cli_stack import cli, hooks, served  # noqa: F401 - the served API and its hooks are fixtures
+from tests.support.api_cli import cli, hooks, served  # noqa: F401 - the served API and its hooks are fixtures
+from tests.support.api_events import call
+from tests.support.api_stack import REGION, Stack
 
 from storagebench.agent.adaptive import SeriesTracker
 from storagebench.api.models import RunDetail

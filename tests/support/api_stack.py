@@ -27,7 +27,7 @@ from storagebench.wiring import api as wiring
 from storagebench.workflow.events import SweepRunEvent
 from storagebench_local.template import Template
 
-REPO = Path(__file__).resolve().parents[3]
+REPO = Path(__file__).resolve().parents[2]
 REGION = "us-east-1"
 TABLE = "storagebench-results"
 BUCKET = "storagebench-artifacts"
