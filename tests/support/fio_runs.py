@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -25,3 +26,21 @@ def measured(name: str, workload: str, repetition: int, started_at: str, **field
         normal_text=normal,
         **fields,
     )
+
+
+def write_sla_search(root: Path, search: dict[str, Any]) -> None:
+    """The agent's output folder after one latency-SLA search, step ``s1`` of ``sla-randread-4k`` on
+    target ``vol``: every probe's fio output (the ``single_randread`` capture) and the manifest."""
+    json_text, normal = split_fio_output((FIO / "single_randread.out").read_text())
+    for entry in search.get("probes", []):
+        directory = root / "steps/s1/search" / entry["dir"]
+        directory.mkdir(parents=True)
+        (directory / "fio.json").write_text(json_text)
+        (directory / "fio.txt").write_text(normal)
+    phase = {"name": "search", "engine": "fio", "dir": "steps/s1/search", "status": "ok", "search": search}
+    step = {"id": "s1", "workload": "sla-randread-4k", "profile": "sla-randread-4k", "variant": {}}
+    step.update(repetition=1, target="vol", status="ok", phases=[phase])
+    manifest = {"manifest_version": 1, "run_id": "run-1", "config_id": "gp3", "steps": [step]}
+    manifest["targets"] = [{"id": "vol", "labels": []}]
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "manifest.json").write_text(json.dumps(manifest))

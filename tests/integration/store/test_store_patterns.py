@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 from tests.support.moto_env import moto_credentials
+from tests.support.runs import run_summary
 
 pytest.importorskip("boto3", reason="boto3 is not installed (the aws extra)")
 pytest.importorskip("moto", reason="moto is not installed (the local extra)")
@@ -193,14 +194,13 @@ def start(store: DynamoResultsStore, run_id: str, started: str, suite: str = "ni
 
 
 def finish(store: DynamoResultsStore, run_id: str, started: str, suite: str = "nightly") -> RunSummary:
-    summary = RunSummary(
-        run_id=run_id,
-        suite=suite,
-        status="SUCCEEDED",
+    summary = run_summary(
+        run_id,
+        suite,
+        started,
+        started,
         configs=[ConfigResult(run_id=run_id, config_id="gp3", status="succeeded", records=1)],
         records=1,
-        started_at=started,
-        ended_at=started,
     )
     store.finish_run(summary)
     return summary

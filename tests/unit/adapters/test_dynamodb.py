@@ -10,6 +10,7 @@ from typing import Any
 import boto3
 import pytest
 from tests.support.records import stored_record
+from tests.support.runs import run_summary
 
 from storagebench.adapters.aws.dynamo.codec import (
     MAX_HISTOGRAM_BUCKETS,
@@ -77,14 +78,14 @@ def state(status_errors: list[ErrorInfo] | None = None) -> ConfigState:
 
 
 def summary(status: str = "SUCCEEDED") -> RunSummary:
-    return RunSummary(
-        run_id="r1",
-        suite="weekly",
+    return run_summary(
+        "r1",
+        "weekly",
+        STARTED,
+        "2030-01-02T05:00:00Z",
         status=status,
         configs=[ConfigResult(run_id="r1", config_id="gp3", status="succeeded", records=2)],
         records=2,
-        started_at=STARTED,
-        ended_at="2030-01-02T05:00:00Z",
     )
 
 

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from tests.support import workflow_fakes as wf
 from tests.support.records import latency, result_record
+from tests.support.runs import run_summary
 
 from storagebench.analysis.regressions import (
     DEFAULT_K,
@@ -262,17 +263,7 @@ def seeded_store(runs: int = 6, suite: str = "nightly") -> Any:
         store.start_run(run_id, suite, {}, day(n), day(n + 1), ["gp3"])
         recs = [record(iops=1000.0 + (n % 3) * 5 + rep, repetition=rep) for rep in (1, 2)]
         store.put_results(run_id, "gp3", recs, day(n), {"storage_option": OPTION, "suite": suite})
-        store.finish_run(
-            RunSummary(
-                run_id=run_id,
-                suite=suite,
-                status="SUCCEEDED",
-                configs=[],
-                records=2,
-                started_at=day(n),
-                ended_at=day(n),
-            )
-        )
+        store.finish_run(run_summary(run_id, suite, day(n), day(n), records=2))
     return store
 
 

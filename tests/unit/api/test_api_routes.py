@@ -9,10 +9,11 @@ from urllib.parse import parse_qs, urlparse
 import pytest
 from tests.support.api_events import call
 from tests.support.api_stack import BUCKET, EVENTS, Stack
+from tests.support.runs import run_summary
 
 from storagebench.api.routes import MAX_BODY_BYTES, ROUTES
 from storagebench.core.guardrails import Guardrails
-from storagebench.core.state import ConfigResult, RunSummary
+from storagebench.core.state import ConfigResult
 
 
 def demo() -> dict[str, Any]:
@@ -216,14 +217,12 @@ def test_a_run_with_its_configs_results_and_economics(stack: Stack) -> None:
 
     record_run(stack, "demo-1")
     stack.store.finish_run(
-        RunSummary(
-            run_id="demo-1",
-            suite="local-demo",
-            status="SUCCEEDED",
+        run_summary(
+            "demo-1",
+            "local-demo",
+            "2030-01-02T03:04:05Z",
+            "2030-01-02T04:00:00Z",
             configs=[ConfigResult(run_id="demo-1", config_id="gp2", status="succeeded", records=0)],
-            records=0,
-            started_at="2030-01-02T03:04:05Z",
-            ended_at="2030-01-02T04:00:00Z",
         )
     )
     stack.store.record_economics("demo-1", {"run_cost_usd": 1.25, "configs": []})
@@ -323,15 +322,7 @@ def test_delete_of_a_run_plan_has_not_recorded_needs_no_cleanup(stack: Stack) ->
 def test_delete_of_a_finished_run_is_a_conflict(stack: Stack) -> None:
     record_run(stack, "demo-1")
     stack.store.finish_run(
-        RunSummary(
-            run_id="demo-1",
-            suite="local-demo",
-            status="FAILED",
-            configs=[],
-            records=0,
-            started_at="2030-01-02T03:04:05Z",
-            ended_at="2030-01-02T04:00:00Z",
-        )
+        run_summary("demo-1", "local-demo", "2030-01-02T03:04:05Z", "2030-01-02T04:00:00Z", status="FAILED")
     )
     status, body, _ = call(stack.handler, "DELETE", "/runs/demo-1")
     assert status == 409 and assert_error(body, 409, "run_finished")["details"][0]["value"] == "demo-1"

@@ -12,9 +12,10 @@ from tests.support.api_cli import Signed, cli, hooks, served
 from tests.support.api_events import Context, call
 from tests.support.api_stack import EVENTS, REGION, REPO, Stack
 from tests.support.records import repetitions
+from tests.support.runs import run_summary
 
 from storagebench.api.routes import ROUTES
-from storagebench.core.state import ConfigResult, RunSummary
+from storagebench.core.state import ConfigResult
 
 __all__ = ["hooks", "served"]  # the fixture, imported for these tests
 
@@ -35,14 +36,8 @@ def record_run(stack: Stack, run_id: str) -> None:
         option = f"c5.4xlarge/ebs:{config_id}:100GiB:xfs"
         stack.store.put_results(run_id, config_id, records, started, {"storage_option": option})
     configs = [ConfigResult(run_id=run_id, config_id=c, status="succeeded", records=3) for c in IOPS[run_id]]
-    summary = RunSummary(
-        run_id=run_id,
-        suite="local-demo",
-        status="SUCCEEDED",
-        configs=configs,
-        records=6,
-        started_at=started,
-        ended_at=started.replace("T03", "T04"),
+    summary = run_summary(
+        run_id, "local-demo", started, started.replace("T03", "T04"), configs=configs, records=6
     )
     stack.store.finish_run(summary)
 

@@ -3,20 +3,18 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 from rich.console import Console
+from tests.support.fio_runs import write_sla_search
 from tests.support.records import emulated, latency, result_record
 
 from storagebench.analysis.stats import aggregate
 from storagebench.cli import agent_cmd, render
-from storagebench.results.fio import split_fio_output
 from storagebench.results.records import ResultRecord, SlaSearch
 
-DATA = Path(__file__).resolve().parents[2] / "data"
 SPEC: dict[str, Any] = {
     "percentile": 99.0,
     "target_us": 1000.0,
@@ -153,32 +151,7 @@ def test_the_agent_command_answers_the_search_from_its_output_directory(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     found = search(PROBES)
-    phase_dir = tmp_path / "steps/s1/search"
-    json_text, normal = split_fio_output((DATA / "fio/single_randread.out").read_text())
-    for entry in found["probes"]:
-        (phase_dir / entry["dir"]).mkdir(parents=True)
-        (phase_dir / entry["dir"] / "fio.json").write_text(json_text)
-        (phase_dir / entry["dir"] / "fio.txt").write_text(normal)
-    step = {
-        "id": "s1",
-        "workload": "sla-randread-4k",
-        "profile": "sla-randread-4k",
-        "variant": {},
-        "repetition": 1,
-        "target": "vol",
-        "status": "ok",
-        "phases": [
-            {"name": "search", "engine": "fio", "dir": "steps/s1/search", "status": "ok", "search": found}
-        ],
-    }
-    manifest = {
-        "manifest_version": 1,
-        "run_id": "run-1",
-        "config_id": "gp3",
-        "targets": [{"id": "vol", "labels": []}],
-        "steps": [step],
-    }
-    (tmp_path / "manifest.json").write_text(json.dumps(manifest))
+    write_sla_search(tmp_path, found)
     console = Console(record=True, width=400)
     monkeypatch.setattr(agent_cmd, "out", console)
     monkeypatch.setattr(agent_cmd, "err", Console(record=True, width=400))
