@@ -10,6 +10,7 @@ import pytest
 from tests.support.api_events import call
 from tests.support.api_stack import BUCKET, EVENTS, Stack
 from tests.support.runs import run_summary
+from tests.support.stack_env import FUNCTION_ENV
 
 from storagebench.api.routes import MAX_BODY_BYTES, ROUTES
 from storagebench.core.guardrails import Guardrails
@@ -504,18 +505,7 @@ def test_the_service_is_wired_from_the_functions_environment(stack: Stack) -> No
     from storagebench.adapters.aws.settings import SettingsError
     from storagebench.wiring import api as wiring
 
-    env = {
-        "RESULTS_TABLE": "storagebench-results",
-        "ARTIFACTS_BUCKET": BUCKET,
-        "STACK_NAME": "storagebench",
-        "SUBNET_ID": "subnet-1",
-        "SECURITY_GROUP_ID": "sg-1",
-        "INSTANCE_PROFILE_ARN": "arn:aws:iam::123456789012:instance-profile/x",
-        "INSTANCE_ROLE_ID": "AROAEXAMPLEROLE12345",
-        "AGENT_DOCUMENT": "doc",
-        "AWS_REGION": "us-east-1",
-        "MAX_RUN_COST_USD": "42",
-    }
+    env = {**FUNCTION_ENV, "ARTIFACTS_BUCKET": BUCKET, "MAX_RUN_COST_USD": "42"}
     with pytest.raises(SettingsError, match="STATE_MACHINE_ARN, SWEEP_RUN_FUNCTION"):
         wiring.from_environment(env)
     service = wiring.from_environment(
