@@ -1,6 +1,11 @@
-"""The variables template.yaml gives every function, as a test's environment."""
+"""The stack a function runs in: the variables template.yaml gives every function, and the adapters'
+settings read from them."""
 
 from __future__ import annotations
+
+from typing import Any
+
+from storagebench.adapters.aws.settings import AwsSettings
 
 FUNCTION_ENV = {
     "RESULTS_TABLE": "storagebench-results",
@@ -13,3 +18,18 @@ FUNCTION_ENV = {
     "AGENT_DOCUMENT": "doc",
     "AWS_REGION": "us-east-1",
 }
+
+
+def aws_settings(region: str, **fields: Any) -> AwsSettings:
+    """The adapters' settings for a stack in ``region``: every value a placeholder unless given."""
+    values: dict[str, Any] = {
+        "results_table": "t",
+        "artifacts_bucket": "b",
+        "stack_name": "s",
+        "subnet_id": "subnet-1",
+        "security_group_id": "sg-1",
+        "instance_profile_arn": "arn:aws:iam::1:instance-profile/p",
+        "instance_role_id": "AROAEXAMPLEROLE12345",
+        "agent_document": "doc",
+    }
+    return AwsSettings(**{**values, "region": region, **fields})

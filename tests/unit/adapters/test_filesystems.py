@@ -8,6 +8,7 @@ from typing import Any
 import boto3
 import pytest
 from botocore.stub import Stubber
+from tests.support.stack_env import aws_settings
 
 from storagebench.adapters.aws.filesystems import AwsFileSystems, efs_file_system_policy, fsx_request_token
 from storagebench.adapters.aws.settings import AwsSettings
@@ -73,16 +74,12 @@ def filesystems(settings: AwsSettings) -> AwsFileSystems:
 
 
 def stub_settings() -> AwsSettings:
-    return AwsSettings(
-        results_table="t",
-        artifacts_bucket="b",
-        stack_name="s",
+    return aws_settings(
+        REGION,
         subnet_id="subnet-0123abcd",
         security_group_id="sg-instances",
         instance_profile_arn="arn:p",
-        instance_role_id="AROAEXAMPLEROLE12345",
         agent_document="d",
-        region=REGION,
     )
 
 

@@ -13,6 +13,7 @@ from urllib.parse import parse_qs, urlsplit
 import boto3
 import pytest
 from botocore.stub import Stubber
+from tests.support.stack_env import aws_settings
 
 from storagebench.adapters.agent_bundle import current_bundle
 from storagebench.adapters.aws import ssm as ssm_adapter
@@ -66,17 +67,7 @@ def agents(settings: AwsSettings, bucket: str) -> SsmAgents:
 
 
 def stub_settings() -> AwsSettings:
-    return AwsSettings(
-        results_table="t",
-        artifacts_bucket="bucket",
-        stack_name="s",
-        subnet_id="subnet-1",
-        security_group_id="sg-1",
-        instance_profile_arn="arn:p",
-        instance_role_id="AROAEXAMPLEROLE12345",
-        agent_document="doc",
-        region=REGION,
-    )
+    return aws_settings(REGION, artifacts_bucket="bucket", instance_profile_arn="arn:p")
 
 
 class _Artifacts:
