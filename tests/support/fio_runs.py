@@ -10,6 +10,16 @@ from storagebench.results.fio import fio_records, load_fio_json, split_fio_outpu
 from storagebench.results.records import ResultRecord
 
 FIO = Path(__file__).resolve().parents[1] / "data" / "fio"
+# A latency-SLA search: the rate where p99 stays under 1 ms, probed between 100 and 4,500 IOPS.
+SLA_SPEC: dict[str, Any] = {
+    "percentile": 99.0,
+    "target_us": 1000.0,
+    "low_iops": 100,
+    "high_iops": 4500,
+    "tolerance": 0.05,
+    "max_probes": 12,
+    "min_delivered": 0.95,
+}
 
 
 def measured(name: str, workload: str, repetition: int, started_at: str, **fields: Any) -> list[ResultRecord]:

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.support import runs
 from tests.support.moto_env import moto_credentials
 from tests.support.runs import run_summary
 
@@ -35,7 +36,7 @@ from storagebench.adapters.aws.dynamodb import DynamoResultsStore
 from storagebench.analysis.regressions import compute_regressions
 from storagebench.core.errors import InvalidRequestError, ProvisioningError
 from storagebench.core.regression import INSUFFICIENT, Regression
-from storagebench.core.state import ConfigResult, ConfigState, Resources, RunSummary, StepTiming, WorkItem
+from storagebench.core.state import ConfigResult, ConfigState, Resources, RunSummary, WorkItem
 from storagebench.results.records import HistogramBucket, ResultRecord
 from storagebench.store import keys
 from storagebench.workflow import steps
@@ -173,16 +174,7 @@ def work_item(
     run_id: str, config_id: str = "gp3", suite: str = "nightly", started: str | None = None
 ) -> WorkItem:
     started = started or day(0)
-    return WorkItem(
-        run_id=run_id,
-        config_id=config_id,
-        suite=suite,
-        region=REGION,
-        started_at=started,
-        expires_at=started,
-        timing=StepTiming(ready_poll_s=30, ready_timeout_s=1200, heartbeat_s=300, command_timeout_s=7200),
-        artifacts_prefix=f"runs/{run_id}/{config_id}/",
-    )
+    return runs.work_item(run_id, config_id, suite, REGION, started, started)
 
 
 def config_state(run_id: str, config_id: str = "gp3") -> ConfigState:

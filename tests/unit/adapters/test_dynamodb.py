@@ -10,7 +10,7 @@ from typing import Any
 import boto3
 import pytest
 from tests.support.records import stored_record
-from tests.support.runs import run_summary
+from tests.support.runs import run_summary, work_item
 
 from storagebench.adapters.aws.dynamo.codec import (
     MAX_HISTOGRAM_BUCKETS,
@@ -28,8 +28,6 @@ from storagebench.core.state import (
     ErrorInfo,
     Resources,
     RunSummary,
-    StepTiming,
-    WorkItem,
 )
 from storagebench.results.records import HistogramBucket, ResultRecord
 from storagebench.store import keys
@@ -62,16 +60,7 @@ def record(workload: str = "randread-4k", repetition: int = 1, **extra: Any) -> 
 
 
 def state(status_errors: list[ErrorInfo] | None = None) -> ConfigState:
-    item = WorkItem(
-        run_id="r1",
-        config_id="gp3",
-        suite="weekly",
-        region=REGION,
-        started_at=STARTED,
-        expires_at="2030-01-03T03:04:05Z",
-        timing=StepTiming(ready_poll_s=30, ready_timeout_s=1200, heartbeat_s=300, command_timeout_s=7200),
-        artifacts_prefix="runs/r1/gp3/",
-    )
+    item = work_item("r1", "gp3", "weekly", REGION, STARTED, "2030-01-03T03:04:05Z")
     return ConfigState(
         item=item, resources=Resources(instance_id="i-1", launched_at=STARTED), errors=status_errors or []
     )

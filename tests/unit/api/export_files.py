@@ -8,9 +8,10 @@ from typing import Any
 
 from tests.support.api_stack import BUCKET, EVENTS
 from tests.support.records import latency, minute_of_4k
+from tests.support.runs import work_item
 
 from storagebench.adapters.aws.s3 import S3Artifacts
-from storagebench.core.state import StepTiming, WorkItem
+from storagebench.core.state import StepTiming
 from storagebench.request import BenchmarkRequest, parse_request
 from storagebench.results.records import ResultRecord
 from storagebench.workflow.artifact_keys import config_prefix
@@ -45,13 +46,13 @@ def write_config_export(
     request = demo_request()
     config = request.config(config_id)
     target = config.targets[0].id
-    item = WorkItem(
-        run_id=run_id,
-        config_id=config_id,
-        suite=request.name,
-        region=request.region,
-        started_at=STARTED,
-        expires_at="2030-01-03T03:04:05Z",
+    item = work_item(
+        run_id,
+        config_id,
+        request.name,
+        request.region,
+        STARTED,
+        "2030-01-03T03:04:05Z",
         timing=StepTiming(ready_poll_s=1, ready_timeout_s=60, heartbeat_s=60, command_timeout_s=600),
         artifacts_prefix=config_prefix(run_id, config_id),
         attempt=attempt,

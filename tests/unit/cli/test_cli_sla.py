@@ -8,22 +8,14 @@ from typing import Any
 
 import pytest
 from rich.console import Console
-from tests.support.fio_runs import write_sla_search
+from tests.support.fio_runs import SLA_SPEC, write_sla_search
 from tests.support.records import emulated, latency, result_record
 
 from storagebench.analysis.stats import aggregate
 from storagebench.cli import agent_cmd, render
 from storagebench.results.records import ResultRecord, SlaSearch
 
-SPEC: dict[str, Any] = {
-    "percentile": 99.0,
-    "target_us": 1000.0,
-    "low_iops": 100,
-    "high_iops": 4500,
-    "tolerance": 0.05,
-    "max_probes": 12,
-    "min_delivered": 0.95,
-}
+SPEC = SLA_SPEC
 # (rate asked, IOPS achieved, p99 us): a gp3-like volume whose p99 crosses 1 ms near 1,800 IOPS
 PROBES = [
     (100, 100.0, 414.0),

@@ -19,8 +19,9 @@ from datetime import date, timedelta
 from typing import Any
 
 from tests.support.records import latency, minute_of_4k
+from tests.support.runs import work_item
 
-from storagebench.core.state import StepTiming, WorkItem
+from storagebench.core.state import StepTiming
 from storagebench.export.rows import ConfigFacts, Price, RunFacts, TargetFacts, rows_of
 from storagebench.results.records import ResultRecord
 from storagebench.store.models import StoredResult
@@ -119,14 +120,8 @@ def nightly_rows(today: date) -> dict[tuple[str, str, str], list[dict[str, Any]]
 def export_key_of(suite: str, night: str, config_id: str) -> str:
     """The key Collect writes one config's rows to (``artifact_keys.export_key`` of its work item)."""
     timing = StepTiming(ready_poll_s=1, ready_timeout_s=1, heartbeat_s=1, command_timeout_s=1)
-    item = WorkItem(
-        run_id=run_id(suite, date.fromisoformat(night)),
-        config_id=config_id,
-        suite=suite,
-        region="us-east-1",
-        started_at=f"{night}T02:00:00Z",
-        expires_at=f"{night}T08:00:00Z",
-        timing=timing,
-        artifacts_prefix=f"runs/{run_id(suite, date.fromisoformat(night))}/{config_id}/",
+    run = run_id(suite, date.fromisoformat(night))
+    item = work_item(
+        run, config_id, suite, "us-east-1", f"{night}T02:00:00Z", f"{night}T08:00:00Z", timing=timing
     )
     return export_key(item)

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from tests.support.fio_runs import write_sla_search
+from tests.support.fio_runs import SLA_SPEC, write_sla_search
 
 from storagebench.results.collect import Collection, collect
 
@@ -34,15 +34,7 @@ def search_run(tmp_path: Path, search: dict[str, Any]) -> Collection:
     return collect(root)
 
 
-SPEC = {
-    "percentile": 99.0,
-    "target_us": 1000.0,
-    "low_iops": 100,
-    "high_iops": 4500,
-    "tolerance": 0.05,
-    "max_probes": 12,
-    "min_delivered": 0.95,
-}
+SPEC = SLA_SPEC
 
 
 def test_the_answer_probe_is_the_record_and_every_probe_is_kept(tmp_path: Path) -> None:
