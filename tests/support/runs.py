@@ -20,16 +20,8 @@ def run_summary(
     **fields: Any,
 ) -> RunSummary:
     """A run's end as Finalize records it; no configs and no records unless given."""
-    return RunSummary(
-        run_id=run_id,
-        suite=suite,
-        status=status,
-        configs=list(configs),
-        records=records,
-        started_at=started_at,
-        ended_at=ended_at,
-        **fields,
-    )
+    ended = {"records": records, "started_at": started_at, "ended_at": ended_at}
+    return RunSummary(run_id=run_id, suite=suite, status=status, configs=list(configs), **ended, **fields)
 
 
 # The template's defaults: poll readiness every 30 s for 20 min, a heartbeat every 5 min, 2 h a command.
@@ -49,13 +41,5 @@ def work_item(
 ) -> WorkItem:
     """One config's work as Plan hands it on; its artifacts under ``runs/<run>/<config>/`` unless given."""
     fields.setdefault("artifacts_prefix", f"runs/{run_id}/{config_id}/")
-    return WorkItem(
-        run_id=run_id,
-        config_id=config_id,
-        suite=suite,
-        region=region,
-        started_at=started_at,
-        expires_at=expires_at,
-        timing=timing,
-        **fields,
-    )
+    times = {"region": region, "started_at": started_at, "expires_at": expires_at, "timing": timing}
+    return WorkItem(run_id=run_id, config_id=config_id, suite=suite, **times, **fields)

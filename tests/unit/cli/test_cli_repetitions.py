@@ -5,12 +5,11 @@ columns, nothing when the run recorded neither, a note for an entry that does no
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.support.cli_backends import serve_local_store, serve_stack_api
 from tests.support.report_runs import adaptive_series
 from typer.testing import CliRunner
 
@@ -97,16 +96,8 @@ def collected(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> dict[str, dict
             assert (method, path) == ("GET", f"/runs/{RUN}")
             return 200, api_document(recorded)
 
-    @contextmanager
-    def local_store(root: Path) -> Iterator[Store]:
-        yield Store()
-
-    @contextmanager
-    def stack_api(stack: str | None, api_url: str | None, region: str | None) -> Iterator[Api]:
-        yield Api()
-
-    monkeypatch.setattr(results_cmd, "local_store", local_store)
-    monkeypatch.setattr("storagebench.cli.stack_client.stack_api", stack_api)
+    serve_local_store(monkeypatch, Store, results_cmd)
+    serve_stack_api(monkeypatch, Api)
     (tmp_path / ".storagebench" / "artifacts" / "runs" / RUN).mkdir(parents=True)
     monkeypatch.chdir(tmp_path)
     return recorded

@@ -6,12 +6,10 @@ from __future__ import annotations
 import csv
 import io
 import json
-from collections.abc import Iterator
-from contextlib import contextmanager
-from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.support.cli_backends import serve_local_store
 from tests.support.records import emulated, latency, result_record, stored_result
 from typer.testing import CliRunner
 
@@ -73,11 +71,7 @@ class FakeStore:
 
 @pytest.fixture(autouse=True)
 def local_results(monkeypatch: pytest.MonkeyPatch) -> None:
-    @contextmanager
-    def local_store(root: Path) -> Iterator[FakeStore]:
-        yield FakeStore()
-
-    monkeypatch.setattr(compare_cmd, "local_store", local_store)
+    serve_local_store(monkeypatch, FakeStore, compare_cmd)
     monkeypatch.setenv("COLUMNS", "80")
     monkeypatch.setattr(out, "width", 80)
 

@@ -4,12 +4,11 @@ and the exit status (0 a config meets every requirement, 1 none does, 2 bad inpu
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.support.cli_backends import serve_local_store
 from tests.support.records import emulated, repetitions
 from typer.testing import CliRunner
 
@@ -61,11 +60,7 @@ class FakeStore:
 def local_results(monkeypatch: pytest.MonkeyPatch) -> None:
     """The local store (DynamoDB Local in real use) holding the demo run."""
 
-    @contextmanager
-    def local_store(root: Path) -> Iterator[FakeStore]:
-        yield FakeStore()
-
-    monkeypatch.setattr(recommend_cmd, "local_store", local_store)
+    serve_local_store(monkeypatch, FakeStore, recommend_cmd)
     monkeypatch.setenv("COLUMNS", "80")
 
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -16,6 +15,7 @@ from typing import Any
 import boto3
 import pytest
 from moto import mock_aws
+from tests.support.cli_backends import serve_local_store
 from tests.support.fio_runs import measured
 from tests.support.moto_env import moto_credentials
 from typer.testing import CliRunner
@@ -65,11 +65,7 @@ def store(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[Store]:
         found.start_run(RUN, "local-demo", {"name": "local-demo"}, STARTED, STARTED, ["gp3"])
         assert found.put_results(RUN, "gp3", WRITTEN, STARTED, LABELS) == len(WRITTEN)
 
-        @contextmanager
-        def local_store(root: Path) -> Iterator[Store]:
-            yield found
-
-        monkeypatch.setattr(results_cmd, "local_store", local_store)
+        serve_local_store(monkeypatch, lambda: found, results_cmd)
         monkeypatch.chdir(tmp_path)
         yield found
 

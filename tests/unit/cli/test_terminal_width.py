@@ -7,12 +7,11 @@ from __future__ import annotations
 import csv
 import io
 import json
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.support.cli_backends import serve_local_store, serve_stack_api
 from tests.support.records import emulated, latency, result_record, stored_result
 from typer.testing import CliRunner
 
@@ -183,17 +182,8 @@ class FakeApi:
 
 @pytest.fixture(autouse=True)
 def fakes(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    @contextmanager
-    def local_store(root: Path) -> Iterator[FakeStore]:
-        yield FakeStore()
-
-    @contextmanager
-    def stack_api(stack: str | None, api_url: str | None, region: str | None) -> Iterator[FakeApi]:
-        yield FakeApi()
-
-    for module in (results_cmd, recommend_cmd, report_cmd):
-        monkeypatch.setattr(module, "local_store", local_store)
-    monkeypatch.setattr("storagebench.cli.stack_client.stack_api", stack_api)
+    serve_local_store(monkeypatch, FakeStore, results_cmd, recommend_cmd, report_cmd)
+    serve_stack_api(monkeypatch, FakeApi)
     for run_id in [*RUNS, ACTIVE_RUN]:
         (tmp_path / ".storagebench" / "artifacts" / "runs" / run_id).mkdir(parents=True)
     monkeypatch.chdir(tmp_path)
