@@ -21,6 +21,11 @@ TAGS = {TAG_RUN: "r1", TAG_CONFIG: "efs"}
 STUB_GROUP = "sg-0c0f1a2b"  # the config's group where EC2 is stubbed; on moto, the network fixture's
 
 
+def tagged(token: str, group: str) -> dict[str, Any]:
+    """What every file system of these tests is created with: its token, the run's tags, its group."""
+    return {"creation_token": token, "tags": TAGS, "security_group_id": group}
+
+
 def efs_spec(group: str = STUB_GROUP, token: str = "r1-efs-efs0", **settings: Any) -> FileSystemSpec:
     values: dict[str, Any] = {
         "kind": "efs",
@@ -32,14 +37,7 @@ def efs_spec(group: str = STUB_GROUP, token: str = "r1-efs-efs0", **settings: An
         "encrypted": True,
     }
     values.update(settings)
-    return FileSystemSpec(
-        target_id="efs0",
-        kind="efs",
-        creation_token=token,
-        tags=TAGS,
-        settings=values,
-        security_group_id=group,
-    )
+    return FileSystemSpec(target_id="efs0", kind="efs", **tagged(token, group), settings=values)
 
 
 def fsx_spec(group: str = STUB_GROUP, token: str = "r1-fsx-fsx0", **settings: Any) -> FileSystemSpec:
@@ -53,14 +51,7 @@ def fsx_spec(group: str = STUB_GROUP, token: str = "r1-fsx-fsx0", **settings: An
         "stripe_count": -1,
     }
     values.update(settings)
-    return FileSystemSpec(
-        target_id="fsx0",
-        kind="fsx_lustre",
-        creation_token=token,
-        tags=TAGS,
-        settings=values,
-        security_group_id=group,
-    )
+    return FileSystemSpec(target_id="fsx0", kind="fsx_lustre", **tagged(token, group), settings=values)
 
 
 @pytest.fixture
