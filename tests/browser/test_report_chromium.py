@@ -14,16 +14,14 @@ when they are not there.
 
 from __future__ import annotations
 
-import importlib.util
 import shutil
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
+from tests.support import report_runs
 
 from storagebench.report import Report, build_report, render_html
 
@@ -34,20 +32,6 @@ SCREENSHOT = REPO / "bench-results" / "report-screenshot.png"
 WIDTHS = (1400, 412)
 SAMPLE = REPO / "bench-results" / "report-sample.html"  # the page the screenshot shows, to open by hand
 FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking")
-
-
-def _fixtures() -> ModuleType:
-    """tests/unit/report/report_fixtures.py, loaded by path (the unit tier's realistic run)."""
-    name = "storagebench_report_fixtures"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(
-            name, REPO / "tests" / "unit" / "report" / "report_fixtures.py"
-        )
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
 
 
 def _binaries() -> tuple[str, str]:
@@ -71,7 +55,7 @@ def _binaries() -> tuple[str, str]:
 
 @pytest.fixture(scope="module")
 def report() -> Report:
-    return build_report(**_fixtures().everything_inputs())
+    return build_report(**report_runs.everything_inputs())
 
 
 @pytest.fixture(scope="module")

@@ -12,6 +12,7 @@ from typing import Any
 import boto3
 import pytest
 from moto import mock_aws
+from tests.support.moto_env import moto_credentials
 
 from storagebench_local.aws_calls import FUNCTION, INSTANCE, STATE_MACHINE, AwsCallRecorder, load_calls
 
@@ -23,12 +24,7 @@ BUCKET = "recorded-bucket"
 
 @pytest.fixture
 def recorder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[AwsCallRecorder]:
-    for name, value in {
-        "AWS_ACCESS_KEY_ID": "x",
-        "AWS_SECRET_ACCESS_KEY": "x",
-        "AWS_DEFAULT_REGION": REGION,
-    }.items():
-        monkeypatch.setenv(name, value)
+    moto_credentials(monkeypatch, REGION)
     with mock_aws():
         boto3.client("s3", region_name=REGION).create_bucket(Bucket=BUCKET)
         recorder = AwsCallRecorder(REGION, tmp_path / "calls.jsonl")

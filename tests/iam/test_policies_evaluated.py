@@ -25,8 +25,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
+from tests.support.runs import work_item
 
-from storagebench.core.state import StepTiming, WorkItem
+from storagebench.core.state import StepTiming
 from storagebench.workflow.artifact_keys import export_key, run_export_prefix, work_items_key
 
 from .evaluator import DENIALS, Decision, Request, StatementMatch, evaluate, version
@@ -88,16 +89,7 @@ def prefix_of(instance: str, run: str = "r1", config: str = "c1", role_id: str =
 def export_of(run: str = "r1", config: str = "c1", suite: str = "nightly") -> str:
     """Where Collect writes a config's rows: the key artifact_keys.export_key gives the workflow."""
     timing = StepTiming(ready_poll_s=1, ready_timeout_s=1, heartbeat_s=1, command_timeout_s=1)
-    item = WorkItem(
-        run_id=run,
-        config_id=config,
-        suite=suite,
-        region=R,
-        started_at="2026-11-25T02:00:00Z",
-        expires_at="2026-11-25T08:00:00Z",
-        timing=timing,
-        artifacts_prefix=f"runs/{run}/{config}/",
-    )
+    item = work_item(run, config, suite, R, "2026-11-25T02:00:00Z", "2026-11-25T08:00:00Z", timing=timing)
     return export_key(item)
 
 

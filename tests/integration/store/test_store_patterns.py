@@ -18,6 +18,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.support import runs
+from tests.support.moto_env import moto_credentials
+from tests.support.runs import run_summary
 
 pytest.importorskip("boto3", reason="boto3 is not installed (the aws extra)")
 pytest.importorskip("moto", reason="moto is not installed (the local extra)")
@@ -25,6 +28,7 @@ pytest.importorskip("yaml", reason="PyYAML is not installed (the local extra)")
 
 import boto3
 from moto import mock_aws
+from tests.support.records import stored_record
 
 from storagebench.adapters.aws.dynamo.codec import MAX_ITEM_BYTES, item_size
 from storagebench.adapters.aws.dynamo.previous import PreviousLayoutStore
@@ -32,8 +36,8 @@ from storagebench.adapters.aws.dynamodb import DynamoResultsStore
 from storagebench.analysis.regressions import compute_regressions
 from storagebench.core.errors import InvalidRequestError, ProvisioningError
 from storagebench.core.regression import INSUFFICIENT, Regression
-from storagebench.core.state import ConfigResult, ConfigState, Resources, RunSummary, StepTiming, WorkItem
-from storagebench.results.records import HistogramBucket, LatencyStats, ResultRecord
+from storagebench.core.state import ConfigResult, ConfigState, Resources, RunSummary, WorkItem
+from storagebench.results.records import HistogramBucket, ResultRecord
 from storagebench.store import keys
 from storagebench.workflow.ports import Services
 from storagebench.workflow.steps.finalize import finalize
@@ -116,12 +120,7 @@ def engine(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> I
     for name in ("AWS_PROFILE", "AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_DYNAMODB"):
         monkeypatch.delenv(name, raising=False)
     if request.param == "moto":
-        for name, value in {
-            "AWS_ACCESS_KEY_ID": "testing",
-            "AWS_SECRET_ACCESS_KEY": "testing",
-            "AWS_DEFAULT_REGION": REGION,
-        }.items():
-            monkeypatch.setenv(name, value)
+        moto_credentials(monkeypatch, REGION)
         with mock_aws():
             yield "moto", boto3.client("dynamodb", region_name=REGION)
     else:
@@ -165,53 +164,17 @@ def record(
     mean_us: float = 500.0,
     **extra: Any,
 ) -> ResultRecord:
-    values: dict[str, Any] = {
-        "config_id": "gp3",
-        "target_id": "data",
-        "workload": workload,
-        "profile": "fio-randread",
-        "variant": {"iodepth": 32, "bs": "4k"},
-        "repetition": repetition,
-        "phase": "run",
-        "direction": "read",
-        "engine": "fio",
-        "jobs": 4,
-        "iops": iops,
-        "bw_mibps": iops * 4 / 1024,
-        "bytes": 3_702_857_728,
-        "ios": 904_018,
-        "runtime_s": 300.0,
-        "latency": LatencyStats(
-            basis="lat",
-            samples=904_018,
-            mean_us=mean_us,
-            stdev_us=92.5,
-            min_us=211.0,
-            max_us=48_211.9,
-            p50_us=mean_us * 0.97,
-            p95_us=mean_us * 1.2,
-            p99_us=mean_us * 1.4,
-        ),
-        "histogram": [HistogramBucket(le_us=2.0 ** (i / 4), count=i * 10) for i in range(1, 40)],
-    }
-    values.update(extra)
-    return ResultRecord(**values)
+    percentiles = {"p50_us": mean_us * 0.97, "p95_us": mean_us * 1.2, "p99_us": mean_us * 1.4}
+    measured = {"iops": iops, "bw_mibps": iops * 4 / 1024}
+    identity = {"target_id": "data", "workload": workload, "repetition": repetition}
+    return stored_record(mean_us, percentiles, **{**identity, **measured, **extra})
 
 
 def work_item(
     run_id: str, config_id: str = "gp3", suite: str = "nightly", started: str | None = None
 ) -> WorkItem:
     started = started or day(0)
-    return WorkItem(
-        run_id=run_id,
-        config_id=config_id,
-        suite=suite,
-        region=REGION,
-        started_at=started,
-        expires_at=started,
-        timing=StepTiming(ready_poll_s=30, ready_timeout_s=1200, heartbeat_s=300, command_timeout_s=7200),
-        artifacts_prefix=f"runs/{run_id}/{config_id}/",
-    )
+    return runs.work_item(run_id, config_id, suite, REGION, started, started)
 
 
 def config_state(run_id: str, config_id: str = "gp3") -> ConfigState:
@@ -223,14 +186,13 @@ def start(store: DynamoResultsStore, run_id: str, started: str, suite: str = "ni
 
 
 def finish(store: DynamoResultsStore, run_id: str, started: str, suite: str = "nightly") -> RunSummary:
-    summary = RunSummary(
-        run_id=run_id,
-        suite=suite,
-        status="SUCCEEDED",
+    summary = run_summary(
+        run_id,
+        suite,
+        started,
+        started,
         configs=[ConfigResult(run_id=run_id, config_id="gp3", status="succeeded", records=1)],
         records=1,
-        started_at=started,
-        ended_at=started,
     )
     store.finish_run(summary)
     return summary

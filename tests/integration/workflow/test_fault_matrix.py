@@ -23,7 +23,6 @@ releases its late launch, or, its check defeated, SweepRun's second sweep does).
 
 from __future__ import annotations
 
-import importlib.util
 import math
 import threading
 import time
@@ -35,6 +34,7 @@ from typing import Any
 
 import boto3
 import pytest
+from tests.support.modules import load_module
 
 from storagebench.adapters.aws.report_links import S3ReportLinks
 from storagebench.adapters.aws.run_sweeper import LambdaSweeper
@@ -715,13 +715,7 @@ class ThreadSweeper:
 
 
 def sweep_run_handler() -> Any:
-    spec = importlib.util.spec_from_file_location(
-        "sweep_run_app", REPO / "functions" / "sweep_run" / "app.py"
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.handler
+    return load_module("sweep_run_app", REPO / "functions" / "sweep_run" / "app.py").handler
 
 
 class LambdaContextStub:

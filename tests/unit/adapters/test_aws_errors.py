@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 from botocore.exceptions import ClientError, EndpointConnectionError, ParamValidationError, ReadTimeoutError
+from tests.support.stack_env import FUNCTION_ENV
 
 from storagebench.adapters.aws.errors import aws_call, workflow_error
 from storagebench.adapters.aws.settings import AwsSettings, SettingsError
@@ -120,17 +121,7 @@ def test_non_aws_errors_pass_through() -> None:
 
 # ------------------------------------------------------------------------ settings
 
-ENV = {
-    "RESULTS_TABLE": "table",
-    "ARTIFACTS_BUCKET": "bucket",
-    "STACK_NAME": "stack",
-    "SUBNET_ID": "subnet-1",
-    "SECURITY_GROUP_ID": "sg-1",
-    "INSTANCE_PROFILE_ARN": "arn:aws:iam::1:instance-profile/p",
-    "INSTANCE_ROLE_ID": "AROAEXAMPLEROLE12345",
-    "AGENT_DOCUMENT": "doc",
-    "AWS_REGION": "eu-west-1",
-}
+ENV = {**FUNCTION_ENV, "RESULTS_TABLE": "table", "STACK_NAME": "stack", "AWS_REGION": "eu-west-1"}
 
 
 def test_settings_from_the_template_environment() -> None:

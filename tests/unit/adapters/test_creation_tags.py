@@ -13,9 +13,10 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from tests.support.runs import work_item
 
 from storagebench.adapters.aws import AwsFileSystems, Ec2Compute, build_services
-from storagebench.core.state import ConfigState, StepTiming, WorkItem
+from storagebench.core.state import ConfigState, StepTiming
 from storagebench.core.tags import TAG_STACK
 from storagebench.request import parse_request
 from storagebench.workflow.artifact_keys import request_key
@@ -60,15 +61,14 @@ def provisioned(
     log = call_log(compute.ec2, filesystems.efs, filesystems.fsx)
     request = parse_request(REQUEST)
     services.artifacts.put_json(request_key(RUN), request.model_dump(mode="json"))
-    item = WorkItem(
-        run_id=RUN,
-        config_id="all-kinds",
-        suite="tags",
-        region="us-east-1",
-        started_at="2030-01-01T00:00:00Z",
-        expires_at="2030-01-01T06:00:00Z",
+    item = work_item(
+        RUN,
+        "all-kinds",
+        "tags",
+        "us-east-1",
+        "2030-01-01T00:00:00Z",
+        "2030-01-01T06:00:00Z",
         timing=StepTiming(ready_poll_s=30, ready_timeout_s=1200, heartbeat_s=300, command_timeout_s=3600),
-        artifacts_prefix=f"runs/{RUN}/all-kinds/",
     )
     provision(ConfigState(item=item), services)
     calls: list[tuple[str, dict[str, Any]]] = log.calls

@@ -9,6 +9,8 @@ from typing import Any
 
 import boto3
 import pytest
+from tests.support.records import stored_record
+from tests.support.runs import run_summary, work_item
 
 from storagebench.adapters.aws.dynamo.codec import (
     MAX_HISTOGRAM_BUCKETS,
@@ -26,10 +28,8 @@ from storagebench.core.state import (
     ErrorInfo,
     Resources,
     RunSummary,
-    StepTiming,
-    WorkItem,
 )
-from storagebench.results.records import HistogramBucket, LatencyStats, ResultRecord
+from storagebench.results.records import HistogramBucket, ResultRecord
 from storagebench.store import keys
 from storagebench.store.models import decode_run
 
@@ -51,68 +51,30 @@ def store(table: str) -> DynamoResultsStore:
 
 
 def record(workload: str = "randread-4k", repetition: int = 1, **extra: Any) -> ResultRecord:
-    values: dict[str, Any] = {
-        "config_id": "gp3",
-        "target_id": "ebs0",
-        "workload": workload,
-        "profile": "fio-randread",
-        "variant": {"iodepth": 32, "bs": "4k"},
-        "repetition": repetition,
-        "phase": "run",
-        "direction": "read",
-        "engine": "fio",
-        "jobs": 4,
-        "iops": 3012.25,
-        "bw_mibps": 11.7666015625,
-        "bytes": 3_702_857_728,
-        "ios": 904_018,
-        "runtime_s": 300.004,
-        "latency": LatencyStats(
-            basis="lat",
-            samples=904_018,
-            mean_us=1061.8,
-            stdev_us=92.5,
-            min_us=211.0,
-            max_us=48_211.9,
-            p50_us=1037.0,
-            p99_us=1400.5,
-            p999_us=9110.0,
-        ),
-        "histogram": [HistogramBucket(le_us=2.0 ** (i / 4), count=i * 10) for i in range(1, 40)],
-        "cpu_usr_pct": 1.5,
-        "started_at": STARTED,
-        "raw": ["step-1/fio.json"],
-        "labels": ["ebs"],
-    }
-    values.update(extra)
-    return ResultRecord(**values)
+    percentiles = {"p50_us": 1037.0, "p99_us": 1400.5, "p999_us": 9110.0}
+    fields = {"iops": 3012.25, "bw_mibps": 11.7666015625, "runtime_s": 300.004, "cpu_usr_pct": 1.5}
+    about = {"started_at": STARTED, "raw": ["step-1/fio.json"], "labels": ["ebs"]}
+    return stored_record(
+        1061.8, percentiles, **{"workload": workload, "repetition": repetition, **fields, **about, **extra}
+    )
 
 
 def state(status_errors: list[ErrorInfo] | None = None) -> ConfigState:
-    item = WorkItem(
-        run_id="r1",
-        config_id="gp3",
-        suite="weekly",
-        region=REGION,
-        started_at=STARTED,
-        expires_at="2030-01-03T03:04:05Z",
-        timing=StepTiming(ready_poll_s=30, ready_timeout_s=1200, heartbeat_s=300, command_timeout_s=7200),
-        artifacts_prefix="runs/r1/gp3/",
-    )
+    item = work_item("r1", "gp3", "weekly", REGION, STARTED, "2030-01-03T03:04:05Z")
     return ConfigState(
         item=item, resources=Resources(instance_id="i-1", launched_at=STARTED), errors=status_errors or []
     )
 
 
 def summary(status: str = "SUCCEEDED") -> RunSummary:
-    return RunSummary(
-        run_id="r1",
-        suite="weekly",
+    return run_summary(
+        "r1",
+        "weekly",
+        STARTED,
+        "2030-01-02T05:00:00Z",
         status=status,
         configs=[ConfigResult(run_id="r1", config_id="gp3", status="succeeded", records=2)],
         records=2,
-        started_at=STARTED,
-        ended_at="2030-01-02T05:00:00Z",
     )
 
 

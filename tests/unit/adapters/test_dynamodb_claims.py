@@ -10,9 +10,9 @@ from typing import Any
 
 import boto3
 import pytest
+from tests.support.runs import run_summary
 
 from storagebench.adapters.aws.dynamodb import DynamoResultsStore
-from storagebench.core.state import RunSummary
 from storagebench.store import keys
 
 REGION = "us-east-1"
@@ -92,15 +92,7 @@ def test_mark_stopping_only_from_running_and_keeps_the_run_in_progress(store: Dy
     assert [r["run_id"] for r in store.runs_in_progress()] == ["run-1"]
     assert store.mark_stopping("run-1", "2030-01-02T03:00:01Z") is None  # once
     store.finish_run(
-        RunSummary(
-            run_id="run-1",
-            suite="nightly",
-            status="FAILED",
-            configs=[],
-            records=0,
-            started_at="2030-01-02T02:00:05Z",
-            ended_at="2030-01-02T03:03:00Z",
-        )
+        run_summary("run-1", "nightly", "2030-01-02T02:00:05Z", "2030-01-02T03:03:00Z", status="FAILED")
     )
     assert store.run_status("run-1") == "FAILED" and store.runs_in_progress() == []
 

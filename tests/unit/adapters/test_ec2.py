@@ -9,6 +9,7 @@ import boto3
 import pytest
 from botocore.exceptions import ClientError
 from botocore.stub import ANY, Stubber
+from tests.support.stack_env import aws_settings
 
 from storagebench.adapters.aws.ec2 import Ec2Compute, Image
 from storagebench.adapters.aws.settings import AwsSettings
@@ -176,17 +177,7 @@ def test_run_instances_request_carries_every_volume_parameter(stack_env: dict[st
     """moto rejects io1/io2 mappings (it drops their Iops), so the request is checked as sent."""
     ec2 = boto3.client("ec2", region_name=REGION)
     ssm = boto3.client("ssm", region_name=REGION)
-    settings = AwsSettings(
-        results_table="t",
-        artifacts_bucket="b",
-        stack_name="s",
-        subnet_id="subnet-1",
-        security_group_id="sg-1",
-        instance_profile_arn="arn:aws:iam::1:instance-profile/p",
-        instance_role_id="AROAEXAMPLEROLE12345",
-        agent_document="doc",
-        region=REGION,
-    )
+    settings = aws_settings(REGION)
     launch = LaunchSpec(
         client_token="tok-1",
         instance_type="r5b.large",
@@ -329,17 +320,7 @@ def test_run_instances_request_carries_every_volume_parameter(stack_env: dict[st
 def test_capacity_errors_surface_as_capacity_error(stack_env: dict[str, str]) -> None:
     ec2 = boto3.client("ec2", region_name=REGION)
     ssm = boto3.client("ssm", region_name=REGION)
-    settings = AwsSettings(
-        results_table="t",
-        artifacts_bucket="b",
-        stack_name="s",
-        subnet_id="subnet-1",
-        security_group_id="sg-1",
-        instance_profile_arn="arn:p",
-        instance_role_id="AROAEXAMPLEROLE12345",
-        agent_document="d",
-        region=REGION,
-    )
+    settings = aws_settings(REGION, instance_profile_arn="arn:p", agent_document="d")
     with Stubber(ec2) as ec2_stub, Stubber(ssm) as ssm_stub:
         ec2_stub.add_response("describe_instances", {"Reservations": []})
         ssm_stub.add_response("get_parameter", {"Parameter": {"Value": "ami-1"}})
@@ -405,17 +386,7 @@ def test_status_waits_for_provisioned_rate_initialization(
     stack_env: dict[str, str], progress: int, initialized: bool
 ) -> None:
     ec2 = boto3.client("ec2", region_name=REGION)
-    settings = AwsSettings(
-        results_table="t",
-        artifacts_bucket="b",
-        stack_name="s",
-        subnet_id="subnet-1",
-        security_group_id="sg-1",
-        instance_profile_arn="arn:p",
-        instance_role_id="AROAEXAMPLEROLE12345",
-        agent_document="d",
-        region=REGION,
-    )
+    settings = aws_settings(REGION, instance_profile_arn="arn:p", agent_document="d")
     refs = [
         VolumeRef(target_id="snap", member=0, device_name="/dev/sdf", volume_type="gp3", size_gib=200),
         VolumeRef(target_id="lazy", member=0, device_name="/dev/sdg", volume_type="gp3", size_gib=200),
@@ -550,17 +521,7 @@ def test_terminate_finds_an_instance_the_state_never_recorded(compute: Ec2Comput
 def test_terminate_waits_for_a_volume_that_outlives_its_instance(stack_env: dict[str, str]) -> None:
     """Attached without DeleteOnTermination to an instance still shutting down: retry later."""
     ec2 = boto3.client("ec2", region_name=REGION)
-    settings = AwsSettings(
-        results_table="t",
-        artifacts_bucket="b",
-        stack_name="s",
-        subnet_id="subnet-1",
-        security_group_id="sg-1",
-        instance_profile_arn="arn:p",
-        instance_role_id="AROAEXAMPLEROLE12345",
-        agent_document="d",
-        region=REGION,
-    )
+    settings = aws_settings(REGION, instance_profile_arn="arn:p", agent_document="d")
     instance = {
         "InstanceId": "i-1",
         "State": {"Code": 32, "Name": "shutting-down"},

@@ -8,6 +8,7 @@ from typing import Any
 import boto3
 import pytest
 from botocore.stub import Stubber
+from tests.support.stack_env import aws_settings
 
 from storagebench.adapters.aws.filesystems import AwsFileSystems, efs_file_system_policy, fsx_request_token
 from storagebench.adapters.aws.settings import AwsSettings
@@ -18,6 +19,11 @@ from storagebench.core.tags import TAG_CONFIG, TAG_RUN
 REGION = "us-east-1"
 TAGS = {TAG_RUN: "r1", TAG_CONFIG: "efs"}
 STUB_GROUP = "sg-0c0f1a2b"  # the config's group where EC2 is stubbed; on moto, the network fixture's
+
+
+def tagged(token: str, group: str) -> dict[str, Any]:
+    """What every file system of these tests is created with: its token, the run's tags, its group."""
+    return {"creation_token": token, "tags": TAGS, "security_group_id": group}
 
 
 def efs_spec(group: str = STUB_GROUP, token: str = "r1-efs-efs0", **settings: Any) -> FileSystemSpec:
@@ -31,14 +37,7 @@ def efs_spec(group: str = STUB_GROUP, token: str = "r1-efs-efs0", **settings: An
         "encrypted": True,
     }
     values.update(settings)
-    return FileSystemSpec(
-        target_id="efs0",
-        kind="efs",
-        creation_token=token,
-        tags=TAGS,
-        settings=values,
-        security_group_id=group,
-    )
+    return FileSystemSpec(target_id="efs0", kind="efs", **tagged(token, group), settings=values)
 
 
 def fsx_spec(group: str = STUB_GROUP, token: str = "r1-fsx-fsx0", **settings: Any) -> FileSystemSpec:
@@ -52,14 +51,7 @@ def fsx_spec(group: str = STUB_GROUP, token: str = "r1-fsx-fsx0", **settings: An
         "stripe_count": -1,
     }
     values.update(settings)
-    return FileSystemSpec(
-        target_id="fsx0",
-        kind="fsx_lustre",
-        creation_token=token,
-        tags=TAGS,
-        settings=values,
-        security_group_id=group,
-    )
+    return FileSystemSpec(target_id="fsx0", kind="fsx_lustre", **tagged(token, group), settings=values)
 
 
 @pytest.fixture
@@ -73,16 +65,12 @@ def filesystems(settings: AwsSettings) -> AwsFileSystems:
 
 
 def stub_settings() -> AwsSettings:
-    return AwsSettings(
-        results_table="t",
-        artifacts_bucket="b",
-        stack_name="s",
+    return aws_settings(
+        REGION,
         subnet_id="subnet-0123abcd",
         security_group_id="sg-instances",
         instance_profile_arn="arn:p",
-        instance_role_id="AROAEXAMPLEROLE12345",
         agent_document="d",
-        region=REGION,
     )
 
 

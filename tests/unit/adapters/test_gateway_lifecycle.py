@@ -15,6 +15,7 @@ from urllib.parse import parse_qs, urlsplit
 import boto3
 import pytest
 from botocore.stub import ANY, Stubber
+from tests.support.requests import file_gateway
 
 from storagebench.adapters.aws.activation import HttpActivationKeys
 from storagebench.adapters.aws.ec2 import Ec2Compute, Image
@@ -140,15 +141,7 @@ def disk(disk_id: str, gib: int, allocation: str = "AVAILABLE") -> dict[str, Any
 STUDY_CONFIG = {
     "id": CONFIG,
     "instance_type": "c5.large",
-    "targets": [
-        {
-            "id": "share",
-            "kind": "file_gateway",
-            "gateway_instance_type": "c5.4xlarge",
-            "root_volume": {"type": "gp2", "size_gib": 80},
-            "cache_volumes": [{"type": "gp2", "size_gib": 512}],
-        }
-    ],
+    "targets": [file_gateway(instance_type="c5.4xlarge", disk_type="gp2", cache_gib=512)],
 }
 ALPHA_GATEWAY = {
     **STUDY_CONFIG["targets"][0],  # type: ignore[index]

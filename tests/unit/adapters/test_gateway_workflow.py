@@ -34,6 +34,7 @@ from test_gateway_lifecycle import (  # type: ignore[import-not-found]
     share_writes,
     world,
 )
+from tests.support.runs import work_item
 
 from storagebench.adapters.aws.ec2 import Ec2Compute
 from storagebench.adapters.aws.filesystems import AwsFileSystems
@@ -52,7 +53,6 @@ from storagebench.core.state import (
     Resources,
     RunSummary,
     StepTiming,
-    WorkItem,
 )
 from storagebench.request import parse_request
 from storagebench.workflow.artifact_keys import request_key
@@ -132,15 +132,14 @@ class Flow:
     store: Store
 
     def provisioned(self) -> ConfigState:
-        item = WorkItem(
-            run_id=RUN,
-            config_id=CONFIG,
-            suite="gw",
-            region=REGION,
-            started_at="2026-11-21T00:00:00Z",
-            expires_at="2026-11-22T00:00:00Z",
+        item = work_item(
+            RUN,
+            CONFIG,
+            "gw",
+            REGION,
+            "2026-11-21T00:00:00Z",
+            "2026-11-22T00:00:00Z",
             timing=StepTiming(ready_poll_s=30, ready_timeout_s=3600, heartbeat_s=300, command_timeout_s=3600),
-            artifacts_prefix=f"runs/{RUN}/{CONFIG}/",
         )
         state = provision(ConfigState(item=item), self.services)
         # The share admits the client's address alone: the one CheckReady reads from EC2.

@@ -10,7 +10,6 @@ function's aws:ResourceTag policy).
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import sys
@@ -21,6 +20,7 @@ from typing import Any
 
 import boto3
 import pytest
+from tests.support.modules import load_module
 
 from storagebench import observability
 from storagebench.adapters.aws.dynamodb import DynamoResultsStore
@@ -292,11 +292,7 @@ def test_a_refused_notification_is_recorded_and_the_sweep_still_deletes(
 def _load_handler(name: str) -> Any:
     module_name = f"_sbtest_{name}_app"
     if module_name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(module_name, FUNCTIONS / name / "app.py")
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[module_name] = module
-        spec.loader.exec_module(module)
+        load_module(module_name, FUNCTIONS / name / "app.py")
     return sys.modules[module_name]
 
 

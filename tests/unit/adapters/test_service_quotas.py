@@ -13,6 +13,7 @@ import boto3
 import pytest
 from botocore.config import Config
 from botocore.stub import Stubber
+from tests.support.stack_env import FUNCTION_ENV
 
 from storagebench.adapters.aws.service_quotas import CACHE_S, ServiceQuotasReader
 from storagebench.quotas.models import QuotaNotReadError
@@ -151,14 +152,7 @@ def test_an_unreachable_endpoint_is_not_read(monkeypatch: pytest.MonkeyPatch) ->
 
 
 AWS_ENV = {
-    "RESULTS_TABLE": "storagebench-results",
-    "ARTIFACTS_BUCKET": "bucket",
-    "STACK_NAME": "storagebench",
-    "SUBNET_ID": "subnet-1",
-    "SECURITY_GROUP_ID": "sg-1",
-    "INSTANCE_PROFILE_ARN": "arn:aws:iam::123456789012:instance-profile/x",
-    "INSTANCE_ROLE_ID": "AROAEXAMPLEROLE12345",
-    "AGENT_DOCUMENT": "doc",
+    **FUNCTION_ENV,
     "AWS_REGION": "eu-west-1",
     "STATE_MACHINE_ARN": "arn:aws:states:eu-west-1:123456789012:stateMachine:storagebench-benchmark",
     "SWEEP_RUN_FUNCTION": "storagebench-SweepRun",

@@ -13,13 +13,15 @@ from urllib.parse import parse_qs, urlsplit
 import boto3
 import pytest
 from botocore.stub import Stubber
+from tests.support.runs import work_item
+from tests.support.stack_env import aws_settings
 
 from storagebench.adapters.agent_bundle import current_bundle
 from storagebench.adapters.aws import ssm as ssm_adapter
 from storagebench.adapters.aws.settings import AwsSettings
 from storagebench.adapters.aws.ssm import DELIVERY_TIMEOUT_S, SsmAgents, heartbeat_interval
 from storagebench.core.errors import AgentError, NotYetConsistentError, ThrottledError
-from storagebench.core.state import AgentRun, ConfigState, Resources, StepTiming, WorkItem
+from storagebench.core.state import AgentRun, ConfigState, Resources
 from storagebench.protocol.plan import Plan
 
 REGION = "us-east-1"
@@ -34,16 +36,7 @@ class FixedClock:
 
 
 def state(instance_id: str | None = INSTANCE, command_id: str | None = None) -> ConfigState:
-    item = WorkItem(
-        run_id="r1",
-        config_id="gp3",
-        suite="weekly",
-        region=REGION,
-        started_at="2030-01-02T03:04:05Z",
-        expires_at="2030-01-03T03:04:05Z",
-        timing=StepTiming(ready_poll_s=30, ready_timeout_s=1200, heartbeat_s=300, command_timeout_s=7200),
-        artifacts_prefix="runs/r1/gp3/",
-    )
+    item = work_item("r1", "gp3", "weekly", REGION, "2030-01-02T03:04:05Z", "2030-01-03T03:04:05Z")
     agent = None
     if command_id is not None:
         agent = AgentRun(
@@ -66,17 +59,7 @@ def agents(settings: AwsSettings, bucket: str) -> SsmAgents:
 
 
 def stub_settings() -> AwsSettings:
-    return AwsSettings(
-        results_table="t",
-        artifacts_bucket="bucket",
-        stack_name="s",
-        subnet_id="subnet-1",
-        security_group_id="sg-1",
-        instance_profile_arn="arn:p",
-        instance_role_id="AROAEXAMPLEROLE12345",
-        agent_document="doc",
-        region=REGION,
-    )
+    return aws_settings(REGION, artifacts_bucket="bucket", instance_profile_arn="arn:p")
 
 
 class _Artifacts:

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
-from fake_aws import ROLE, FakeAws, environment
+from tests.support.fake_aws import ROLE, FakeAws, environment
 
 from storagebench.agent.aws.client import AwsError, Client
 from storagebench.agent.aws.credentials import CredentialSource, InstanceMetadata
@@ -18,13 +17,6 @@ from storagebench.agent.aws.states import StepFunctions, TaskGoneError
 
 SUITE_KEYS = Credentials("AKIDEXAMPLE", "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY")
 SUITE_TIME = datetime(2015, 8, 30, 12, 36, tzinfo=timezone.utc)
-
-
-@pytest.fixture
-def fake() -> Iterator[FakeAws]:
-    server = FakeAws()
-    yield server
-    server.close()
 
 
 def no_sleep(_: float) -> None:
@@ -104,30 +96,30 @@ def test_sigv4_agrees_with_botocore(service: str, method: str, url: str, body: b
 # ---------------------------------------------------------------- credentials
 
 
-def test_credentials_come_from_imdsv2_token_first(fake: FakeAws) -> None:
-    source = CredentialSource(environ=environment(fake))
+def test_credentials_come_from_imdsv2_token_first(fake_server: FakeAws) -> None:
+    source = CredentialSource(environ=environment(fake_server))
     credentials = source.get()
     assert (credentials.access_key, credentials.token) == ("ASIA1", "session-1")
-    assert fake.imds_reads == [
+    assert fake_server.imds_reads == [
         "/latest/meta-data/iam/security-credentials/",
         f"/latest/meta-data/iam/security-credentials/{ROLE}",
     ]
     source.get()
-    assert fake.credential_fetches == 1  # cached until close to expiry
+    assert fake_server.credential_fetches == 1  # cached until close to expiry
 
 
-def test_credentials_are_refreshed_before_they_expire(fake: FakeAws) -> None:
+def test_credentials_are_refreshed_before_they_expire(fake_server: FakeAws) -> None:
     soon = datetime.now(timezone.utc) + timedelta(minutes=3)
-    fake.expiration = soon.strftime("%Y-%m-%dT%H:%M:%SZ")
-    source = CredentialSource(environ=environment(fake))
+    fake_server.expiration = soon.strftime("%Y-%m-%dT%H:%M:%SZ")
+    source = CredentialSource(environ=environment(fake_server))
     assert source.get().access_key == "ASIA1"
     assert source.get().access_key == "ASIA2"  # within five minutes of expiry: fetched again
 
 
-def test_environment_keys_win_over_the_metadata_service(fake: FakeAws) -> None:
-    env = environment(fake, {"AWS_ACCESS_KEY_ID": "AKIAENV", "AWS_SECRET_ACCESS_KEY": "s"})
+def test_environment_keys_win_over_the_metadata_service(fake_server: FakeAws) -> None:
+    env = environment(fake_server, {"AWS_ACCESS_KEY_ID": "AKIAENV", "AWS_SECRET_ACCESS_KEY": "s"})
     assert CredentialSource(environ=env).get().access_key == "AKIAENV"
-    assert fake.imds_reads == []
+    assert fake_server.imds_reads == []
 
 
 def test_no_metadata_service_is_a_named_error() -> None:
@@ -140,23 +132,23 @@ def test_no_metadata_service_is_a_named_error() -> None:
     assert "instance metadata http://127.0.0.1:9" in str(caught.value)
 
 
-def test_imds_without_a_token_is_refused(fake: FakeAws) -> None:
+def test_imds_without_a_token_is_refused(fake_server: FakeAws) -> None:
     import urllib.error
     import urllib.request
 
     with pytest.raises(urllib.error.HTTPError):
-        urllib.request.urlopen(fake.url + "/latest/meta-data/iam/security-credentials/")
-    assert InstanceMetadata(fake.url).get("/latest/meta-data/iam/security-credentials/") == ROLE
+        urllib.request.urlopen(fake_server.url + "/latest/meta-data/iam/security-credentials/")
+    assert InstanceMetadata(fake_server.url).get("/latest/meta-data/iam/security-credentials/") == ROLE
 
 
 # ---------------------------------------------------------------- S3 and Step Functions
 
 
-def test_put_is_signed_path_style_on_an_endpoint_override(fake: FakeAws) -> None:
-    s3 = S3(Client("s3", "us-east-1", environ=environment(fake), sleep=no_sleep))
+def test_put_is_signed_path_style_on_an_endpoint_override(fake_server: FakeAws) -> None:
+    s3 = S3(Client("s3", "us-east-1", environ=environment(fake_server), sleep=no_sleep))
     s3.put("s3://bucket/runs/r 1/out.json", b"{}")
-    assert fake.objects == {"bucket/runs/r 1/out.json": b"{}"}
-    assert fake.unsigned == []
+    assert fake_server.objects == {"bucket/runs/r 1/out.json": b"{}"}
+    assert fake_server.unsigned == []
 
 
 def test_virtual_hosted_addresses_on_aws() -> None:
@@ -165,48 +157,52 @@ def test_virtual_hosted_addresses_on_aws() -> None:
     assert s3.url("my.bucket", "k") == "https://s3.eu-west-1.amazonaws.com/my.bucket/k"
 
 
-def test_server_errors_are_retried_then_named(fake: FakeAws) -> None:
-    fake.fail["PutObject"] = 503
-    s3 = S3(Client("s3", "us-east-1", environ=environment(fake), sleep=no_sleep))
+def test_server_errors_are_retried_then_named(fake_server: FakeAws) -> None:
+    fake_server.fail["PutObject"] = 503
+    s3 = S3(Client("s3", "us-east-1", environ=environment(fake_server), sleep=no_sleep))
     with pytest.raises(AwsError) as caught:
         s3.put("s3://bucket/k", b"x")
     assert caught.value.status == 503 and "after 5 attempts" in str(caught.value)
 
 
-def test_a_missing_bucket_is_not_retried(fake: FakeAws) -> None:
-    fake.missing_buckets.add("gone")
+def test_a_missing_bucket_is_not_retried(fake_server: FakeAws) -> None:
+    fake_server.missing_buckets.add("gone")
     slept = []
-    s3 = S3(Client("s3", "us-east-1", environ=environment(fake), sleep=slept.append))
+    s3 = S3(Client("s3", "us-east-1", environ=environment(fake_server), sleep=slept.append))
     with pytest.raises(AwsError) as caught:
         s3.put("s3://gone/k", b"x")
     assert (caught.value.status, caught.value.code, slept) == (404, "NoSuchBucket", [])
 
 
-def test_task_calls_and_a_task_that_is_gone(fake: FakeAws) -> None:
-    states = StepFunctions(Client("states", "us-east-1", environ=environment(fake), sleep=no_sleep), "tok")
+def test_task_calls_and_a_task_that_is_gone(fake_server: FakeAws) -> None:
+    states = StepFunctions(
+        Client("states", "us-east-1", environ=environment(fake_server), sleep=no_sleep), "tok"
+    )
     states.heartbeat()
     states.success({"status": "completed"})
     states.failure("AgentError", "x" * 40_000)
-    assert fake.actions() == ["SendTaskHeartbeat", "SendTaskSuccess", "SendTaskFailure"]
-    assert fake.calls[1][1] == {"taskToken": "tok", "output": '{"status": "completed"}'}
-    assert len(fake.calls[2][1]["cause"]) == 32_768  # SendTaskFailure's limit: the end is kept
-    fake.fail["SendTaskHeartbeat"] = 400
+    assert fake_server.actions() == ["SendTaskHeartbeat", "SendTaskSuccess", "SendTaskFailure"]
+    assert fake_server.calls[1][1] == {"taskToken": "tok", "output": '{"status": "completed"}'}
+    assert len(fake_server.calls[2][1]["cause"]) == 32_768  # SendTaskFailure's limit: the end is kept
+    fake_server.fail["SendTaskHeartbeat"] = 400
     with pytest.raises(TaskGoneError):
         states.heartbeat()
 
 
-def test_sync_uploads_new_and_changed_files_only(fake: FakeAws, tmp_path: Path) -> None:
+def test_sync_uploads_new_and_changed_files_only(fake_server: FakeAws, tmp_path: Path) -> None:
     (tmp_path / "a.json").write_text("1")
     (tmp_path / "sub").mkdir()
     (tmp_path / "sub" / "b.log").write_text("x")
-    sync = DirectorySync(S3(Client("s3", "us-east-1", environ=environment(fake))), str(tmp_path), "s3://b/p")
+    sync = DirectorySync(
+        S3(Client("s3", "us-east-1", environ=environment(fake_server))), str(tmp_path), "s3://b/p"
+    )
     assert sync.run() == 2
     assert sync.run() == 0
     (tmp_path / "a.json").write_text("22")
     os.utime(tmp_path / "a.json", ns=(1, 1))
     assert sync.run() == 1
-    assert set(fake.objects) == {"b/p/a.json", "b/p/sub/b.log"}
-    assert fake.objects["b/p/a.json"] == b"22"
+    assert set(fake_server.objects) == {"b/p/a.json", "b/p/sub/b.log"}
+    assert fake_server.objects["b/p/a.json"] == b"22"
 
 
 def test_s3_addresses_are_checked() -> None:

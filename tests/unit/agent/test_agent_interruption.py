@@ -5,13 +5,13 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from fake_aws import FakeAws, use_fake_aws
 from test_agent_task import arguments, uploaded
+from tests.support.agent_task import directory_plan
+from tests.support.fake_aws import FakeAws
 
 from storagebench.agent import interruption
 from storagebench.agent.interruption import InterruptionWatcher, NoticeError, parse_notice, read_notice
@@ -23,13 +23,11 @@ NOTICE = {"action": "terminate", "time": "2026-11-25T20:05:44Z"}
 
 
 @pytest.fixture
-def fake(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeAws]:
-    server = FakeAws()
-    use_fake_aws(server, monkeypatch)
+def fake(fake: FakeAws, monkeypatch: pytest.MonkeyPatch) -> FakeAws:
+    """The agent on the fake AWS, its interruption watcher polling every 0.1 s from a clean slate."""
     monkeypatch.setattr(interruption, "POLL_S", 0.1)
     monkeypatch.setattr(interruption, "_STOP", {})
-    yield server
-    server.close()
+    return fake
 
 
 def test_no_notice_is_a_404_and_a_notice_is_its_action_and_time(fake: FakeAws) -> None:
@@ -93,21 +91,13 @@ def test_an_unanswered_poll_is_counted_and_polling_goes_on(tmp_path: Path) -> No
 
 
 def _plan(tmp_path: Path) -> dict[str, Any]:
-    work = tmp_path / "target"
-    work.mkdir(exist_ok=True)
-
     def step(step_id: str, repetition: int, script: str) -> dict[str, Any]:
         phase = {"name": "run", "engine": "command", "command": {"script": script}}
         return {"id": step_id, "target": "main", "repetition": repetition, "phases": [phase]}
 
-    return {
-        "plan_version": 1,
-        "run_id": "r-task",
-        "config_id": "c1",
-        "targets": [{"id": "main", "kind": "directory", "path": str(work)}],
-        "prewarm": {"method": "none"},
-        "steps": [step("s1", 1, "echo measured"), step("s2", 2, "sleep 30"), step("s3", 3, "echo never")],
-    }
+    return directory_plan(
+        tmp_path, [step("s1", 1, "echo measured"), step("s2", 2, "sleep 30"), step("s3", 3, "echo never")]
+    )
 
 
 def test_a_notice_mid_plan_keeps_the_completed_step_and_is_reported_as_an_interruption(

@@ -5,12 +5,12 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from fake_aws import FakeAws, use_fake_aws
+from tests.support.agent_task import directory_plan, task_arguments
+from tests.support.fake_aws import FakeAws
 
 from storagebench.agent.task import EXIT_FAILED, EXIT_GONE, EXIT_UNREPORTED, EXIT_USAGE, main
 
@@ -18,52 +18,16 @@ TOKEN = "task-token-1"
 TOKEN_KEY = "artifacts/runs/r-task/c1/instances/AROAROLE:i-1/task-token"
 
 
-@pytest.fixture
-def fake(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeAws]:
-    server = FakeAws()
-    use_fake_aws(server, monkeypatch)
-    yield server
-    server.close()
-
-
 def plan(tmp_path: Path) -> dict[str, Any]:
-    work = tmp_path / "target"
-    work.mkdir(exist_ok=True)
-    return {
-        "plan_version": 1,
-        "run_id": "r-task",
-        "config_id": "c1",
-        "targets": [{"id": "main", "kind": "directory", "path": str(work)}],
-        "prewarm": {"method": "none"},
-        "steps": [
-            {
-                "id": "s1",
-                "target": "main",
-                "repetition": 1,
-                "phases": [{"name": "hello", "engine": "command", "command": {"script": "echo measured"}}],
-            }
-        ],
-    }
+    phase = {"name": "hello", "engine": "command", "command": {"script": "echo measured"}}
+    return directory_plan(tmp_path, [{"id": "s1", "target": "main", "repetition": 1, "phases": [phase]}])
 
 
 def arguments(fake: FakeAws, tmp_path: Path, document: dict[str, Any], **changes: Any) -> argparse.Namespace:
-    data = json.dumps(document).encode()
-    fake.files["/runs/r-task/c1/plan.json"] = data
     fake.objects[TOKEN_KEY] = TOKEN.encode()
-    values = {
-        "plan_url": fake.url + "/runs/r-task/c1/plan.json?X-Amz-Signature=abc",
-        "plan_sha256": hashlib.sha256(data).hexdigest(),
-        "output_uri": "s3://artifacts/runs/r-task/c1/agent/",
-        "task_token_uri": f"s3://{TOKEN_KEY}",
-        "task_token_sha256": hashlib.sha256(TOKEN.encode()).hexdigest(),
-        "heartbeat_s": 1,
-        "region": "us-east-1",
-        "out": str(tmp_path / "out"),
-        "mount_root": str(tmp_path / "mnt"),
-        "volumes_dir": str(tmp_path / "volumes"),
-    }
-    values.update(changes)
-    return argparse.Namespace(**values)
+    token = {"token_uri": f"s3://{TOKEN_KEY}", "token_sha256": hashlib.sha256(TOKEN.encode()).hexdigest()}
+    where = {"plan_path": "/runs/r-task/c1/plan.json", "output_uri": "s3://artifacts/runs/r-task/c1/agent/"}
+    return task_arguments(fake, tmp_path, document, **{**where, **token, **changes})
 
 
 def failure_cause(fake: FakeAws) -> str:

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.support.records import result_record
 
 from storagebench.analysis.annotate import annotate, burst_labels
 from storagebench.request import parse_request
@@ -80,20 +81,9 @@ def write_manifest(output: Path, steps: list[dict[str, Any]]) -> None:
 
 
 def record(repetition: int, iops: float, histogram: list[HistogramBucket] | None = None) -> ResultRecord:
-    return ResultRecord(
-        config_id="c",
-        target_id="ebs0",
-        workload="std-randread-4k",
-        profile="std-randread-4k",
-        repetition=repetition,
-        phase="run",
-        direction="read",
-        engine="fio",
-        iops=iops,
-        bw_mibps=iops * 4 / 1024,
-        bytes=1,
-        runtime_s=10,
-        histogram=histogram,
+    rates = {"iops": iops, "bw_mibps": iops * 4 / 1024}
+    return result_record(
+        config_id="c", repetition=repetition, **rates, bytes=1, runtime_s=10, histogram=histogram
     )
 
 

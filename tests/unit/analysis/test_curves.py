@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from tests.support.records import latency, result_record
 
 from storagebench.analysis.curves import CurvePoint, latency_curve, latency_knee, sweep_curves, variant_params
 from storagebench.analysis.grades import load_scaling
@@ -83,28 +84,10 @@ def test_a_knee_threshold_must_be_a_rise() -> None:
 def _record(
     config: str, variant: dict[str, int | str], p95_us: float, direction: str = "read"
 ) -> ResultRecord:
-    return ResultRecord(
-        config_id=config,
-        target_id="ebs0",
-        workload="qd-sweep",
-        profile="sweep-qd-randread-4k",
-        variant=variant,
-        repetition=1,
-        phase="run",
-        direction=direction,
-        engine="fio",
-        iops=3000.0,
-        bytes=1 << 30,
-        runtime_s=10,
-        latency={
-            "basis": "lat",
-            "samples": 30000,
-            "mean_us": p95_us / 2,
-            "stdev_us": 1.0,
-            "min_us": 1.0,
-            "max_us": p95_us * 2,
-            "p95_us": p95_us,
-        },
+    sweep = {"workload": "qd-sweep", "profile": "sweep-qd-randread-4k", "variant": variant}
+    lat = latency(p95_us, samples=30000)
+    return result_record(
+        config_id=config, **sweep, direction=direction, iops=3000.0, runtime_s=10, latency=lat
     )
 
 

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 import pytest
+from tests.support.records import result_record
 
 from storagebench.analysis.delivery import (
     NETWORK_BOUND,
@@ -153,22 +154,9 @@ def test_check_envelope_picks_the_metric() -> None:
 
 
 def _record(direction: str, iops: float | None, **overrides: Any) -> ResultRecord:
-    fields: dict[str, Any] = {
-        "config_id": "c",
-        "target_id": "t",
-        "workload": "randrw",
-        "profile": "randrw-4k",
-        "repetition": 1,
-        "phase": "run",
-        "direction": direction,
-        "engine": "fio",
-        "iops": iops,
-        "bw_mibps": None if iops is None else iops * 4 / 1024,
-        "bytes": 0,
-        "runtime_s": 60.0,
-    }
-    fields.update(overrides)
-    return ResultRecord(**fields)
+    bw = None if iops is None else iops * 4 / 1024
+    fields = {"config_id": "c", "target_id": "t", "workload": "randrw", "profile": "randrw-4k", "bytes": 0}
+    return result_record(**fields, direction=direction, iops=iops, bw_mibps=bw, runtime_s=60.0, **overrides)
 
 
 def test_combined_rate_sums_directions_and_groups() -> None:

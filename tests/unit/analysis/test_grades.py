@@ -6,6 +6,7 @@ import math
 
 import pytest
 from pydantic import ValidationError
+from tests.support.records import result_record
 
 from storagebench.analysis.grades import DEFAULT_SCALE, GradeScale, grade, grade_record, load_scaling
 from storagebench.results.records import LatencyStats, ResultRecord
@@ -62,19 +63,8 @@ def test_grade_rejects_bad_latency(bad: float) -> None:
 
 
 def _record(latency: LatencyStats | None) -> ResultRecord:
-    return ResultRecord(
-        config_id="c",
-        target_id="t",
-        workload="oltp",
-        profile="randread-8k",
-        repetition=1,
-        phase="run",
-        direction="read",
-        engine="fio",
-        bytes=0,
-        runtime_s=1.0,
-        latency=latency,
-    )
+    names = {"config_id": "c", "target_id": "t", "workload": "oltp", "profile": "randread-8k"}
+    return result_record(**names, bytes=0, runtime_s=1.0, latency=latency)
 
 
 def test_grade_record() -> None:

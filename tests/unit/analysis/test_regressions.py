@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-import importlib.util
 import random
-import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
+from tests.support import workflow_fakes as wf
+from tests.support.records import latency, result_record
+from tests.support.runs import run_summary
 
 from storagebench.analysis.regressions import (
     DEFAULT_K,
@@ -32,29 +32,13 @@ from storagebench.analysis.stats import noise_band
 from storagebench.core.errors import ThrottledError
 from storagebench.core.regression import INSUFFICIENT, Regression
 from storagebench.core.state import ConfigResult, RunSummary
-from storagebench.results.records import LatencyStats, ResultRecord
+from storagebench.results.records import ResultRecord
 from storagebench.store.models import HistoryPoint, decode_results
 from storagebench.workflow.steps import finalize as finalize_step
 from storagebench.workflow.steps.finalize import REGRESSIONS_IN_SUMMARY, finalize
 
 OPTION = "c5.large/ebs:gp3:100GiB:xfs"
 KEY = SeriesKey(OPTION, "randread-4k", "bs=4k,iodepth=32", "run", "read", None)
-
-
-def _load_fakes() -> ModuleType:
-    name = "workflow_fakes_for_regressions"
-    if name in sys.modules:
-        return sys.modules[name]
-    path = Path(__file__).resolve().parents[2] / "unit" / "workflow" / "workflow_fakes.py"
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-wf = _load_fakes()
 
 
 def day(n: int) -> str:
@@ -65,33 +49,13 @@ def day(n: int) -> str:
 def record(
     iops: float | None = 1000.0, mean_us: float = 500.0, repetition: int = 1, **extra: Any
 ) -> ResultRecord:
-    values: dict[str, Any] = {
-        "config_id": "gp3",
-        "target_id": "data",
-        "workload": "randread-4k",
-        "profile": "fio-randread",
-        "variant": {"iodepth": 32, "bs": "4k"},
-        "repetition": repetition,
-        "phase": "run",
-        "direction": "read",
-        "engine": "fio",
-        "iops": iops,
-        "bw_mibps": None if iops is None else iops / 256,
-        "bytes": 1,
-        "runtime_s": 60.0,
-        "latency": LatencyStats(
-            basis="lat",
-            samples=10,
-            mean_us=mean_us,
-            stdev_us=1.0,
-            min_us=1.0,
-            max_us=9e3,
-            p95_us=mean_us * 1.2,
-            p99_us=mean_us * 1.5,
-        ),
-    }
-    values.update(extra)
-    return ResultRecord(**values)
+    lat = latency(mean_us * 1.2, samples=10, mean_us=mean_us, max_us=9e3, p99_us=mean_us * 1.5)
+    names = {"target_id": "data", "workload": "randread-4k", "profile": "fio-randread"}
+    values: dict[str, Any] = {**names, "variant": {"iodepth": 32, "bs": "4k"}, "bytes": 1, "runtime_s": 60.0}
+    values.update(
+        repetition=repetition, latency=lat, iops=iops, bw_mibps=None if iops is None else iops / 256
+    )
+    return result_record(**{**values, **extra})
 
 
 def stored(rec: ResultRecord, option: str | None = OPTION, config_id: str = "gp3") -> dict[str, Any]:
@@ -300,17 +264,7 @@ def seeded_store(runs: int = 6, suite: str = "nightly") -> Any:
         store.start_run(run_id, suite, {}, day(n), day(n + 1), ["gp3"])
         recs = [record(iops=1000.0 + (n % 3) * 5 + rep, repetition=rep) for rep in (1, 2)]
         store.put_results(run_id, "gp3", recs, day(n), {"storage_option": OPTION, "suite": suite})
-        store.finish_run(
-            RunSummary(
-                run_id=run_id,
-                suite=suite,
-                status="SUCCEEDED",
-                configs=[],
-                records=2,
-                started_at=day(n),
-                ended_at=day(n),
-            )
-        )
+        store.finish_run(run_summary(run_id, suite, day(n), day(n), records=2))
     return store
 
 

@@ -7,6 +7,7 @@ import statistics
 from typing import Any
 
 import pytest
+from tests.support.records import latency, result_record
 
 from storagebench.analysis.stats import (
     MAD_SCALE,
@@ -20,7 +21,7 @@ from storagebench.analysis.stats import (
     t_cdf,
     t_quantile,
 )
-from storagebench.results.records import LatencyStats, ResultRecord
+from storagebench.results.records import ResultRecord
 
 # Two-sided 95 % critical values from any t table (3 decimals).
 T_TABLE_975 = [(1, 12.706), (2, 4.303), (3, 3.182), (5, 2.571), (10, 2.228), (30, 2.042), (100, 1.984)]
@@ -150,35 +151,11 @@ def test_summary_rejects_empty_and_non_finite() -> None:
 
 
 def _record(rep: int, **overrides: Any) -> ResultRecord:
-    fields: dict[str, Any] = {
-        "config_id": "gp2-250",
-        "target_id": "vol-a",
-        "workload": "oltp",
-        "profile": "randread-8k",
-        "variant": {"numjobs": 16},
-        "repetition": rep,
-        "phase": "run",
-        "direction": "read",
-        "engine": "fio",
-        "iops": 3000.0 + rep,
-        "bw_mibps": 23.4,
-        "bytes": 1 << 30,
-        "runtime_s": 60.0,
-        "latency": LatencyStats(
-            basis="lat",
-            samples=1000,
-            mean_us=900.0 + rep,
-            stdev_us=50.0,
-            min_us=100.0,
-            max_us=30_000.0,
-            p50_us=800.0,
-            p95_us=1_500.0 + 10 * rep,
-            p99_us=20_000.0,
-            p999_us=25_000.0,
-        ),
-    }
-    fields.update(overrides)
-    return ResultRecord(**fields)
+    lat = latency(1_500.0 + 10 * rep, mean_us=900.0 + rep, stdev_us=50.0, min_us=100.0, max_us=30_000.0)
+    lat = lat.model_copy(update={"p50_us": 800.0, "p99_us": 20_000.0, "p999_us": 25_000.0})
+    names = {"config_id": "gp2-250", "target_id": "vol-a", "workload": "oltp", "profile": "randread-8k"}
+    fields: dict[str, Any] = {**names, "variant": {"numjobs": 16}, "iops": 3000.0 + rep, "bw_mibps": 23.4}
+    return result_record(**{**fields, "repetition": rep, "runtime_s": 60.0, "latency": lat, **overrides})
 
 
 def test_aggregate_groups_by_key_and_summarises_repetitions() -> None:

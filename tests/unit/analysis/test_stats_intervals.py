@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from tests.support.records import latency, result_record
 
 from storagebench.analysis.stats import (
     FEW_REPETITIONS,
@@ -12,7 +13,7 @@ from storagebench.analysis.stats import (
     t_quantile,
 )
 from storagebench.protocol.adaptive import half_width
-from storagebench.results.records import LatencyStats, ResultRecord
+from storagebench.results.records import ResultRecord
 
 # The case: two repetitions of a p95 far apart, whose t interval is 2.121 ± 21.143 ms.
 P95_US = [626.0, 3616.0]
@@ -66,29 +67,9 @@ def test_zero_repetitions_is_refused() -> None:
 
 
 def _record(repetition: int, iops: float, p95_us: float) -> ResultRecord:
-    return ResultRecord(
-        config_id="gp3",
-        target_id="ebs0",
-        workload="std-randread-4k",
-        profile="std-randread-4k",
-        repetition=repetition,
-        phase="run",
-        direction="read",
-        engine="fio",
-        iops=iops,
-        bw_mibps=iops * 4 / 1024,
-        bytes=1 << 30,
-        runtime_s=10.0,
-        latency=LatencyStats(
-            basis="lat",
-            samples=1000,
-            mean_us=p95_us / 2,
-            stdev_us=1.0,
-            min_us=1.0,
-            max_us=p95_us * 2,
-            p95_us=p95_us,
-            p99_us=p95_us * 1.5,
-        ),
+    lat = latency(p95_us, p99_us=p95_us * 1.5)
+    return result_record(
+        repetition=repetition, iops=iops, bw_mibps=iops * 4 / 1024, runtime_s=10.0, latency=lat
     )
 
 

@@ -6,10 +6,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from api_stack import BUCKET, EVENTS
+from tests.support.api_stack import BUCKET, EVENTS
+from tests.support.records import latency, minute_of_4k
+from tests.support.runs import work_item
 
 from storagebench.adapters.aws.s3 import S3Artifacts
-from storagebench.core.state import StepTiming, WorkItem
+from storagebench.core.state import StepTiming
 from storagebench.request import BenchmarkRequest, parse_request
 from storagebench.results.records import ResultRecord
 from storagebench.workflow.artifact_keys import config_prefix
@@ -30,39 +32,10 @@ def record_demo_run(store: Any, run_id: str) -> None:
 
 
 def _record(config_id: str, target_id: str, repetition: int, iops: float) -> ResultRecord:
-    return ResultRecord.model_validate(
-        {
-            "config_id": config_id,
-            "target_id": target_id,
-            "workload": "std-randread-4k",
-            "profile": "std-randread-4k",
-            "repetition": repetition,
-            "phase": "run",
-            "direction": "read",
-            "engine": "fio",
-            "group": 0,
-            "jobs": 4,
-            "iops": iops,
-            "bw_mibps": iops * 4096 / 2**20,
-            "bytes": int(iops * 4096 * 60),
-            "ios": int(iops * 60),
-            "runtime_s": 60.0,
-            "latency": {
-                "basis": "lat",
-                "samples": int(iops * 60),
-                "mean_us": 800.0,
-                "stdev_us": 120.0,
-                "min_us": 90.0,
-                "max_us": 9100.0,
-                "p50_us": 760.0,
-                "p90_us": 1100.0,
-                "p95_us": 1250.5,
-                "p99_us": 2000.0,
-                "p999_us": 4100.0,
-            },
-            "labels": [],
-        }
-    )
+    spread = {"samples": int(iops * 60), "mean_us": 800.0, "stdev_us": 120.0, "min_us": 90.0}
+    percentiles = {"p50_us": 760.0, "p90_us": 1100.0, "p99_us": 2000.0, "p999_us": 4100.0}
+    lat = latency(1250.5, **spread, max_us=9100.0, **percentiles)
+    return minute_of_4k(iops, lat, config_id=config_id, target_id=target_id, repetition=repetition)
 
 
 def write_config_export(
@@ -73,13 +46,13 @@ def write_config_export(
     request = demo_request()
     config = request.config(config_id)
     target = config.targets[0].id
-    item = WorkItem(
-        run_id=run_id,
-        config_id=config_id,
-        suite=request.name,
-        region=request.region,
-        started_at=STARTED,
-        expires_at="2030-01-03T03:04:05Z",
+    item = work_item(
+        run_id,
+        config_id,
+        request.name,
+        request.region,
+        STARTED,
+        "2030-01-03T03:04:05Z",
         timing=StepTiming(ready_poll_s=1, ready_timeout_s=60, heartbeat_s=60, command_timeout_s=600),
         artifacts_prefix=config_prefix(run_id, config_id),
         attempt=attempt,

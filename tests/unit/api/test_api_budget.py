@@ -7,11 +7,11 @@ import json
 from typing import Any
 
 import pytest
-from api_events import call
-from api_stack import EVENTS, Stack
+from tests.support.api_events import call
+from tests.support.api_stack import EVENTS, Stack
+from tests.support.runs import run_summary
 
 from storagebench.core.guardrails import Guardrails
-from storagebench.core.state import RunSummary
 
 
 def demo() -> dict[str, Any]:
@@ -43,17 +43,7 @@ def _start(stack: Stack) -> tuple[int, dict[str, Any]]:
 
 
 def _finish(stack: Stack, run_id: str) -> None:
-    stack.store.finish_run(
-        RunSummary(
-            run_id=run_id,
-            suite="local-demo",
-            status="SUCCEEDED",
-            configs=[],
-            records=0,
-            started_at="2030-01-02T00:00:00Z",
-            ended_at="2030-01-02T01:00:00Z",
-        )
-    )
+    stack.store.finish_run(run_summary(run_id, "local-demo", "2030-01-02T00:00:00Z", "2030-01-02T01:00:00Z"))
 
 
 def test_runs_in_progress_and_of_the_day_are_held_to_the_stacks_budget(stack: Stack) -> None:

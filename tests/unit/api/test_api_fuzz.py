@@ -17,11 +17,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from api_events import call
-from api_stack import EVENTS, Stack
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from schema_strategies import from_schema
+from tests.support.api_events import call
+from tests.support.api_stack import EVENTS, Stack
 
 from storagebench.api.openapi import request_schema
 from storagebench.core.guardrails import Guardrails

@@ -7,12 +7,14 @@ from typing import Any
 from urllib.parse import parse_qs, urlparse
 
 import pytest
-from api_events import call
-from api_stack import BUCKET, EVENTS, Stack
+from tests.support.api_events import call
+from tests.support.api_stack import BUCKET, EVENTS, Stack
+from tests.support.runs import run_summary
+from tests.support.stack_env import FUNCTION_ENV
 
 from storagebench.api.routes import MAX_BODY_BYTES, ROUTES
 from storagebench.core.guardrails import Guardrails
-from storagebench.core.state import ConfigResult, RunSummary
+from storagebench.core.state import ConfigResult
 
 
 def demo() -> dict[str, Any]:
@@ -216,14 +218,12 @@ def test_a_run_with_its_configs_results_and_economics(stack: Stack) -> None:
 
     record_run(stack, "demo-1")
     stack.store.finish_run(
-        RunSummary(
-            run_id="demo-1",
-            suite="local-demo",
-            status="SUCCEEDED",
+        run_summary(
+            "demo-1",
+            "local-demo",
+            "2030-01-02T03:04:05Z",
+            "2030-01-02T04:00:00Z",
             configs=[ConfigResult(run_id="demo-1", config_id="gp2", status="succeeded", records=0)],
-            records=0,
-            started_at="2030-01-02T03:04:05Z",
-            ended_at="2030-01-02T04:00:00Z",
         )
     )
     stack.store.record_economics("demo-1", {"run_cost_usd": 1.25, "configs": []})
@@ -323,15 +323,7 @@ def test_delete_of_a_run_plan_has_not_recorded_needs_no_cleanup(stack: Stack) ->
 def test_delete_of_a_finished_run_is_a_conflict(stack: Stack) -> None:
     record_run(stack, "demo-1")
     stack.store.finish_run(
-        RunSummary(
-            run_id="demo-1",
-            suite="local-demo",
-            status="FAILED",
-            configs=[],
-            records=0,
-            started_at="2030-01-02T03:04:05Z",
-            ended_at="2030-01-02T04:00:00Z",
-        )
+        run_summary("demo-1", "local-demo", "2030-01-02T03:04:05Z", "2030-01-02T04:00:00Z", status="FAILED")
     )
     status, body, _ = call(stack.handler, "DELETE", "/runs/demo-1")
     assert status == 409 and assert_error(body, 409, "run_finished")["details"][0]["value"] == "demo-1"
@@ -501,7 +493,7 @@ def test_every_route_of_the_table_is_served(stack: Stack) -> None:
     ],
 )
 def test_the_example_events_for_sam_local_invoke(stack: Stack, name: str, status: int) -> None:
-    from api_events import Context
+    from tests.support.api_events import Context
 
     event = json.loads((EVENTS / "api" / name).read_text(encoding="utf-8"))
     response = stack.handler(event, Context())
@@ -513,18 +505,7 @@ def test_the_service_is_wired_from_the_functions_environment(stack: Stack) -> No
     from storagebench.adapters.aws.settings import SettingsError
     from storagebench.wiring import api as wiring
 
-    env = {
-        "RESULTS_TABLE": "storagebench-results",
-        "ARTIFACTS_BUCKET": BUCKET,
-        "STACK_NAME": "storagebench",
-        "SUBNET_ID": "subnet-1",
-        "SECURITY_GROUP_ID": "sg-1",
-        "INSTANCE_PROFILE_ARN": "arn:aws:iam::123456789012:instance-profile/x",
-        "INSTANCE_ROLE_ID": "AROAEXAMPLEROLE12345",
-        "AGENT_DOCUMENT": "doc",
-        "AWS_REGION": "us-east-1",
-        "MAX_RUN_COST_USD": "42",
-    }
+    env = {**FUNCTION_ENV, "ARTIFACTS_BUCKET": BUCKET, "MAX_RUN_COST_USD": "42"}
     with pytest.raises(SettingsError, match="STATE_MACHINE_ARN, SWEEP_RUN_FUNCTION"):
         wiring.from_environment(env)
     service = wiring.from_environment(

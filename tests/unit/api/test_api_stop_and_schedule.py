@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from api_events import call
-from api_stack import EVENTS, Stack
+from tests.support.api_events import call
+from tests.support.api_stack import EVENTS, Stack
 
 
 def demo() -> dict[str, Any]:

@@ -1,7 +1,7 @@
 """``storagebench results --stack --run ID --format csv|jsonl|parquet``: the rows Collect wrote, through
 the signed API (GET /runs/{id}/export) and the presigned links it answers.
 
-The API is the real handler on moto behind the SigV4-checking server of test_cli_stack; the links
+The API is the real handler on moto behind the SigV4-checking server of tests.support.api_cli; the links
 point at moto's S3 served on 127.0.0.1 (a ThreadedMotoServer shares the in-process moto's
 buckets), so the CLI downloads them over plain HTTP as it downloads from S3.
 """
@@ -18,18 +18,18 @@ from typing import Any
 import boto3
 import pyarrow.parquet as pq  # type: ignore[import-untyped]
 import pytest
-import test_cli_stack
-from api_stack import BUCKET, REGION, Stack
 from export_files import record_demo_run, write_config_export
 from moto.server import ThreadedMotoServer
-from test_cli_stack import Signed, cli
+from tests.support import api_cli
+from tests.support.api_cli import Signed, cli
+from tests.support.api_stack import BUCKET, REGION, Stack
 
 from storagebench.adapters.aws.report_links import S3ReportLinks
 from storagebench.export.schema import COLUMN_NAMES
 
 PREFIX = "exports/suite=local-demo/date=2030-01-02/run=demo-1/"
-served = test_cli_stack.served  # the signed API server and its hooks, as fixtures of this module too
-hooks = test_cli_stack.hooks
+served = api_cli.served  # the signed API server and its hooks, as fixtures of this module too
+hooks = api_cli.hooks
 
 
 @pytest.fixture

@@ -9,16 +9,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import test_cli_stack
-from api_stack import EVENTS, REGION, Stack
-from test_cli_stack import Signed, cli
+from tests.support import api_cli
+from tests.support.api_cli import Signed, cli
+from tests.support.api_stack import EVENTS, REGION, Stack
 from typer.testing import CliRunner
 
 from storagebench.cli.main import app
 from storagebench.quotas.recorded import RecordedQuotas
 
-served = test_cli_stack.served
-hooks = test_cli_stack.hooks
+served = api_cli.served
+hooks = api_cli.hooks
 STANDARD = "L-1216C47A"
 NAME = "Running On-Demand Standard (A, C, D, H, I, M, R, T, Z) instances"
 # local-demo: gp2, gp3 and io1 on c5.4xlarge (16 vCPUs each), 3 at once: 48 vCPUs

@@ -8,13 +8,14 @@ from typing import Any
 
 import pytest
 import yaml
-from api_events import Context, call
-from api_stack import EVENTS, REGION, REPO, Stack
-from test_cli_stack import Signed, cli, hooks, served
+from tests.support.api_cli import Signed, cli, hooks, served
+from tests.support.api_events import Context, call
+from tests.support.api_stack import EVENTS, REGION, REPO, Stack
+from tests.support.records import repetitions
+from tests.support.runs import run_summary
 
 from storagebench.api.routes import ROUTES
-from storagebench.core.state import ConfigResult, RunSummary
-from storagebench.results.records import ResultRecord
+from storagebench.core.state import ConfigResult
 
 __all__ = ["hooks", "served"]  # the fixture, imported for these tests
 
@@ -31,33 +32,12 @@ def record_run(stack: Stack, run_id: str) -> None:
     document: dict[str, Any] = json.loads((EVENTS / "local-demo.json").read_text(encoding="utf-8"))
     stack.store.start_run(run_id, "local-demo", document, started, "2030-12-01T00:00:00Z", list(IOPS[run_id]))
     for config_id, values in IOPS[run_id].items():
-        records = [
-            ResultRecord(
-                config_id=config_id,
-                target_id="ebs0",
-                workload="std-randread-4k",
-                profile="std-randread-4k",
-                repetition=i + 1,
-                phase="run",
-                direction="read",
-                engine="fio",
-                iops=v,
-                bytes=1 << 30,
-                runtime_s=30,
-            )
-            for i, v in enumerate(values)
-        ]
+        records = repetitions({config_id: values})
         option = f"c5.4xlarge/ebs:{config_id}:100GiB:xfs"
         stack.store.put_results(run_id, config_id, records, started, {"storage_option": option})
     configs = [ConfigResult(run_id=run_id, config_id=c, status="succeeded", records=3) for c in IOPS[run_id]]
-    summary = RunSummary(
-        run_id=run_id,
-        suite="local-demo",
-        status="SUCCEEDED",
-        configs=configs,
-        records=6,
-        started_at=started,
-        ended_at=started.replace("T03", "T04"),
+    summary = run_summary(
+        run_id, "local-demo", started, started.replace("T03", "T04"), configs=configs, records=6
     )
     stack.store.finish_run(summary)
 

@@ -12,10 +12,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from api_events import call
-from api_stack import EVENTS, REGION, Stack
 from botocore.exceptions import ClientError
-from test_cli_stack import Signed, cli, hooks, served
+from tests.support.api_cli import Signed, cli, hooks, served
+from tests.support.api_events import call
+from tests.support.api_stack import EVENTS, REGION, Stack
 
 from storagebench.adapters.aws.stepfunctions import StepFunctionsLauncher
 from storagebench.api.ports import EXECUTION_INPUT_LIMIT, execution_input

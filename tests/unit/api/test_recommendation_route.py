@@ -7,11 +7,10 @@ import json
 from typing import Any
 
 import pytest
-from api_events import call
-from api_stack import EVENTS, REGION, Stack
-from test_cli_stack import Signed, cli, hooks, served
-
-from storagebench.results.records import ResultRecord
+from tests.support.api_cli import Signed, cli, hooks, served
+from tests.support.api_events import call
+from tests.support.api_stack import EVENTS, REGION, Stack
+from tests.support.records import repetitions
 
 __all__ = ["hooks", "served"]  # the fixture, imported for these tests
 
@@ -28,22 +27,7 @@ def record_run(stack: Stack, requirements: list[str] | None = None) -> None:
         document["requirements"] = requirements
     stack.store.start_run(RUN, "local-demo", document, STARTED, "2030-11-03T03:04:05Z", list(IOPS))
     for config_id, values in IOPS.items():
-        records = [
-            ResultRecord(
-                config_id=config_id,
-                target_id="ebs0",
-                workload="std-randread-4k",
-                profile="std-randread-4k",
-                repetition=i + 1,
-                phase="run",
-                direction="read",
-                engine="fio",
-                iops=v,
-                bytes=1 << 30,
-                runtime_s=30,
-            )
-            for i, v in enumerate(values)
-        ]
+        records = repetitions({config_id: values})
         stack.store.put_results(RUN, config_id, records, STARTED, {"storage_option": f"ebs:{config_id}"})
     configs = [{"id": c, "monthly_usd": usd, "cost_partial": False} for c, usd in MONTHLY.items()]
     stack.store.record_economics(RUN, {"configs": configs})

@@ -7,10 +7,10 @@ import json
 from urllib.parse import parse_qs, unquote, urlparse
 
 import requests
-from api_events import Context, call
-from api_stack import BUCKET, EVENTS, Stack
 from export_files import record_demo_run, write_config_export
 from test_api_routes import assert_error
+from tests.support.api_events import Context, call
+from tests.support.api_stack import BUCKET, EVENTS, Stack
 
 PREFIX = "exports/suite=local-demo/date=2030-01-02/run=demo-1/"
 

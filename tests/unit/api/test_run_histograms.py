@@ -6,57 +6,27 @@ for them through the same parameter."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
-from api_events import call
-from api_stack import REGION, Stack
 from test_api_routes import assert_error, demo
-from test_cli_stack import cli, hooks, served  # noqa: F401 - the served API and its hooks are fixtures
+from tests.support.api_cli import cli, hooks, served  # noqa: F401 - the served API and its hooks are fixtures
+from tests.support.api_events import call
+from tests.support.api_stack import REGION, Stack
+from tests.support.fio_runs import measured
+from tests.support.records import result_record
 
 from storagebench.api.models import RecordHistogram, RunDetail
 from storagebench.api.openapi import build_openapi
-from storagebench.results.fio import fio_records, load_fio_json, split_fio_output
 from storagebench.results.records import ResultRecord
 
-FIO = Path(__file__).resolve().parents[2] / "data" / "fio"
 STARTED = "2030-01-02T03:04:05Z"
 LABELS = {"storage_option": "m6i.large/ebs:gp3:100GiB:xfs", "suite": "local-demo"}
 
 
-def measured(name: str, workload: str, repetition: int) -> list[ResultRecord]:
-    """The records the agent makes of one fio run (its json+ histograms merged and bucketed)."""
-    json_text, normal = split_fio_output((FIO / f"{name}.out").read_text())
-    return fio_records(
-        load_fio_json(json_text),
-        config_id="gp3",
-        target_id="ebs0",
-        workload=workload,
-        profile="fio-randread",
-        repetition=repetition,
-        phase="run",
-        variant={"iodepth": 32},
-        started_at=STARTED,
-        normal_text=normal,
-    )
-
-
 def dd_read() -> ResultRecord:
     """A measurement without a latency histogram."""
-    return ResultRecord(
-        config_id="gp3",
-        target_id="ebs0",
-        workload="seqread-dd",
-        profile="dd",
-        repetition=1,
-        phase="run",
-        direction="read",
-        engine="dd",
-        bytes=1 << 30,
-        runtime_s=4.2,
-        bw_mibps=243.8,
-    )
+    return result_record(workload="seqread-dd", profile="dd", engine="dd", runtime_s=4.2, bw_mibps=243.8)
 
 
 @pytest.fixture
@@ -65,9 +35,9 @@ def written(stack: Stack) -> list[ResultRecord]:
     groups (read and write each), and a dd read."""
     stack.store.start_run("demo-1", "local-demo", {"name": "local-demo"}, STARTED, STARTED, ["gp3"])
     records = [
-        *measured("numjobs4", "randread-4k", 1),
-        *measured("single_randread", "randread-4k", 2),
-        *measured("new_group", "two-groups", 1),
+        *measured("numjobs4", "randread-4k", 1, STARTED, variant={"iodepth": 32}),
+        *measured("single_randread", "randread-4k", 2, STARTED, variant={"iodepth": 32}),
+        *measured("new_group", "two-groups", 1, STARTED, variant={"iodepth": 32}),
         dd_read(),
     ]
     assert stack.store.put_results("demo-1", "gp3", records, STARTED, LABELS) == len(records)

@@ -6,14 +6,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from api_events import call
-from api_stack import REGION, Stack
-from test_cli_stack import cli, hooks, served  # noqa: F401 - the served API and its hooks are fixtures
+from tests.support.api_cli import cli, hooks, served  # noqa: F401 - the served API and its hooks are fixtures
+from tests.support.api_events import call
+from tests.support.api_stack import REGION, Stack
+from tests.support.runs import work_item
 
 from storagebench.agent.adaptive import SeriesTracker
 from storagebench.api.models import RunDetail
 from storagebench.core.series import SeriesOutcome, SteadyStateOutcome
-from storagebench.core.state import CollectSummary, ConfigState, Resources, StepTiming, WorkItem
+from storagebench.core.state import CollectSummary, ConfigState, Resources
 
 STARTED = "2030-01-02T03:04:05Z"
 
@@ -52,16 +53,7 @@ VERDICT = SteadyStateOutcome(
 
 
 def _state(config_id: str, collected: CollectSummary | None) -> ConfigState:
-    item = WorkItem(
-        run_id="demo-1",
-        config_id=config_id,
-        suite="local-demo",
-        region=REGION,
-        started_at=STARTED,
-        expires_at="2030-01-03T03:04:05Z",
-        timing=StepTiming(ready_poll_s=30, ready_timeout_s=1200, heartbeat_s=300, command_timeout_s=7200),
-        artifacts_prefix=f"runs/demo-1/{config_id}/",
-    )
+    item = work_item("demo-1", config_id, "local-demo", REGION, STARTED, "2030-01-03T03:04:05Z")
     return ConfigState(
         item=item, resources=Resources(instance_id="i-1", launched_at=STARTED), collected=collected
     )

@@ -5,45 +5,19 @@ columns, nothing when the run recorded neither, a note for an entry that does no
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.support.cli_backends import serve_local_store, serve_stack_api
+from tests.support.report_runs import adaptive_series
 from typer.testing import CliRunner
 
 from storagebench.api.models import ConfigProgress
 from storagebench.cli import results_cmd
 from storagebench.cli.main import app
-from storagebench.protocol.adaptive import decide, half_width_pct
 
 RUN = "local-demo-20261125T165801Z-3f9c2a"
-
-
-def series(name: str, values: list[float], bounds: tuple[int, int], ci_pct: float = 2.0) -> dict[str, Any]:
-    """A series as the agent records it (``agent.adaptive.SeriesTracker.record``)."""
-    stopped, reason = decide(values, len(values), bounds[0], bounds[1], ci_pct)
-    precision = half_width_pct(values)
-    workload, target = name.split(".")
-    return {
-        "series": name,
-        "workload": workload,
-        "target": target,
-        "variant": {},
-        "metric": "iops",
-        "phase": "run",
-        "min": bounds[0],
-        "max": bounds[1],
-        "ci_pct": ci_pct,
-        "spent": len(values),
-        "values": values,
-        "mean": sum(values) / len(values),
-        "half_width_pct": round(precision, 4) if precision is not None else None,
-        "stopped": stopped,
-        "reason": reason,
-        "notes": [],
-    }
 
 
 VERDICT = {
@@ -58,14 +32,17 @@ VERDICT = {
 }
 COLLECTED: dict[str, dict[str, Any]] = {
     "gp3": {
-        "series": [series("std-randread-4k.ebs0", [3010.0, 2995.0, 3004.0], (2, 10))],
+        "series": [adaptive_series("std-randread-4k.ebs0", [3010.0, 2995.0, 3004.0], bounds=(2, 10))],
         "steady_state": [],
     },
     "gp2": {
-        "series": [series("std-randread-4k.ebs0", [1650.0, 1480.0, 910.0, 1590.0], (2, 4))],
+        "series": [adaptive_series("std-randread-4k.ebs0", [1650.0, 1480.0, 910.0, 1590.0], bounds=(2, 4))],
         "steady_state": [VERDICT],
     },
-    "io1": {"series": [series("std-randread-4k.ebs0", [2010.0, 2400.0], (3, 8))], "steady_state": []},
+    "io1": {
+        "series": [adaptive_series("std-randread-4k.ebs0", [2010.0, 2400.0], bounds=(3, 8))],
+        "steady_state": [],
+    },
 }
 
 
@@ -122,16 +99,8 @@ def collected(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> dict[str, dict
             assert (method, path) == ("GET", f"/runs/{RUN}")
             return 200, api_document(recorded)
 
-    @contextmanager
-    def local_store(root: Path) -> Iterator[Store]:
-        yield Store()
-
-    @contextmanager
-    def stack_api(stack: str | None, api_url: str | None, region: str | None) -> Iterator[Api]:
-        yield Api()
-
-    monkeypatch.setattr(results_cmd, "local_store", local_store)
-    monkeypatch.setattr("storagebench.cli.stack_client.stack_api", stack_api)
+    serve_local_store(monkeypatch, Store, results_cmd)
+    serve_stack_api(monkeypatch, Api)
     (tmp_path / ".storagebench" / "artifacts" / "runs" / RUN).mkdir(parents=True)
     monkeypatch.chdir(tmp_path)
     return recorded

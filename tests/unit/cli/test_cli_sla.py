@@ -3,28 +3,19 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 from rich.console import Console
+from tests.support.fio_runs import SLA_SPEC, write_sla_search
+from tests.support.records import emulated, latency, result_record
 
 from storagebench.analysis.stats import aggregate
 from storagebench.cli import agent_cmd, render
-from storagebench.results.fio import split_fio_output
-from storagebench.results.records import LatencyStats, ResultRecord, SlaSearch
+from storagebench.results.records import ResultRecord, SlaSearch
 
-DATA = Path(__file__).resolve().parents[2] / "data"
-SPEC: dict[str, Any] = {
-    "percentile": 99.0,
-    "target_us": 1000.0,
-    "low_iops": 100,
-    "high_iops": 4500,
-    "tolerance": 0.05,
-    "max_probes": 12,
-    "min_delivered": 0.95,
-}
+SPEC = SLA_SPEC
 # (rate asked, IOPS achieved, p99 us): a gp3-like volume whose p99 crosses 1 ms near 1,800 IOPS
 PROBES = [
     (100, 100.0, 414.0),
@@ -92,32 +83,19 @@ def record(config_id: str, probes: list[tuple[int, float, float]], repetition: i
     )
     chosen = answer or found["probes"][0]
     p99 = chosen["latency_us"]
-    return ResultRecord(
+    spread = {"samples": chosen["ios"], "mean_us": p99 / 3, "stdev_us": p99 / 6, "min_us": 90.0}
+    probe = {"iops": chosen["iops"] if answer else None, "bytes": chosen["ios"] * 4096, "ios": chosen["ios"]}
+    searched = {"phase": "search", "latency": latency(p99 * 0.8, **spread, p99_us=p99), "sla": sla}
+    labels = [] if answer else ["sla-not-met"]
+    measured = result_record(
         config_id=config_id,
-        target_id="ebs0",
         workload="sla-randread-4k",
-        profile="sla-randread-4k",
         repetition=repetition,
-        phase="search",
-        direction="read",
-        engine="fio",
-        iops=chosen["iops"] if answer else None,
-        bytes=chosen["ios"] * 4096,
-        ios=chosen["ios"],
-        runtime_s=30.0,
-        latency=LatencyStats(
-            basis="lat",
-            samples=chosen["ios"],
-            mean_us=p99 / 3,
-            stdev_us=p99 / 6,
-            min_us=90.0,
-            max_us=p99 * 2,
-            p95_us=p99 * 0.8,
-            p99_us=p99,
-        ),
-        labels=[f"emulated:{config_id}:100GiB", *([] if answer else ["sla-not-met"])],
-        sla=sla,
+        **probe,
+        **searched,
+        labels=labels,
     )
+    return emulated(measured)
 
 
 def printed(rows: list[ResultRecord], **options: Any) -> str:
@@ -165,32 +143,7 @@ def test_the_agent_command_answers_the_search_from_its_output_directory(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     found = search(PROBES)
-    phase_dir = tmp_path / "steps/s1/search"
-    json_text, normal = split_fio_output((DATA / "fio/single_randread.out").read_text())
-    for entry in found["probes"]:
-        (phase_dir / entry["dir"]).mkdir(parents=True)
-        (phase_dir / entry["dir"] / "fio.json").write_text(json_text)
-        (phase_dir / entry["dir"] / "fio.txt").write_text(normal)
-    step = {
-        "id": "s1",
-        "workload": "sla-randread-4k",
-        "profile": "sla-randread-4k",
-        "variant": {},
-        "repetition": 1,
-        "target": "vol",
-        "status": "ok",
-        "phases": [
-            {"name": "search", "engine": "fio", "dir": "steps/s1/search", "status": "ok", "search": found}
-        ],
-    }
-    manifest = {
-        "manifest_version": 1,
-        "run_id": "run-1",
-        "config_id": "gp3",
-        "targets": [{"id": "vol", "labels": []}],
-        "steps": [step],
-    }
-    (tmp_path / "manifest.json").write_text(json.dumps(manifest))
+    write_sla_search(tmp_path, found)
     console = Console(record=True, width=400)
     monkeypatch.setattr(agent_cmd, "out", console)
     monkeypatch.setattr(agent_cmd, "err", Console(record=True, width=400))

@@ -6,19 +6,18 @@ from __future__ import annotations
 import csv
 import io
 import json
-from collections.abc import Iterator
-from contextlib import contextmanager
-from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.support.cli_backends import serve_local_store
+from tests.support.records import emulated, latency, result_record, stored_result
 from typer.testing import CliRunner
 
 from storagebench.cli import compare_cmd
 from storagebench.cli.console import out
 from storagebench.cli.main import app
 from storagebench.costs.run_compare import FLAT_FIELDS
-from storagebench.results.records import LatencyStats, ResultRecord
+from storagebench.results.records import ResultRecord
 
 OLD = "local-demo-20261125T151152Z-e9fe"
 NEW = "local-demo-20261125T165838Z-db47"
@@ -31,30 +30,15 @@ IOPS = {
 STARTED = {OLD: "2026-11-25T15:11:52Z", NEW: "2026-11-25T16:58:38Z", RUNNING: "2026-11-25T17:05:24Z"}
 
 
+def measured(config_id: str, repetition: int, iops: float) -> ResultRecord:
+    lat = latency(399 + repetition, mean_us=250, stdev_us=9, min_us=60, max_us=9000)
+    rates = {"iops": iops, "bw_mibps": iops * 4 / 1024}
+    return emulated(result_record(config_id=config_id, repetition=repetition, **rates, latency=lat))
+
+
 def stored_run(run_id: str) -> dict[str, Any]:
     results = [
-        {
-            "config_id": cid,
-            "labels": {"storage_option": OPTIONS[cid], "suite": "local-demo"},
-            "record": ResultRecord(
-                config_id=cid,
-                target_id="ebs0",
-                workload="std-randread-4k",
-                profile="std-randread-4k",
-                repetition=i + 1,
-                phase="run",
-                direction="read",
-                engine="fio",
-                iops=v,
-                bw_mibps=v * 4 / 1024,
-                bytes=1 << 30,
-                runtime_s=30,
-                latency=LatencyStats(
-                    basis="lat", samples=1000, mean_us=250, stdev_us=9, min_us=60, max_us=9000, p95_us=400 + i
-                ),
-                labels=[f"emulated:{cid}:100GiB"],
-            ).model_dump(mode="json"),
-        }
+        stored_result(measured(cid, i + 1, v), {"storage_option": OPTIONS[cid], "suite": "local-demo"})
         for cid, values in IOPS[run_id].items()
         for i, v in enumerate(values)
     ]
@@ -87,11 +71,7 @@ class FakeStore:
 
 @pytest.fixture(autouse=True)
 def local_results(monkeypatch: pytest.MonkeyPatch) -> None:
-    @contextmanager
-    def local_store(root: Path) -> Iterator[FakeStore]:
-        yield FakeStore()
-
-    monkeypatch.setattr(compare_cmd, "local_store", local_store)
+    serve_local_store(monkeypatch, FakeStore, compare_cmd)
     monkeypatch.setenv("COLUMNS", "80")
     monkeypatch.setattr(out, "width", 80)
 

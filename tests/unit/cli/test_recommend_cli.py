@@ -4,17 +4,16 @@ and the exit status (0 a config meets every requirement, 1 none does, 2 bad inpu
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.support.cli_backends import serve_local_store
+from tests.support.records import emulated, repetitions
 from typer.testing import CliRunner
 
 from storagebench.cli import recommend_cmd
 from storagebench.cli.main import app
-from storagebench.results.records import ResultRecord
 
 EVENTS = Path(__file__).resolve().parents[3] / "events"
 RUN = "local-demo-20261125T151152Z-e9fe"
@@ -25,24 +24,7 @@ MONTHLY = {"gp2": 507.04, "gp3": 505.04, "io1": 769.54}
 def stored_run() -> dict[str, Any]:
     request = json.loads((EVENTS / "local-demo.json").read_text(encoding="utf-8"))
     request.pop("requirements")  # judged only on what each test requires
-    results = [
-        ResultRecord(
-            config_id=cid,
-            target_id="ebs0",
-            workload="std-randread-4k",
-            profile="std-randread-4k",
-            repetition=i + 1,
-            phase="run",
-            direction="read",
-            engine="fio",
-            iops=v,
-            bytes=1 << 30,
-            runtime_s=30,
-            labels=[f"emulated:{cid}:100GiB"],
-        ).model_dump(mode="json")
-        for cid, values in IOPS.items()
-        for i, v in enumerate(values)
-    ]
+    results = [emulated(record).model_dump(mode="json") for record in repetitions(IOPS)]
     economics = {
         "configs": [{"id": c, "monthly_usd": usd, "cost_partial": False} for c, usd in MONTHLY.items()]
     }
@@ -78,11 +60,7 @@ class FakeStore:
 def local_results(monkeypatch: pytest.MonkeyPatch) -> None:
     """The local store (DynamoDB Local in real use) holding the demo run."""
 
-    @contextmanager
-    def local_store(root: Path) -> Iterator[FakeStore]:
-        yield FakeStore()
-
-    monkeypatch.setattr(recommend_cmd, "local_store", local_store)
+    serve_local_store(monkeypatch, FakeStore, recommend_cmd)
     monkeypatch.setenv("COLUMNS", "80")
 
 

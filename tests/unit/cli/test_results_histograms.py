@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -16,18 +15,19 @@ from typing import Any
 import boto3
 import pytest
 from moto import mock_aws
+from tests.support.cli_backends import serve_local_store
+from tests.support.fio_runs import measured
+from tests.support.moto_env import moto_credentials
 from typer.testing import CliRunner
 
 from storagebench.adapters.aws.dynamodb import DynamoResultsStore
 from storagebench.cli import results_cmd
 from storagebench.cli.main import app
-from storagebench.results.fio import fio_records, load_fio_json, split_fio_output
 from storagebench.results.records import ResultRecord
 from storagebench_local.session import Execution
 from storagebench_local.template import Template
 
 REPO = Path(__file__).resolve().parents[3]
-FIO = REPO / "tests" / "data" / "fio"
 REGION = "us-east-1"
 TABLE = "storagebench-results"
 RUN = "local-demo-20301102T030405Z-3f9c2a"
@@ -35,26 +35,10 @@ STARTED = "2030-11-02T03:04:05Z"
 LABELS = {"storage_option": "local/ebs:gp3:1GiB:ext4", "suite": "local-demo"}
 
 
-def measured(name: str, workload: str, repetition: int) -> list[ResultRecord]:
-    """The records the agent makes of one fio run (json+ histograms merged into log buckets)."""
-    json_text, normal = split_fio_output((FIO / f"{name}.out").read_text())
-    return fio_records(
-        load_fio_json(json_text),
-        config_id="gp3",
-        target_id="ebs0",
-        workload=workload,
-        profile="fio-randread",
-        repetition=repetition,
-        phase="run",
-        started_at=STARTED,
-        normal_text=normal,
-    )
-
-
 WRITTEN = [
-    *measured("numjobs4", "std-randread-4k", 1),
-    *measured("single_randread", "std-randread-4k", 2),
-    *measured("new_group", "two-groups", 1),
+    *measured("numjobs4", "std-randread-4k", 1, STARTED),
+    *measured("single_randread", "std-randread-4k", 2, STARTED),
+    *measured("new_group", "two-groups", 1, STARTED),
 ]
 
 
@@ -73,12 +57,7 @@ class Store(DynamoResultsStore):
 @pytest.fixture
 def store(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[Store]:
     """A local run as Plan and Collect stored it; ``results`` reads it from here."""
-    for name, value in {
-        "AWS_ACCESS_KEY_ID": "testing",
-        "AWS_SECRET_ACCESS_KEY": "testing",
-        "AWS_DEFAULT_REGION": REGION,
-    }.items():
-        monkeypatch.setenv(name, value)
+    moto_credentials(monkeypatch, REGION)
     with mock_aws():
         client = boto3.client("dynamodb", region_name=REGION)
         client.create_table(**Template(REPO / "template.yaml").table_kwargs("ResultsTable", TABLE))
@@ -86,11 +65,7 @@ def store(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[Store]:
         found.start_run(RUN, "local-demo", {"name": "local-demo"}, STARTED, STARTED, ["gp3"])
         assert found.put_results(RUN, "gp3", WRITTEN, STARTED, LABELS) == len(WRITTEN)
 
-        @contextmanager
-        def local_store(root: Path) -> Iterator[Store]:
-            yield found
-
-        monkeypatch.setattr(results_cmd, "local_store", local_store)
+        serve_local_store(monkeypatch, lambda: found, results_cmd)
         monkeypatch.chdir(tmp_path)
         yield found
 

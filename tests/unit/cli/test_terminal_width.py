@@ -7,12 +7,12 @@ from __future__ import annotations
 import csv
 import io
 import json
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.support.cli_backends import serve_local_store, serve_stack_api
+from tests.support.records import emulated, latency, result_record, stored_result
 from typer.testing import CliRunner
 
 from storagebench.api.run_view import run_view
@@ -20,7 +20,6 @@ from storagebench.cli import recommend_cmd, report_cmd, results_cmd
 from storagebench.cli.listing import FORMATS
 from storagebench.cli.main import app
 from storagebench.costs.recommend_run import recommend_stored_run
-from storagebench.results.records import LatencyStats, ResultRecord
 
 EVENTS = Path(__file__).resolve().parents[3] / "events"
 SUITE = "local-demo"
@@ -36,44 +35,21 @@ def request() -> dict[str, Any]:
     return document
 
 
+SPREAD = {"samples": 3_703_701, "mean_us": 1234.5, "stdev_us": 87.6, "min_us": 12.0}
+
+
 def records(run_id: str) -> list[dict[str, Any]]:
     found = []
     for config_id, iops in IOPS.items():
         for repetition, factor in ((1, 1.0), (2, 1.013)):
-            record = ResultRecord(
-                config_id=config_id,
-                target_id="ebs0",
-                workload="std-randread-4k",
-                profile="std-randread-4k",
-                repetition=repetition,
-                phase="run",
-                direction="read",
-                engine="fio",
-                iops=iops * factor,
-                bw_mibps=iops * factor * 4 / 1024,
-                bytes=1 << 34,
-                runtime_s=30,
-                latency=LatencyStats(
-                    basis="lat",
-                    samples=3_703_701,
-                    mean_us=1234.5,
-                    stdev_us=87.6,
-                    min_us=12.0,
-                    max_us=98765.0,
-                    p95_us=2121.4 * factor,
-                    p99_us=12345.6,
-                ),
-                labels=[f"emulated:{config_id}:100GiB"],
+            lat = latency(2121.4 * factor, **SPREAD, max_us=98765.0, p99_us=12345.6)
+            rates = {"iops": iops * factor, "bw_mibps": iops * factor * 4 / 1024}
+            record = result_record(
+                config_id=config_id, repetition=repetition, **rates, bytes=1 << 34, latency=lat
             )
-            found.append(
-                {
-                    "run_id": run_id,
-                    "config_id": config_id,
-                    "record": record.model_dump(mode="json"),
-                    "started_at": "2026-11-25T16:58:01Z",
-                    "labels": {"storage_option": OPTIONS[config_id], "suite": SUITE},
-                }
-            )
+            labels = {"storage_option": OPTIONS[config_id], "suite": SUITE}
+            stored = stored_result(emulated(record), labels)
+            found.append({"run_id": run_id, **stored, "started_at": "2026-11-25T16:58:01Z"})
     return found
 
 
@@ -200,17 +176,8 @@ class FakeApi:
 
 @pytest.fixture(autouse=True)
 def fakes(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    @contextmanager
-    def local_store(root: Path) -> Iterator[FakeStore]:
-        yield FakeStore()
-
-    @contextmanager
-    def stack_api(stack: str | None, api_url: str | None, region: str | None) -> Iterator[FakeApi]:
-        yield FakeApi()
-
-    for module in (results_cmd, recommend_cmd, report_cmd):
-        monkeypatch.setattr(module, "local_store", local_store)
-    monkeypatch.setattr("storagebench.cli.stack_client.stack_api", stack_api)
+    serve_local_store(monkeypatch, FakeStore, results_cmd, recommend_cmd, report_cmd)
+    serve_stack_api(monkeypatch, FakeApi)
     for run_id in [*RUNS, ACTIVE_RUN]:
         (tmp_path / ".storagebench" / "artifacts" / "runs" / run_id).mkdir(parents=True)
     monkeypatch.chdir(tmp_path)

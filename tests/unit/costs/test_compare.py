@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 from reference_book import ReferenceBook
+from tests.support.records import latency, result_record
 
 from storagebench.costs.compare import Comparison, compare
 from storagebench.costs.frontier import pareto_frontier
@@ -16,7 +17,7 @@ from storagebench.costs.measures import with_totals, workload_names
 from storagebench.costs.monthly import price_request
 from storagebench.costs.verdicts import verdict
 from storagebench.request import load_request
-from storagebench.results.records import LatencyStats, ResultRecord
+from storagebench.results.records import ResultRecord
 
 EVENTS = Path(__file__).resolve().parents[3] / "events"
 
@@ -35,33 +36,14 @@ def rec(
     target: str = "ebs0",
     phase: str = "run",
 ) -> ResultRecord:
-    latency = None
+    lat = None
     if p95_us is not None:
-        latency = LatencyStats(
-            basis="lat",
-            samples=10_000,
-            mean_us=p95_us / 2,
-            stdev_us=p95_us / 4,
-            min_us=50,
-            max_us=p95_us * 3,
-            p50_us=p95_us / 2,
-            p95_us=p95_us,
-            p99_us=p95_us * 1.5,
-        )
-    return ResultRecord(
-        config_id=config_id,
-        target_id=target,
-        workload=workload,
-        profile=profile or workload,
-        repetition=repetition,
-        phase=phase,
-        direction=direction,
-        engine=engine,
-        iops=iops,
-        bw_mibps=bw,
-        bytes=1 << 30,
-        runtime_s=60,
-        latency=latency,
+        spread = {"stdev_us": p95_us / 4, "min_us": 50, "max_us": p95_us * 3}
+        lat = latency(p95_us, samples=10_000, **spread, p50_us=p95_us / 2, p99_us=p95_us * 1.5)
+    names = {"config_id": config_id, "target_id": target, "workload": workload}
+    kind = {"repetition": repetition, "phase": phase, "direction": direction, "engine": engine}
+    return result_record(
+        **names, profile=profile or workload, **kind, iops=iops, bw_mibps=bw, runtime_s=60, latency=lat
     )
 
 

@@ -6,10 +6,11 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from tests.support.records import latency, result_record
 
 from storagebench.costs.recommend import ConfigPrice, Recommendation, recommend
 from storagebench.request.requirements import RequirementError
-from storagebench.results.records import LatencyStats, ResultRecord
+from storagebench.results.records import ResultRecord
 
 RANDREAD = "std-randread-4k"
 WORKLOADS = [RANDREAD, "std-seqread-1m", "fio-randrw-4k-25read"]
@@ -29,35 +30,15 @@ def rec(
     variant: dict[str, Any] | None = None,
     labels: list[str] | None = None,
 ) -> ResultRecord:
-    latency = None
+    lat = None
     if p95_ms is not None:
-        latency = LatencyStats(
-            basis="lat",
-            samples=10_000,
-            mean_us=p95_ms * 500,
-            stdev_us=p95_ms * 250,
-            min_us=50,
-            max_us=p95_ms * 3000,
-            p50_us=p95_ms * 500,
-            p95_us=p95_ms * 1000,
-            p99_us=p99_ms * 1000 if p99_ms is not None else None,
-        )
-    return ResultRecord(
-        config_id=config_id,
-        target_id="ebs0",
-        workload=workload,
-        profile=workload,
-        variant=variant or {},
-        repetition=repetition,
-        phase="run",
-        direction=direction,
-        engine="fio",
-        iops=iops,
-        bw_mibps=bw,
-        bytes=1 << 30,
-        runtime_s=60,
-        latency=latency,
-        labels=labels or [],
+        spread = {"mean_us": p95_ms * 500, "stdev_us": p95_ms * 250, "min_us": 50, "max_us": p95_ms * 3000}
+        p99_us = p99_ms * 1000 if p99_ms is not None else None
+        lat = latency(p95_ms * 1000, samples=10_000, **spread, p50_us=p95_ms * 500, p99_us=p99_us)
+    names = {"config_id": config_id, "workload": workload, "variant": variant or {}, "labels": labels or []}
+    rates = {"iops": iops, "bw_mibps": bw}
+    return result_record(
+        **names, repetition=repetition, direction=direction, **rates, runtime_s=60, latency=lat
     )
 
 

@@ -9,13 +9,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.support.records import result_record
 
 from storagebench.costs.recommend import ConfigPrice
 from storagebench.costs.recommend_history import recommend_from_history, storage_options
 from storagebench.costs.recommend_run import NoRequirementsError
 from storagebench.request import parse_request
 from storagebench.request.requirements import RequirementError
-from storagebench.results.records import ResultRecord
 
 EVENTS = Path(__file__).resolve().parents[3] / "events"
 DEMO: dict[str, Any] = json.loads((EVENTS / "local-demo.json").read_text(encoding="utf-8"))
@@ -27,20 +27,8 @@ PRICES = {
 
 
 def point(run_id: str, started_at: str, repetition: int, iops: float) -> dict[str, Any]:
-    record = ResultRecord(
-        config_id="old-name",
-        target_id="ebs0",
-        workload="std-randread-4k",
-        profile="std-randread-4k",
-        repetition=repetition,
-        phase="run",
-        direction="read",
-        engine="fio",
-        iops=iops,
-        bw_mibps=iops / 256,
-        bytes=1 << 30,
-        runtime_s=30,
-    ).model_dump(mode="json")
+    measured = result_record(config_id="old-name", repetition=repetition, iops=iops, bw_mibps=iops / 256)
+    record = measured.model_dump(mode="json")
     record.pop("config_id")  # series items store the record without it, as metric_history answers
     return {"started_at": started_at, "run_id": run_id, "config_id": "old-name", "record": record}
 

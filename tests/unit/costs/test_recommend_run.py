@@ -9,10 +9,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.support.records import result_record, stored_result
 
 from storagebench.costs.recommend_run import NoRequirementsError, recommend_stored_run
 from storagebench.request.requirements import RequirementError
-from storagebench.results.records import ResultRecord
 
 EVENTS = Path(__file__).resolve().parents[3] / "events"
 DEMO: dict[str, Any] = json.loads((EVENTS / "local-demo.json").read_text(encoding="utf-8"))
@@ -21,22 +21,11 @@ IOPS = {"gp2": [3000.0, 3010.0], "gp3": [3005.0, 3011.0], "io1": [3999.0, 4003.0
 
 
 def result(config_id: str, repetition: int, iops: float) -> dict[str, Any]:
-    record = ResultRecord(
-        config_id=config_id,
-        target_id="ebs0",
-        workload="std-randread-4k",
-        profile="std-randread-4k",
-        repetition=repetition,
-        phase="run",
-        direction="read",
-        engine="fio",
-        iops=iops,
-        bw_mibps=iops / 256,
-        bytes=1 << 30,
-        runtime_s=30,
-        labels=[f"emulated:{config_id}:100GiB"],
+    labels = [f"emulated:{config_id}:100GiB"]
+    record = result_record(
+        config_id=config_id, repetition=repetition, iops=iops, bw_mibps=iops / 256, labels=labels
     )
-    return {"config_id": config_id, "record": record.model_dump(mode="json"), "labels": {}}
+    return stored_result(record)
 
 
 def stored(

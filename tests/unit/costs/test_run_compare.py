@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from tests.support.records import latency, result_record
 
 from storagebench.costs.run_compare import (
     FLAT_FIELDS,
@@ -15,7 +16,7 @@ from storagebench.costs.run_compare import (
     flat_rows,
     pick_suite_runs,
 )
-from storagebench.results.records import LatencyStats, ResultRecord
+from storagebench.results.records import ResultRecord
 
 GP3 = "c5.4xlarge/ebs:gp3:100GiB:xfs"
 IO1 = "c5.4xlarge/ebs:io1:100GiB:4000iops:xfs"
@@ -32,35 +33,10 @@ def record(
     p95_us: float | None = None,
     labels: list[str] | None = None,
 ) -> ResultRecord:
-    latency = None
-    if p95_us is not None:
-        latency = LatencyStats(
-            basis="lat",
-            samples=1000,
-            mean_us=p95_us / 2,
-            stdev_us=1,
-            min_us=1,
-            max_us=p95_us * 2,
-            p50_us=p95_us / 2,
-            p95_us=p95_us,
-            p99_us=p95_us * 1.5,
-        )
-    return ResultRecord(
-        config_id=config_id,
-        target_id="ebs0",
-        workload=workload,
-        profile=workload,
-        repetition=repetition,
-        phase=phase,
-        direction=direction,
-        engine="prewarm" if phase == "prewarm" else "fio",
-        iops=iops,
-        bw_mibps=iops * 4 / 1024,
-        bytes=1 << 30,
-        runtime_s=30,
-        latency=latency,
-        labels=labels or [],
-    )
+    lat = None if p95_us is None else latency(p95_us, p50_us=p95_us / 2, p99_us=p95_us * 1.5)
+    kind = {"phase": phase, "direction": direction, "engine": "prewarm" if phase == "prewarm" else "fio"}
+    measured = {"iops": iops, "bw_mibps": iops * 4 / 1024, "latency": lat, "labels": labels or []}
+    return result_record(config_id=config_id, workload=workload, repetition=repetition, **kind, **measured)
 
 
 def stored(

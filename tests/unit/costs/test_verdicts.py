@@ -6,34 +6,18 @@ from __future__ import annotations
 import random
 
 import pytest
+from tests.support.records import repetitions
 
 from storagebench.analysis.stats import aggregate
 from storagebench.costs.deltas import WorkloadComparison, compare_workload
 from storagebench.costs.measures import index_aggregates
 from storagebench.costs.verdicts import verdict
-from storagebench.results.records import ResultRecord
 
 WORKLOAD = "std-randread-4k"
 
 
 def judged(base: list[float], other: list[float]) -> WorkloadComparison:
-    records = [
-        ResultRecord(
-            config_id=config_id,
-            target_id="ebs0",
-            workload=WORKLOAD,
-            profile=WORKLOAD,
-            repetition=i + 1,
-            phase="run",
-            direction="read",
-            engine="fio",
-            iops=value,
-            bytes=1 << 30,
-            runtime_s=30,
-        )
-        for config_id, values in (("gp3", base), ("gp2", other))
-        for i, value in enumerate(values)
-    ]
+    records = repetitions({"gp3": base, "gp2": other})
     index = index_aggregates(aggregate(records))
     found = compare_workload(WORKLOAD, "4k random read", "iops", index["gp3"], index["gp2"])
     assert found is not None and found.headline is not None

@@ -18,7 +18,10 @@ from dataclasses import dataclass
 from datetime import date, timedelta
 from typing import Any
 
-from storagebench.core.state import StepTiming, WorkItem
+from tests.support.records import latency, minute_of_4k
+from tests.support.runs import work_item
+
+from storagebench.core.state import StepTiming
 from storagebench.export.rows import ConfigFacts, Price, RunFacts, TargetFacts, rows_of
 from storagebench.results.records import ResultRecord
 from storagebench.store.models import StoredResult
@@ -47,39 +50,12 @@ WRITER = Option("writer", f"{INSTANCE}/ebs:gp3:200GiB:14000iops:xfs", "gp3", 40.
 
 def _record(option: Option, workload: str, repetition: int, iops: float, p95_us: float) -> ResultRecord:
     labels = [f"emulated:{option.ebs_type}:200GiB"] if option.emulated else []
-    return ResultRecord.model_validate(
-        {
-            "config_id": option.config_id,
-            "target_id": "ebs0",
-            "workload": workload,
-            "profile": workload,
-            "repetition": repetition,
-            "phase": "run",
-            "direction": "write" if "write" in workload else "read",
-            "engine": "fio",
-            "group": 0,
-            "jobs": 4,
-            "iops": iops,
-            "bw_mibps": iops * 4096 / 2**20,
-            "bytes": int(iops * 4096 * 60),
-            "ios": int(iops * 60),
-            "runtime_s": 60.0,
-            "latency": {
-                "basis": "lat",
-                "samples": int(iops * 60),
-                "mean_us": p95_us * 0.6,
-                "stdev_us": p95_us * 0.3,
-                "min_us": 90.0,
-                "max_us": p95_us * 8,
-                "p50_us": p95_us * 0.55,
-                "p90_us": p95_us * 0.9,
-                "p95_us": p95_us,
-                "p99_us": p95_us * 1.6,
-                "p999_us": p95_us * 3,
-            },
-            "labels": labels,
-        }
-    )
+    spread = {"samples": int(iops * 60), "mean_us": p95_us * 0.6, "stdev_us": p95_us * 0.3, "min_us": 90.0}
+    percentiles = {"p50_us": p95_us * 0.55, "p90_us": p95_us * 0.9, "p99_us": p95_us * 1.6}
+    lat = latency(p95_us, **spread, max_us=p95_us * 8, **percentiles, p999_us=p95_us * 3)
+    direction = "write" if "write" in workload else "read"
+    identity = {"config_id": option.config_id, "workload": workload, "repetition": repetition}
+    return minute_of_4k(iops, lat, **identity, direction=direction, labels=labels)
 
 
 # (option, workload, days ago, suite) -> one (iops, p95 us) per repetition
@@ -144,14 +120,8 @@ def nightly_rows(today: date) -> dict[tuple[str, str, str], list[dict[str, Any]]
 def export_key_of(suite: str, night: str, config_id: str) -> str:
     """The key Collect writes one config's rows to (``artifact_keys.export_key`` of its work item)."""
     timing = StepTiming(ready_poll_s=1, ready_timeout_s=1, heartbeat_s=1, command_timeout_s=1)
-    item = WorkItem(
-        run_id=run_id(suite, date.fromisoformat(night)),
-        config_id=config_id,
-        suite=suite,
-        region="us-east-1",
-        started_at=f"{night}T02:00:00Z",
-        expires_at=f"{night}T08:00:00Z",
-        timing=timing,
-        artifacts_prefix=f"runs/{run_id(suite, date.fromisoformat(night))}/{config_id}/",
+    run = run_id(suite, date.fromisoformat(night))
+    item = work_item(
+        run, config_id, suite, "us-east-1", f"{night}T02:00:00Z", f"{night}T08:00:00Z", timing=timing
     )
     return export_key(item)

@@ -1,12 +1,11 @@
 """Fixtures of the Lambda handler tests: Powertools off, fake services wired in, a context.
 
 Every ``functions/<name>/app.py`` is loaded by file path under a unique module name (they are
-all ``app``), once per session; the in-memory ports come from tests/unit/workflow/workflow_fakes.py.
+all ``app``), once per session; the in-memory ports come from tests/support/workflow_fakes.py.
 """
 
 from __future__ import annotations
 
-import importlib.util
 import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -15,6 +14,8 @@ from types import ModuleType
 from typing import Any
 
 import pytest
+from tests.support import workflow_fakes as wf
+from tests.support.modules import load_module
 
 from storagebench.wiring import services as wiring
 
@@ -29,21 +30,8 @@ POWERTOOLS_ENV = {
 
 
 def _load_by_path(name: str, path: Path) -> ModuleType:
-    if name in sys.modules:
-        return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    try:
-        spec.loader.exec_module(module)
-    except BaseException:
-        del sys.modules[name]
-        raise
-    return module
-
-
-wf = _load_by_path("workflow_fakes", ROOT / "tests" / "unit" / "workflow" / "workflow_fakes.py")
+    """Once a session: the module already loaded under ``name``, or ``path`` loaded as it."""
+    return sys.modules[name] if name in sys.modules else load_module(name, path)
 
 
 @dataclass

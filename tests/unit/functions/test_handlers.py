@@ -11,8 +11,8 @@ from types import ModuleType
 from typing import Any
 
 import pytest
-import workflow_fakes as wf
 from pydantic import ValidationError
+from tests.support import workflow_fakes as wf
 
 from storagebench.core.errors import InvalidRequestError, ResourceBusyError
 from storagebench.core.state import AgentOutcome, ConfigResult, ConfigState, ErrorInfo, PlanResult, RunSummary
@@ -62,7 +62,9 @@ def json_round_trip(document: Any) -> Any:
 
 
 def test_every_function_is_loaded_with_a_handler(load_app: Load) -> None:
-    directories = sorted(p.parent.name for p in Path(wf.__file__).parents[3].glob("functions/*/app.py"))
+    directories = sorted(
+        p.parent.name for p in Path(__file__).resolve().parents[3].glob("functions/*/app.py")
+    )
     assert directories == sorted(ALL)
     modules = {name: load_app(name) for name in ALL}
     assert len({id(m) for m in modules.values()}) == len(ALL)  # unique module names, no `app` clash

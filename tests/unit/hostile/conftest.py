@@ -1,19 +1,11 @@
-"""The hostile tier's fixtures: the API on moto and its signed CLI server (from tests/unit/api), and
+"""The hostile tier's fixtures: the API on moto and its signed CLI server (from tests.support), and
 the figures every run of the tier prints in pytest's summary (issue 11's closing note takes them)."""
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import pytest
-
-API_TESTS = Path(__file__).resolve().parents[1] / "api"
-if str(API_TESTS) not in sys.path:  # tests/ is not a package: the API tier's helpers by directory
-    sys.path.insert(0, str(API_TESTS))
-
-from api_stack import stack  # noqa: E402
-from test_cli_stack import hooks, served  # noqa: E402
+from tests.support.api_cli import hooks, served
+from tests.support.api_stack import stack
 
 __all__ = ["hooks", "served", "stack"]
 FIGURES: dict[str, dict[str, int]] = {}  # channel -> figure -> count, filled by the tests

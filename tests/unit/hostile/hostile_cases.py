@@ -25,6 +25,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from tests.support.requests import file_gateway
+
 from storagebench.request import BenchmarkRequest
 
 Outcome = Literal["refused", "privileged", "stored", "bound"]
@@ -72,16 +74,7 @@ BASE: dict[str, Any] = {
             "id": "gw",
             "instance_type": "c5.4xlarge",
             "targets": [
-                {
-                    "id": "gateway",
-                    "kind": "file_gateway",
-                    "gateway_instance_type": "m5.xlarge",
-                    "root_volume": {"type": "gp3", "size_gib": 80},
-                    "cache_volumes": [{"type": "gp3", "size_gib": 150}],
-                    "bucket": "my-share-bucket",
-                    "prefix": "bench/",
-                    "nfs_version": "4.1",
-                }
+                file_gateway("gateway", bucket="my-share-bucket", prefix="bench/", nfs_version="4.1")
             ],
         },
         {

@@ -19,10 +19,10 @@ from typing import Any, Literal
 
 import pytest
 import typer.testing
-from api_events import Context, http_event
-from api_stack import REGION, Stack
 from hostile_cases import BASE, INJECTIONS, WHOLE, Case, all_cases, fields, instances, path_text, where
-from test_cli_stack import Signed
+from tests.support.api_cli import Signed
+from tests.support.api_events import Context, http_event
+from tests.support.api_stack import REGION, Stack
 from typer.testing import CliRunner
 
 from storagebench.cli.main import app

@@ -8,15 +8,13 @@ scripts/statelint_asl.py is ``make lint``'s statelint, less its one gap (ReaderC
 from __future__ import annotations
 
 import copy
-import importlib.util
 import json
-import sys
 import typing
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
+from tests.support.modules import script
 
 from storagebench.core.guardrails import Guardrails
 from storagebench.core.state import INLINE_MAP_MAX_CONFIGS, PlanResult
@@ -28,16 +26,7 @@ REPO = Path(__file__).resolve().parents[3]
 ASL = REPO / "statemachines" / "benchmark.asl.json"
 
 
-def _script(name: str) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(name, REPO / "scripts" / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-asl_branches = _script("asl_branches")
+asl_branches = script("asl_branches")
 
 
 def definition() -> dict[str, Any]:
@@ -189,7 +178,7 @@ def test_concurrency_stays_within_the_guardrails_on_either_map() -> None:
 
 def test_statelint_passes_with_only_its_input_type_gap_dropped() -> None:
     pytest.importorskip("statelint.linter", reason="statelint (a dev extra) is not installed")
-    statelint_asl = _script("statelint_asl")
+    statelint_asl = script("statelint_asl")
     text = ASL.read_text(encoding="utf-8")
     assert statelint_asl.problems(text) == []
     unknown = definition()

@@ -3,26 +3,15 @@ and docs/*.md, and the checker itself on small pages broken on purpose."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
-from types import ModuleType
 
 import pytest
+from tests.support.modules import script
 
 REPO = Path(__file__).resolve().parents[3]
 
 
-def _script(name: str) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(name, REPO / "scripts" / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-check_docs = _script("check_docs")
+check_docs = script("check_docs")
 
 
 def _site(root: Path, files: dict[str, str]) -> Path:

@@ -3,9 +3,7 @@
 
 from __future__ import annotations
 
-import importlib.util
 import re
-import sys
 import tomllib
 from importlib import metadata
 from pathlib import Path
@@ -13,6 +11,7 @@ from types import ModuleType
 
 import pytest
 from packaging.requirements import Requirement
+from tests.support.modules import script
 
 REPO = Path(__file__).resolve().parents[3]
 LOCK = REPO / "requirements.lock"
@@ -20,14 +19,7 @@ LAYER = REPO / "layers" / "storagebench" / "requirements.txt"
 
 
 def _script() -> ModuleType:
-    spec = importlib.util.spec_from_file_location(
-        "layer_requirements", REPO / "scripts" / "layer_requirements.py"
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
+    return script("layer_requirements")
 
 
 layer_requirements = _script()

@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.support.runs import run_summary
 
-from storagebench.core.state import RunSummary
 from storagebench.janitor.models import RESOURCE_KINDS, SweepReport
 from storagebench.workflow.run_metrics import run_metrics
 from storagebench_local.cfn import load_template
@@ -28,16 +28,7 @@ def emitted_metrics() -> set[str]:
     """Every metric name the handlers emit in namespace storagebench."""
     names = set(SweepReport(stack="s", swept_at="t").counts())
     for status in ("SUCCEEDED", "PARTIAL", "FAILED"):
-        summary = RunSummary(
-            run_id="r",
-            suite="s",
-            status=status,  # type: ignore[arg-type]
-            configs=[],
-            records=0,
-            started_at="t",
-            ended_at="t",
-            economics={"run_cost_usd": 1.0},
-        )
+        summary = run_summary("r", "s", "t", "t", status=status, economics={"run_cost_usd": 1.0})
         names |= set(run_metrics(summary))
     return names | {"RunsAborted", "CleanupLeftovers"}  # SweepRun's and Cleanup's handlers
 

@@ -11,6 +11,7 @@ import boto3
 import pytest
 from moto import mock_aws
 from network_helpers import REGION, STACK
+from tests.support.moto_env import moto_credentials
 
 from storagebench.adapters.aws.ec2 import Ec2Compute
 from storagebench.adapters.aws.network import Ec2Network
@@ -20,15 +21,7 @@ from storagebench_local.adapters.moto_ec2 import emulate_network
 
 @pytest.fixture
 def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    for name, value in {
-        "AWS_ACCESS_KEY_ID": "testing",
-        "AWS_SECRET_ACCESS_KEY": "testing",
-        "AWS_SESSION_TOKEN": "testing",
-        "AWS_DEFAULT_REGION": REGION,
-    }.items():
-        monkeypatch.setenv(name, value)
-    for name in ("AWS_PROFILE", "AWS_REGION", "AWS_ENDPOINT_URL"):
-        monkeypatch.delenv(name, raising=False)
+    moto_credentials(monkeypatch, REGION, AWS_SESSION_TOKEN="testing")
     emulate_network()
     with mock_aws():
         yield

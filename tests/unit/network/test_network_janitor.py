@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 import boto3
-from network_helpers import REGION, RUN, STACK, network_spec
+from network_helpers import REGION, RUN, STACK, hold, network_spec
 
 from storagebench.adapters.aws.ec2 import Ec2Compute
 from storagebench.adapters.aws.filesystems import AwsFileSystems
@@ -55,15 +55,9 @@ def test_expired_groups_are_swept_after_the_instance_holding_them(
     expired = network.open(network_spec("old", expires=PAST))
     live = network.open(network_spec("live", expires=FUTURE))
     tags = [{"Key": k, "Value": v} for k, v in network_spec("old", expires=PAST).tags.items()]
-    holder = ec2.run_instances(
-        ImageId=image_id,
-        MinCount=1,
-        MaxCount=1,
-        SubnetId=settings.subnet_id,
-        SecurityGroupIds=[expired.security_group_id],
-        Placement={"GroupName": expired.placement_group},
-        TagSpecifications=[{"ResourceType": "instance", "Tags": tags}],
-    )["Instances"][0]["InstanceId"]
+    placed = {"Placement": {"GroupName": expired.placement_group}}
+    tagged = {"TagSpecifications": [{"ResourceType": "instance", "Tags": tags}]}
+    holder = hold(ec2, image_id, settings.subnet_id, expired.security_group_id, **placed, **tagged)
     other = NetworkSpec.model_validate(
         {
             **network_spec("theirs", expires=PAST).model_dump(),
@@ -96,13 +90,7 @@ def test_a_group_still_held_is_pending_for_the_next_sweep(
     """An instance of no expired run (untagged) holds the expired group: EC2 refuses, the sweep says
     pending and deletes it once the instance is gone."""
     expired = network.open(network_spec("old", placement=None, expires=PAST))
-    holder = ec2.run_instances(
-        ImageId=image_id,
-        MinCount=1,
-        MaxCount=1,
-        SubnetId=settings.subnet_id,
-        SecurityGroupIds=[expired.security_group_id],
-    )["Instances"][0]["InstanceId"]
+    holder = hold(ec2, image_id, settings.subnet_id, expired.security_group_id)
     first = janitor(compute, settings, network).sweep()
     assert [(x.resource_id, x.outcome) for x in first.leaks] == [(expired.security_group_id, "pending")]
     assert "DependencyViolation" in first.leaks[0].detail

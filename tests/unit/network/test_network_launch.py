@@ -4,30 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from network_helpers import RUN, labels, network_spec
+from network_helpers import RUN, launch_spec, network_spec
 
 from storagebench.adapters.aws.ec2 import Ec2Compute, Image
 from storagebench.adapters.aws.network import Ec2Network
 from storagebench.adapters.aws.settings import AwsSettings
-from storagebench.core.state import ImageRef, LaunchSpec, LaunchVolume
 
 IMAGE = Image("ami-1", "/dev/xvda", "x86_64")
-
-
-def launch_spec(
-    image_id: str = "ami-1", groups: list[str] | None = None, placement: str | None = None
-) -> LaunchSpec:
-    return LaunchSpec(
-        client_token="t" * 64,
-        instance_type="r5b.large",
-        architecture="x86_64",
-        root=LaunchVolume(target_id="root", member=0, device_name="/dev/xvda", volume_type="gp3", size_gib=8),
-        volumes=[],
-        tags=labels(),
-        image=ImageRef(label="test", ami_id=image_id),
-        security_group_ids=groups or [],
-        placement_group=placement,
-    )
 
 
 def test_the_request_carries_the_configs_group_besides_the_stacks_and_its_placement_group(

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from network_helpers import RUN, labels, network_spec
+from network_helpers import RUN, hold, launch_spec, network_spec
 
 from storagebench.adapters.aws.ec2 import Ec2Compute
 from storagebench.adapters.aws.network import Ec2Network
@@ -18,9 +18,6 @@ from storagebench.core.state import (
     ConfigState,
     FileSystemRef,
     FileSystemSpec,
-    ImageRef,
-    LaunchSpec,
-    LaunchVolume,
     NetworkRef,
     Resources,
 )
@@ -76,17 +73,7 @@ def services(compute: Ec2Compute, network: Network) -> Services:
 
 def launch(compute: Ec2Compute, image_id: str, ref: NetworkRef, token: str = "t") -> Resources:
     assert ref.security_group_id is not None
-    spec = LaunchSpec(
-        client_token=token * 64,
-        instance_type="r5b.large",
-        architecture="x86_64",
-        root=LaunchVolume(target_id="root", member=0, device_name="/dev/xvda", volume_type="gp3", size_gib=8),
-        volumes=[],
-        tags=labels(),
-        image=ImageRef(label="test", ami_id=image_id),
-        security_group_ids=[ref.security_group_id],
-        placement_group=ref.placement_group,
-    )
+    spec = launch_spec(image_id, [ref.security_group_id], ref.placement_group, token)
     return compute.launch(spec).model_copy(update={"network": ref})
 
 
@@ -121,13 +108,7 @@ def test_a_group_still_held_raises_busy_and_the_retry_finishes(
     """An instance the config does not know of (no tags: terminate cannot find it) still holds the
     group: release raises ResourceBusyError, which Cleanup retries; never a silent success."""
     ref = network.open(network_spec(placement=None))
-    holder = ec2.run_instances(
-        ImageId=image_id,
-        MinCount=1,
-        MaxCount=1,
-        SubnetId=settings.subnet_id,
-        SecurityGroupIds=[ref.security_group_id],
-    )["Instances"][0]["InstanceId"]
+    holder = hold(ec2, image_id, settings.subnet_id, ref.security_group_id)
     resources = Resources(network=ref)
     with pytest.raises(ResourceBusyError, match="DependencyViolation"):
         release(RUN, "vsa", resources, services(compute, network))

@@ -4,11 +4,11 @@ warned about, local mode only told; and Plan refusing before anything is recorde
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.support import workflow_fakes as wf
 
 from storagebench.core.errors import GuardrailError
 from storagebench.core.guardrails import Guardrails
@@ -112,18 +112,7 @@ def test_local_mode_only_says_what_a_stack_would_refuse() -> None:
 # ------------------------------------------------------------------------------------ Plan
 
 
-@pytest.fixture
-def wf() -> Any:
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "workflow"))
-    try:
-        import workflow_fakes
-
-        yield workflow_fakes
-    finally:
-        sys.path.pop(0)
-
-
-def test_plan_refuses_a_run_over_a_quota_before_recording_it(wf: Any, tmp_path: Path) -> None:
+def test_plan_refuses_a_run_over_a_quota_before_recording_it(tmp_path: Path) -> None:
     from storagebench.workflow.steps.plan import plan_run
 
     fakes = wf.make_fakes(tmp_path / "artifacts", LIMITS)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from tests.support.records import result_record
+
 from storagebench.report.prewarm_notes import prewarm_note, prewarm_notes
 from storagebench.results.records import ColdReadCheck, ResultRecord, SampledPass
 
@@ -12,17 +14,9 @@ MIB = 1 << 20
 
 
 def record(**fields: Any) -> ResultRecord:
-    base: dict[str, Any] = {
-        "config_id": "gp3",
-        "target_id": "data",
-        "workload": "prewarm",
-        "profile": "prewarm",
-        "repetition": 1,
-        "phase": "prewarm",
-        "direction": "read",
-        "engine": "prewarm",
-    }
-    return ResultRecord(**{**base, **fields})
+    return result_record(
+        **{"target_id": "data", "workload": "prewarm", "phase": "prewarm", "engine": "prewarm", **fields}
+    )
 
 
 CHECK = ColdReadCheck(

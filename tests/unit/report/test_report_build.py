@@ -11,7 +11,7 @@ from html import escape
 from typing import Any
 
 import pytest
-import report_fixtures as fx
+from tests.support import report_runs as fx
 
 from storagebench.analysis.grades import grade
 from storagebench.analysis.stats import Aggregate, aggregate

@@ -9,8 +9,8 @@ import re
 from typing import Any
 
 import pytest
-import report_fixtures as fx
 from rich.console import Console
+from tests.support import report_runs as fx
 
 from storagebench.analysis.stats import aggregate, summarize
 from storagebench.costs.measures import with_totals

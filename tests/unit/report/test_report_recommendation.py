@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-import report_fixtures as fx
+from tests.support import report_runs as fx
 
 from storagebench.report import Report, build_report, render_html, render_markdown
 from storagebench.request import parse_request

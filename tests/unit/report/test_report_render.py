@@ -6,7 +6,7 @@ import re
 from html.parser import HTMLParser
 
 import pytest
-import report_fixtures as fx
+from tests.support import report_runs as fx
 
 from storagebench.report import Report, build_report, render_csv, render_html, render_markdown
 from storagebench.report.fmt import like, num, pct

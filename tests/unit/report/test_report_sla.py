@@ -8,7 +8,7 @@ import re
 from typing import Any
 
 import pytest
-import report_fixtures as fx
+from tests.support import report_runs as fx
 
 from storagebench.report import Report, build_report, render_html, render_markdown
 from storagebench.report.model import SlaLimit

@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-import report_fixtures as fx
+from tests.support import report_runs as fx
 
 from storagebench.report import build_report, render_html
 from storagebench.report.surface_models import SurfaceCell

@@ -6,10 +6,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from storagebench.results.collect import Collection, collect
-from storagebench.results.fio import split_fio_output
+from tests.support.fio_runs import SLA_SPEC, write_sla_search
 
-DATA = Path(__file__).resolve().parents[2] / "data"
+from storagebench.results.collect import Collection, collect
 
 
 def probe(number: int, rate: int, iops: float, latency_us: float, met: bool) -> dict[str, Any]:
@@ -31,53 +30,11 @@ def probe(number: int, rate: int, iops: float, latency_us: float, met: bool) -> 
 
 def search_run(tmp_path: Path, search: dict[str, Any]) -> Collection:
     root = tmp_path / "out"
-    phase_dir = root / "steps/s1/search"
-    for entry in search.get("probes", []):
-        directory = phase_dir / entry["dir"]
-        directory.mkdir(parents=True)
-        json_text, normal = split_fio_output((DATA / "fio/single_randread.out").read_text())
-        (directory / "fio.json").write_text(json_text)
-        (directory / "fio.txt").write_text(normal)
-    manifest = {
-        "manifest_version": 1,
-        "run_id": "run-1",
-        "config_id": "gp3",
-        "targets": [{"id": "vol", "labels": []}],
-        "steps": [
-            {
-                "id": "s1",
-                "workload": "sla-randread-4k",
-                "profile": "sla-randread-4k",
-                "variant": {},
-                "repetition": 1,
-                "target": "vol",
-                "status": "ok",
-                "phases": [
-                    {
-                        "name": "search",
-                        "engine": "fio",
-                        "dir": "steps/s1/search",
-                        "status": "ok",
-                        "search": search,
-                    }
-                ],
-            }
-        ],
-    }
-    root.mkdir(parents=True, exist_ok=True)
-    (root / "manifest.json").write_text(json.dumps(manifest))
+    write_sla_search(root, search)
     return collect(root)
 
 
-SPEC = {
-    "percentile": 99.0,
-    "target_us": 1000.0,
-    "low_iops": 100,
-    "high_iops": 4500,
-    "tolerance": 0.05,
-    "max_probes": 12,
-    "min_delivered": 0.95,
-}
+SPEC = SLA_SPEC
 
 
 def test_the_answer_probe_is_the_record_and_every_probe_is_kept(tmp_path: Path) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from tests.support.records import result_record
 
 from storagebench.adapters.aws.dynamodb import DynamoResultsStore
 from storagebench.analysis.regressions import stored_variant
@@ -13,21 +14,9 @@ from storagebench.store import keys
 
 
 def record(**extra: Any) -> ResultRecord:
-    values: dict[str, Any] = {
-        "config_id": "gp3",
-        "target_id": "data",
-        "workload": "randread-4k",
-        "profile": "fio-randread",
-        "variant": {"iodepth": 32, "bs": "4k"},
-        "repetition": 2,
-        "phase": "run",
-        "direction": "read",
-        "engine": "fio",
-        "bytes": 1024,
-        "runtime_s": 1.0,
-    }
-    values.update(extra)
-    return ResultRecord(**values)
+    names = {"target_id": "data", "workload": "randread-4k", "profile": "fio-randread"}
+    sizes = {"variant": {"iodepth": 32, "bs": "4k"}, "repetition": 2, "bytes": 1024, "runtime_s": 1.0}
+    return result_record(**{**names, **sizes, **extra})
 
 
 def test_run_config_and_suite_keys() -> None:

@@ -2,33 +2,15 @@
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.support import workflow_fakes as wf
 
-
-def _load_fakes() -> Any:
-    """``workflow_fakes`` by path (shared with tests/unit/functions, whatever the import mode)."""
-    if "workflow_fakes" in sys.modules:
-        return sys.modules["workflow_fakes"]
-    spec = importlib.util.spec_from_file_location(
-        "workflow_fakes", Path(__file__).with_name("workflow_fakes.py")
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["workflow_fakes"] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-wf = _load_fakes()
-
-from storagebench.core.state import ConfigState, PlanResult  # noqa: E402
-from storagebench.workflow.steps.plan import plan_run  # noqa: E402
+from storagebench.core.state import ConfigState, PlanResult
+from storagebench.workflow.steps.plan import plan_run
 
 _DEFAULT: Any = object()
 

@@ -4,7 +4,6 @@ and the workflow's models and errors (no interpreter: the graph and the names ar
 from __future__ import annotations
 
 import copy
-import importlib.util
 import inspect
 import json
 import re
@@ -15,6 +14,7 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
+from tests.support.modules import script
 
 from storagebench.core import errors as workflow_errors
 from storagebench.core.errors import RETRYABLE, WorkflowError
@@ -122,11 +122,7 @@ def linter() -> Any:
     """statelint's API (a dev dependency; an interpreter without it skips the lint checks only), less
     its one known gap, as ``make lint`` runs it (scripts/statelint_asl.py: ReaderConfig.InputType)."""
     pytest.importorskip("statelint.linter", reason="statelint (a dev extra) is not installed")
-    spec = importlib.util.spec_from_file_location("statelint_asl", ROOT / "scripts" / "statelint_asl.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return SimpleNamespace(validate=module.problems)
+    return SimpleNamespace(validate=script("statelint_asl").problems)
 
 
 def test_statelint_passes() -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from tests.support.workflow_fakes import attached
 
 from storagebench.catalog import instance_type as catalog_instance
 from storagebench.core.errors import NotYetConsistentError
@@ -35,17 +36,7 @@ def config(targets: list[dict[str, Any]], instance_type: str = "c5.4xlarge", **e
 
 def volumes_for(cfg: Config) -> list[VolumeRef]:
     """What a launch of the config would attach: one volume per stripe member, with ids."""
-    return [
-        VolumeRef(
-            target_id=v.target_id,
-            member=v.member,
-            device_name=v.device_name,
-            volume_type=v.volume_type,
-            size_gib=v.size_gib,
-            volume_id=f"vol-{v.target_id}-{v.member}",
-        )
-        for v in launch_spec(cfg, "run", {}).volumes
-    ]
+    return [attached(v, f"vol-{v.target_id}-{v.member}") for v in launch_spec(cfg, "run", {}).volumes]
 
 
 # =================================================================================== architecture

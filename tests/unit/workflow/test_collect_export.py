@@ -8,7 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-import workflow_fakes as wf
+from tests.support import workflow_fakes as wf
 
 from storagebench.core.errors import ProvisioningError
 from storagebench.core.state import AgentOutcome, ConfigState

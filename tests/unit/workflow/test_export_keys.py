@@ -4,6 +4,7 @@ prefix and reading the config and attempt back from the name."""
 from __future__ import annotations
 
 import pytest
+from tests.support.runs import work_item
 
 from storagebench.core.state import StepTiming, WorkItem
 from storagebench.workflow.artifact_keys import export_file_of, export_key, run_export_prefix
@@ -12,15 +13,14 @@ STARTED = "2026-11-25T23:30:00-02:00"  # the 26th in UTC: the partition is the r
 
 
 def item(config_id: str, attempt: int) -> WorkItem:
-    return WorkItem(
-        run_id="nightly-20261126T013000Z-0a1b",
-        config_id=config_id,
-        suite="nightly",
-        region="us-east-1",
-        started_at=STARTED,
-        expires_at="2026-11-26T09:30:00Z",
+    return work_item(
+        "nightly-20261126T013000Z-0a1b",
+        config_id,
+        "nightly",
+        "us-east-1",
+        STARTED,
+        "2026-11-26T09:30:00Z",
         timing=StepTiming(ready_poll_s=1, ready_timeout_s=1, heartbeat_s=1, command_timeout_s=1),
-        artifacts_prefix=f"runs/nightly-20261126T013000Z-0a1b/{config_id}/",
         attempt=attempt,
     )
 

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import workflow_fakes as wf
+from tests.support import workflow_fakes as wf
 
 from storagebench.core.errors import ConfigInterruptedError, SpotInterruptionError
 from storagebench.core.interruption import SPOT_TERMINATION_CODE

@@ -8,8 +8,8 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-import workflow_fakes as wf
 from test_topology_steps import AddressedCompute
+from tests.support import workflow_fakes as wf
 
 from storagebench.core.state import ConfigState
 from storagebench.protocol.plan import check_plan

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import workflow_fakes as wf
+from tests.support import workflow_fakes as wf
 
 from storagebench.core.errors import InvalidRequestError
 from storagebench.core.guardrails import Guardrails

@@ -6,7 +6,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-import workflow_fakes as wf
+from tests.support import workflow_fakes as wf
 
 from storagebench.core.guardrails import Guardrails
 from storagebench.core.state import ConfigState, LaunchSpec, Resources

@@ -8,8 +8,8 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-import workflow_fakes as wf
 from pydantic import ValidationError
+from tests.support import workflow_fakes as wf
 
 from storagebench.core.errors import (
     GuardrailError,

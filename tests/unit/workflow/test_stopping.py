@@ -14,7 +14,7 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
-import workflow_fakes as wf
+from tests.support import workflow_fakes as wf
 
 from storagebench.core.clock import iso
 from storagebench.core.errors import DocumentError, RunStoppedError, WorkflowError

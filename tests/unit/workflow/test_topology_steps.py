@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-import workflow_fakes as wf
+from tests.support import workflow_fakes as wf
 
 from storagebench.core.errors import NotReadyError
 from storagebench.core.state import ComputeStatus, ConfigState, NetworkRef, Resources

@@ -11,7 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-import workflow_fakes as wf  # type: ignore[import-not-found]
+from tests.support import workflow_fakes as wf
+from tests.support.requests import file_gateway
 
 from storagebench.core.state import ConfigState
 from storagebench.core.tags import TAG_CLIENT_TOKEN, TAG_CONFIG, TAG_RUN, TAG_STACK
@@ -28,15 +29,7 @@ USER_TAGS = {"team": "storage", "cost-center": "CC 1234", "project": "nightly/eb
 GATEWAY_CONFIG: dict[str, Any] = {
     "id": "gw",
     "instance_type": "c5.4xlarge",
-    "targets": [
-        {
-            "id": "share",
-            "kind": "file_gateway",
-            "gateway_instance_type": "m5.xlarge",
-            "root_volume": {"type": "gp3", "size_gib": 80},
-            "cache_volumes": [{"type": "gp3", "size_gib": 150}],
-        }
-    ],
+    "targets": [file_gateway()],
 }
 
 

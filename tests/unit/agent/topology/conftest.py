@@ -7,13 +7,7 @@ Stdlib and pytest only: these run under Python 3.9 too (``make test-agent-py39``
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import pytest
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # fake_aws
-
 from machines import Cluster
 
 

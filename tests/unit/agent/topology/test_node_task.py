@@ -3,44 +3,24 @@
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import threading
 from pathlib import Path
-from typing import Any, Dict, Iterator
+from typing import Any, Dict
 
 import pytest
-from fake_aws import FakeAws, use_fake_aws
 from machines import Cluster
+from tests.support.agent_task import task_arguments
+from tests.support.fake_aws import FakeAws
 
 from storagebench.agent.task import EXIT_FAILED, EXIT_USAGE, main
 
 
-@pytest.fixture
-def fake(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeAws]:
-    server = FakeAws()
-    use_fake_aws(server, monkeypatch)
-    yield server
-    server.close()
-
-
 def arguments(fake: FakeAws, tmp_path: Path, plan: Dict[str, Any], **changes: Any) -> argparse.Namespace:
-    data = json.dumps(plan).encode()
-    fake.files["/plan.json"] = data
-    values = {
-        "plan_url": fake.url + "/plan.json?X-Amz-Signature=abc",
-        "plan_sha256": hashlib.sha256(data).hexdigest(),
-        "output_uri": "s3://artifacts/runs/r-topo/c1/nodes/server-0/agent/",
-        "task_token_uri": "",
-        "task_token_sha256": "",
-        "heartbeat_s": 1,
-        "region": "us-east-1",
-        "out": str(tmp_path / "out"),
-        "mount_root": str(tmp_path / "mnt"),
-        "volumes_dir": str(tmp_path / "volumes"),
-    }
-    values.update(changes)
-    return argparse.Namespace(**values)
+    output_uri = "s3://artifacts/runs/r-topo/c1/nodes/server-0/agent/"
+    return task_arguments(
+        fake, tmp_path, plan, **{"plan_path": "/plan.json", "output_uri": output_uri, **changes}
+    )
 
 
 def test_a_node_runs_without_a_task_token_uploads_and_reports_to_nobody(

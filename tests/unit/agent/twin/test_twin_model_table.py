@@ -11,19 +11,18 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 from native_twin import native_twin
+from tests.support.modules import script
 
 from storagebench.agent.twin.model import replay
 
 ROOT = Path(__file__).resolve().parents[4]
 TABLE = ROOT / "tests" / "data" / "twin" / "model-table.json"
-sys.path.insert(0, str(ROOT / "scripts"))
-from twin_model_table import table  # noqa: E402
+table = script("twin_model_table").table
 
 SHARED = json.loads(TABLE.read_text())
 CASES = SHARED["cases"]

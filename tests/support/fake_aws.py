@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import threading
 import urllib.parse
+from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -168,3 +169,18 @@ def use_fake_aws(server: FakeAws, monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.setenv(name, value)
     monkeypatch.setattr("storagebench.agent.task.time.sleep", lambda _: None)
     monkeypatch.setattr("storagebench.agent.aws.client.time.sleep", lambda _: None)
+
+
+@pytest.fixture
+def fake_server() -> Iterator[FakeAws]:
+    """A fake AWS server for the test, closed after it."""
+    server = FakeAws()
+    yield server
+    server.close()
+
+
+@pytest.fixture
+def fake(fake_server: FakeAws, monkeypatch: pytest.MonkeyPatch) -> FakeAws:
+    """The fake AWS server with this process as the agent talking to it (``use_fake_aws``)."""
+    use_fake_aws(fake_server, monkeypatch)
+    return fake_server

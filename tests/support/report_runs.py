@@ -28,7 +28,7 @@ from storagebench.results.fio import aggregate_fio, split_fio_output
 from storagebench.results.records import HistogramBucket, LatencyStats, ResultRecord, SlaSearch
 from storagebench.store import keys
 
-DATA = Path(__file__).resolve().parents[2] / "data" / "fio"
+DATA = Path(__file__).resolve().parents[1] / "data" / "fio"
 RUN_ID = "r-20261121-0300-nightly"
 STARTED = "2026-11-21T03:00:00Z"
 ENDED = "2026-11-21T03:42:10Z"

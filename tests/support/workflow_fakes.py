@@ -24,6 +24,7 @@ from storagebench.core.state import (
     FileSystemRef,
     FileSystemSpec,
     LaunchSpec,
+    LaunchVolume,
     NetworkRef,
     NetworkSpec,
     Resources,
@@ -99,6 +100,12 @@ class FakeClock:
         self.moment += timedelta(seconds=seconds)
 
 
+def attached(volume: LaunchVolume, volume_id: str | None, **fields: Any) -> VolumeRef:
+    """The volume a launch attaches for ``volume`` of its spec, under ``volume_id``."""
+    spec = volume.model_dump(include={"target_id", "member", "device_name", "volume_type", "size_gib"})
+    return VolumeRef(**spec, volume_id=volume_id, **fields)
+
+
 @dataclass
 class FakeCompute:
     """One instance per client token; volumes get ids unless ``hide_volume_ids``."""
@@ -121,14 +128,8 @@ class FakeCompute:
         if spec.client_token not in self.instances:
             number = len(self.instances) + 1
             volumes = [
-                VolumeRef(
-                    target_id=v.target_id,
-                    member=v.member,
-                    device_name=v.device_name,
-                    volume_type=v.volume_type,
-                    size_gib=v.size_gib,
-                    volume_id=None if self.hide_volume_ids else f"vol-{number:02d}{position:02d}",
-                    state="in-use",
+                attached(
+                    v, None if self.hide_volume_ids else f"vol-{number:02d}{position:02d}", state="in-use"
                 )
                 for position, v in enumerate(spec.volumes)
             ]

@@ -7,7 +7,6 @@ asked (it invokes a Lambda function on AWS). ``api`` is the Lambda handler of fu
 from __future__ import annotations
 
 import functools
-import importlib.util
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,6 +15,8 @@ from typing import Any
 import boto3
 import pytest
 from moto import mock_aws
+from tests.support.modules import load_module
+from tests.support.moto_env import moto_credentials
 
 from storagebench.adapters.aws.dynamodb import DynamoResultsStore
 from storagebench.adapters.aws.report_links import S3ReportLinks
@@ -26,7 +27,7 @@ from storagebench.wiring import api as wiring
 from storagebench.workflow.events import SweepRunEvent
 from storagebench_local.template import Template
 
-REPO = Path(__file__).resolve().parents[3]
+REPO = Path(__file__).resolve().parents[2]
 REGION = "us-east-1"
 TABLE = "storagebench-results"
 BUCKET = "storagebench-artifacts"
@@ -72,31 +73,23 @@ def _table_kwargs() -> dict[str, Any]:
     return Template(REPO / "template.yaml").table_kwargs("ResultsTable", TABLE)
 
 
+POWERTOOLS_OFF = {
+    "POWERTOOLS_TRACE_DISABLED": "true",
+    "POWERTOOLS_METRICS_DISABLED": "true",
+    "POWERTOOLS_LOG_LEVEL": "ERROR",
+    "POWERTOOLS_SERVICE_NAME": "storagebench",
+    "POWERTOOLS_METRICS_NAMESPACE": "storagebench",
+}
+
+
 def load_api_handler() -> Any:
-    spec = importlib.util.spec_from_file_location(
-        "storagebench_api_app", REPO / "functions" / "api" / "app.py"
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.handler
+    return load_module("storagebench_api_app", REPO / "functions" / "api" / "app.py").handler
 
 
 @pytest.fixture
 def stack(monkeypatch: pytest.MonkeyPatch) -> Iterator[Stack]:
-    for name, value in {
-        "AWS_ACCESS_KEY_ID": "testing",
-        "AWS_SECRET_ACCESS_KEY": "testing",
-        "AWS_DEFAULT_REGION": REGION,
-        "POWERTOOLS_TRACE_DISABLED": "true",
-        "POWERTOOLS_METRICS_DISABLED": "true",
-        "POWERTOOLS_LOG_LEVEL": "ERROR",
-        "POWERTOOLS_SERVICE_NAME": "storagebench",
-        "POWERTOOLS_METRICS_NAMESPACE": "storagebench",
-    }.items():
-        monkeypatch.setenv(name, value)
-    for name in ("AWS_PROFILE", "AWS_REGION", "AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_LAMBDA"):
-        monkeypatch.delenv(name, raising=False)
+    moto_credentials(monkeypatch, REGION, **POWERTOOLS_OFF)
+    monkeypatch.delenv("AWS_ENDPOINT_URL_LAMBDA", raising=False)
     with mock_aws():
         dynamodb = boto3.client("dynamodb", region_name=REGION)
         dynamodb.create_table(**_table_kwargs())
