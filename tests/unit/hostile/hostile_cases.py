@@ -121,6 +121,13 @@ BASE: dict[str, Any] = {
             "repetitions": 1,
             "steady_state": {"metric": "iops", "criterion": "slope", "threshold_pct": 1},
         },
+        {  # a node loss is the last workload, one target, long enough to measure around it
+            "profile": "std-randread-4k",
+            "id": "rr-loss",
+            "targets": ["vsan"],
+            "scale": 0.1,
+            "node_loss": {"role": "controller", "index": 0, "after_s": 5},
+        },
     ],
     "prewarm": {"method": "dd", "block_size": "1M"},
     "repetitions": 1,
@@ -419,6 +426,11 @@ FIO_ESCAPES = {
 }
 
 
+def _before_the_loss(workload: dict[str, Any]) -> list[dict[str, Any]]:
+    """BASE's workloads with ``workload`` inserted before its last one, the node loss."""
+    return [*BASE["workloads"][:-1], workload, BASE["workloads"][-1]]
+
+
 def privileged_cases() -> Iterator[Case]:
     """Shell from a caller without the privileged route: hooks, command workloads, fio job files."""
     for hook in ("setup", "teardown"):
@@ -441,13 +453,14 @@ def privileged_cases() -> Iterator[Case]:
             "params": {"job_file": "[job]\nrw=randread\nbs=4k\nsize=1g\n"},
         },
     }
-    last = len(BASE["workloads"])  # each case appends one workload
+    # Each case adds one workload before the node loss, which must stay the last.
+    last = len(BASE["workloads"]) - 1
     for name, workload in shell_workloads.items():
-        document = _with(("workloads", last), workload, _with(("workloads",), [*BASE["workloads"], {}]))
+        document = _with(("workloads", last), workload, _with(("workloads",), _before_the_loss({})))
         yield _case(f"workload-{name}", document, "privileged", f"workloads[{last}].profile")
     for name, job in FIO_ESCAPES.items():
         workload = {"profile": "fio-custom", "params": {"job_file": job}}
-        document = _with(("workloads", last), workload, _with(("workloads",), [*BASE["workloads"], {}]))
+        document = _with(("workloads", last), workload, _with(("workloads",), _before_the_loss({})))
         yield _case(f"fio-{name}", document, "refused", f"workloads[{last}].params.job_file")
     for name, params in (
         ("param-injection", {"bs": "4k; rm -rf /"}),

@@ -13,10 +13,11 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import Any, Protocol, cast
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from storagebench.protocol.node_loss import AFTER_S, MIN_BEFORE_S
 from storagebench.request.plan_size import runs_on
+from storagebench.request.rules import RequestModel
 from storagebench.workloads import get_profile
 from storagebench.workloads.fio_options import job_file_times
 from storagebench.workloads.profile import default_value, variant_count
@@ -29,8 +30,8 @@ NODE_LOSS_DESCRIPTION = (
 )
 
 
-class NodeLossSpec(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class NodeLossSpec(RequestModel):
+    """Strict like every request model: ``"5"`` or ``true`` is not a number here (the hostile tier)."""
 
     role: str = Field(description="the node group, as a config's nodes[].role names it")
     index: int = Field(default=0, ge=0, description="which of its nodes, 0-based")
@@ -70,10 +71,11 @@ def _once(
 ) -> Iterator[tuple[tuple[str | int, ...], Any, str]]:
     """A node is removed once and the agent skips every step after it: the loss must be the run's
     one step per config, and its last."""
-    repetitions = workload.repetitions if workload.repetitions is not None else request.repetitions
+    own = workload.repetitions is not None
+    repetitions = workload.repetitions if own else request.repetitions
     if repetitions != 1:
-        yield (
-            ("workloads", position, "repetitions"),
+        yield (  # where the value was set: the workload's own, else the request's
+            ("workloads", position, "repetitions") if own else ("repetitions",),
             repetitions if isinstance(repetitions, int) else str(repetitions),
             "a node is removed once per run: set this workload's repetitions to 1",
         )
