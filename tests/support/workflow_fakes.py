@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import copy
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -303,7 +305,8 @@ class FakeArtifacts:
         self.root = root
         self.documents: dict[str, Any] = {}
         self.texts: dict[str, tuple[str, str]] = {}
-        self.fetched: list[str] = []
+        self.fetches: list[str] = []  # the prefixes read, in order
+        self.open_fetches = 0  # blocks not yet left: a step must leave every one
 
     def put_json(self, key: str, document: Any) -> str:
         self.documents[key] = json.loads(json.dumps(document))  # what S3 would keep
@@ -318,9 +321,14 @@ class FakeArtifacts:
             raise KeyError(key)
         return copy.deepcopy(self.documents[key])
 
-    def fetch(self, prefix: str) -> Path:
-        self.fetched.append(prefix)
-        return self.root / prefix
+    @contextmanager
+    def fetched(self, prefix: str) -> Iterator[Path]:
+        self.fetches.append(prefix)
+        self.open_fetches += 1
+        try:
+            yield self.root / prefix
+        finally:
+            self.open_fetches -= 1
 
     def uri(self, key: str) -> str:
         return f"mem://artifacts/{key}"

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +42,11 @@ class LocalArtifacts:
 
     def fetch(self, prefix: str) -> Path:
         return self._path(prefix)
+
+    @contextmanager
+    def fetched(self, prefix: str) -> Iterator[Path]:
+        """The prefix's own directory: nothing was downloaded, so nothing is removed."""
+        yield self._path(prefix)
 
     def uri(self, key: str) -> str:
         return str(self._path(key))
@@ -85,6 +92,11 @@ class MirroredArtifacts:
         finally:
             shutil.rmtree(downloaded, ignore_errors=True)
         return mirror
+
+    @contextmanager
+    def fetched(self, prefix: str) -> Iterator[Path]:
+        """The prefix's mirror on disk, which outlives the session (``storagebench report``)."""
+        yield self.fetch(prefix)
 
     def uri(self, key: str) -> str:
         return str(self.bucket.uri(key))

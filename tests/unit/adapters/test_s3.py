@@ -91,6 +91,17 @@ def test_fetch_of_an_empty_prefix_is_an_empty_directory(artifacts: S3Artifacts) 
     assert list(directory.iterdir()) == []
 
 
+def test_a_fetched_download_is_removed_when_its_block_ends(artifacts: S3Artifacts, bucket: str) -> None:
+    # Collect runs in a Lambda whose /tmp (512 MiB by default) outlives one invocation when warm.
+    artifacts.s3.put_object(Bucket=bucket, Key="runs/r1/c1/agent/manifest.json", Body=b"{}")
+    with artifacts.fetched("runs/r1/c1/agent/") as directory:
+        assert (directory / "manifest.json").read_text() == "{}"
+    assert not directory.exists()
+    with pytest.raises(RuntimeError, match="parse failed"), artifacts.fetched("runs/r1/c1/agent/") as again:
+        raise RuntimeError("parse failed")
+    assert not again.exists()
+
+
 def test_from_settings_uses_the_stack_bucket(settings: AwsSettings, bucket: str) -> None:
     artifacts = S3Artifacts.from_settings(settings)
     artifacts.put_json("runs/x.json", {"a": 1})

@@ -14,11 +14,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from api_events import call
-from api_stack import REGION, Stack
-from test_cli_stack import Signed, cli, hooks, served  # noqa: F401 - the served API and its hooks are fixtures
 from test_run_repetitions import STARTED
 from test_run_repetitions import _state as config_state
+from tests.support.api_cli import Signed, cli, hooks, served  # noqa: F401 - the served API and its hooks are fixtures
+from tests.support.api_events import call
+from tests.support.api_stack import REGION, Stack
 from typer.testing import CliRunner
 
 from storagebench.api.models import RunDetail

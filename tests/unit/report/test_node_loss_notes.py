@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import report_fixtures as fx
+from tests.support import report_runs as fx
 
 from storagebench.agent.node_loss import measure
 from storagebench.report import build_report, render_markdown

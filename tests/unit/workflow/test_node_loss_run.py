@@ -13,7 +13,9 @@ from tests.support import workflow_fakes as wf
 
 from storagebench.core.state import ConfigState
 from storagebench.protocol.plan import check_plan
-from storagebench.workflow import steps
+from storagebench.workflow.steps.check_ready import check_ready
+from storagebench.workflow.steps.provision import provision
+from storagebench.workflow.steps.start_agent import start_agent
 
 StateOf = Callable[..., ConfigState]
 
@@ -43,8 +45,8 @@ def started(fakes: Any, state_of: StateOf) -> tuple[Any, ConfigState]:
     fakes.compute = compute
     fakes.services.network = wf.FakeNetwork(group_id="sg-vsan")
     state = state_of("vsan", _document())
-    ready = steps.check_ready(steps.provision(state, fakes.services), fakes.services)
-    return fakes, steps.start_agent(ready, "token", fakes.services)
+    ready = check_ready(provision(state, fakes.services), fakes.services)
+    return fakes, start_agent(ready, "token", fakes.services)
 
 
 def test_a_node_loss_run_is_planned(plan: Callable[..., Any]) -> None:
@@ -86,8 +88,8 @@ def test_a_custom_nbd_job_takes_its_runtime_and_ramp_from_the_job_file(fakes: An
     fakes.services.compute = compute
     fakes.compute = compute
     fakes.services.network = wf.FakeNetwork(group_id="sg-vsan")
-    ready = steps.check_ready(steps.provision(state_of("vsan", document), fakes.services), fakes.services)
-    steps.start_agent(ready, "token", fakes.services)
+    ready = check_ready(provision(state_of("vsan", document), fakes.services), fakes.services)
+    start_agent(ready, "token", fakes.services)
     plans = {name: plan for name, _, plan, _ in fakes.agents.node_starts}
     assert plans["controller-0"]["power_off"]["after_s"] == 9.5
     document["workloads"][0]["node_loss"]["after_s"] = 8.5

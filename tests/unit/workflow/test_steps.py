@@ -644,7 +644,8 @@ def test_collect_stores_records_per_target_with_its_storage_option(state_of: Sta
         assert all(r.target_id == target_id for r in put.records)
     assert stored["data"].labels["storage_option"] == "c5.4xlarge/ebs:gp3:100GiB:4000iops:x2raid0:xfs"
     assert state.collected == CollectSummary(status="ok", records=3, problems=[], agent_status="ok")
-    assert fakes.artifacts.fetched == ["runs/run-1/alpha/instances/AROAFAKEROLE:i-0001/agent/"]
+    assert fakes.artifacts.fetches == ["runs/run-1/alpha/instances/AROAFAKEROLE:i-0001/agent/"]
+    assert fakes.artifacts.open_fetches == 0
     (stored_state, status) = fakes.store.configs[-1]
     assert status == "COLLECTED" and stored_state.collected == state.collected
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -145,8 +146,10 @@ class Artifacts(Protocol):
     def get_json(self, key: str) -> Any:
         """Read a JSON document; raises KeyError when absent."""
 
-    def fetch(self, prefix: str) -> Path:
-        """A local directory holding everything under the prefix (downloaded when remote)."""
+    def fetched(self, prefix: str) -> AbstractContextManager[Path]:
+        """A local directory holding everything under the prefix for the ``with`` block: a
+        download (remote artifacts) is removed when the block ends, so a warm Lambda's /tmp
+        does not fill up run after run."""
 
     def uri(self, key: str) -> str:
         """The address a machine uses to reach a key (s3://... or a local path)."""

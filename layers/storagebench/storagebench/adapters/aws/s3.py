@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import json
 import logging
+import shutil
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -73,6 +76,16 @@ class S3Artifacts:
                 raise KeyError(key) from exc
             raise workflow_error(exc, f"s3 get {self.uri(key)}", CollectError) from exc
         return json.loads(response["Body"].read().decode("utf-8"))
+
+    @contextmanager
+    def fetched(self, prefix: str) -> Iterator[Path]:
+        """``fetch`` for the ``with`` block: the download is removed when it ends (a warm Lambda
+        keeps its /tmp, 512 MiB by default, across invocations)."""
+        directory = self.fetch(prefix)
+        try:
+            yield directory
+        finally:
+            shutil.rmtree(directory, ignore_errors=True)
 
     def fetch(self, prefix: str) -> Path:
         """Download every object under ``prefix`` into a new temporary directory (paginated).

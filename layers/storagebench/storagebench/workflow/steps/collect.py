@@ -4,6 +4,7 @@ export (``functions/collect``)."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 from storagebench.analysis.annotate import annotate
@@ -11,6 +12,8 @@ from storagebench.analysis.series import extract_series
 from storagebench.core.state import CollectSummary, ConfigState, ErrorInfo
 from storagebench.export.rows import FIO_VERSION_LABEL
 from storagebench.kinds import emulator_key
+from storagebench.request.model import BenchmarkRequest
+from storagebench.results.collect import Collection
 from storagebench.results.collect import collect as collect_output
 from storagebench.results.errors import ResultsError
 from storagebench.workflow import interruptions
@@ -25,30 +28,42 @@ def collect(state: ConfigState, services: Services) -> ConfigState:
     """Parse whatever the agent wrote into records and store them before the status changes.
 
     Missing or unreadable output is recorded, not raised: cleanup must still run, and a
-    sibling's results are unaffected.
+    sibling's results are unaffected. The agent's output is read from a local copy that lives
+    only for this step (on AWS a download into the function's /tmp, which a warm container keeps).
     """
     state = with_pending_errors(state)
+    request = item_request(services, state.item)  # first: a request that cannot be read is the error
+    if state.resources.instance_id is None:
+        return _failed(state, services, ResultsError("no instance ran this config"))
+    # Only the prefix of the instance that ran the config: no other instance can write it
+    owner = services.agents.principal(state.resources.instance_id)
+    with services.artifacts.fetched(agent_output_prefix(state.item, owner)) as directory:
+        try:
+            collection = collect_output(directory)
+        except ResultsError as exc:
+            return _failed(state, services, exc)
+        return _store(state, services, request, directory, collection)
+
+
+def _failed(state: ConfigState, services: Services, exc: ResultsError) -> ConfigState:
+    summary = CollectSummary(status="failed", records=0, problems=[f"no usable agent output: {exc}"])
+    state = interruptions.note_collected(state, None, 0)
+    failed = state.model_copy(
+        update={
+            "collected": summary,
+            "errors": [*state.errors, ErrorInfo(step="collect", error="CollectError", cause=str(exc))],
+        }
+    )
+    services.store.put_config(failed, "COLLECTED")
+    return failed
+
+
+def _store(
+    state: ConfigState, services: Services, request: BenchmarkRequest, directory: Path, collection: Collection
+) -> ConfigState:
+    """Records, series, export rows and the summary of one config's output in ``directory``."""
     item = state.item
-    request = item_request(services, item)
     config = request.config(item.config_id)
-    try:
-        if state.resources.instance_id is None:
-            raise ResultsError("no instance ran this config")
-        # Only the prefix of the instance that ran the config: no other instance can write it
-        owner = services.agents.principal(state.resources.instance_id)
-        directory = services.artifacts.fetch(agent_output_prefix(item, owner))
-        collection = collect_output(directory)
-    except ResultsError as exc:
-        summary = CollectSummary(status="failed", records=0, problems=[f"no usable agent output: {exc}"])
-        state = interruptions.note_collected(state, None, 0)
-        failed = state.model_copy(
-            update={
-                "collected": summary,
-                "errors": [*state.errors, ErrorInfo(step="collect", error="CollectError", cause=str(exc))],
-            }
-        )
-        services.store.put_config(failed, "COLLECTED")
-        return failed
     stored = 0
     by_target: dict[str, list[Any]] = {}
     labels_of: dict[str, dict[str, str]] = {}

@@ -95,7 +95,8 @@ def _document_failure(state: ConfigState, services: Services) -> str | None:
         return None
     prefix = command_output_prefix(state.item, services.agents.principal(state.resources.instance_id))
     try:
-        return failed_document_step(services.artifacts.fetch(prefix))
+        with services.artifacts.fetched(prefix) as directory:
+            return failed_document_step(directory)
     except (WorkflowError, OSError) as exc:  # the heartbeat timeout stays the error: still true
         log.warning("could not read the SSM command output of %s: %s", state.item.config_id, exc)
         return None
