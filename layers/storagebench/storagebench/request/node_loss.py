@@ -31,7 +31,7 @@ NODE_LOSS_DESCRIPTION = (
 
 
 class NodeLossSpec(RequestModel):
-    """Strict like every request model: ``"5"`` or ``true`` is not a number here (the hostile tier)."""
+    """One node of the config's topology, powered off ``after_s`` into this workload's measured run."""
 
     role: str = Field(description="the node group, as a config's nodes[].role names it")
     index: int = Field(default=0, ge=0, description="which of its nodes, 0-based")
