@@ -90,3 +90,42 @@ def test_the_instance_binds_it_first_on_its_path() -> None:
 
     assert SYSTEM_PATH.split(":")[0] == "/usr/local/sbin"
     assert os.access(SYSTEMCTL, os.X_OK)
+
+
+# A hook may power off by name: on the host those names are systemctl acting on argv[0], so each
+# must resolve to the stand-in first on the instance's PATH.
+@pytest.mark.parametrize("command", [["poweroff"], ["shutdown", "-h", "now"], ["shutdown"]])
+def test_poweroff_by_name_stops_the_instance_not_the_host(
+    command: list[str], processes: list[subprocess.Popen[bytes]]
+) -> None:
+    mine = {"PATH": os.environ["PATH"], "AWS_EC2_METADATA_SERVICE_ENDPOINT": ADDRESS}
+    daemon = _sleeper(mine, processes)
+    host = _sleeper({"PATH": os.environ["PATH"]}, processes)
+    button = subprocess.Popen([str(POWER / command[0]), *command[1:]], env=mine, stderr=subprocess.PIPE)
+    processes.append(button)
+    assert _wait_stopped(daemon.pid) and not _stopped(host.pid)
+    for pid in (daemon.pid, button.pid):
+        os.kill(pid, signal.SIGCONT)
+
+
+@pytest.mark.parametrize(
+    ("command", "said"),
+    [
+        (["reboot"], "reboot: not on a local instance"),
+        (["halt"], "halt: not on a local instance"),
+        (["shutdown", "-r", "now"], "shutdown -r: not on a local instance"),
+        (["shutdown", "-c"], "shutdown -c: not on a local instance"),
+    ],
+)
+def test_reboot_and_halt_by_name_are_refused(command: list[str], said: str) -> None:
+    env = {"PATH": os.environ["PATH"], "AWS_EC2_METADATA_SERVICE_ENDPOINT": ADDRESS}
+    done = subprocess.run(
+        [str(POWER / command[0]), *command[1:]], env=env, capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 1 and said in done.stderr
+
+
+def test_every_power_name_has_a_stand_in() -> None:
+    assert all(
+        os.access(POWER / name, os.X_OK) for name in ("systemctl", "poweroff", "shutdown", "reboot", "halt")
+    )
