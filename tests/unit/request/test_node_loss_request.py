@@ -130,7 +130,9 @@ def test_the_loss_is_one_step_per_config_and_the_last() -> None:
     document["configs"][0]["targets"].append({"id": "other", "kind": "local", "path": "/mnt/other"})
     document["order"] = "interleaved"
     found = problems(document)
-    assert "a node is removed once per run" in found["workloads[0].repetitions"]
+    assert (
+        "a node is removed once per run" in found["repetitions"]
+    )  # the request sets it: refused where it is set
     assert "no swept (list) params" in found["workloads[0].params"]
     assert "make this workload the last (it is 1 of 2)" in found["workloads[0].node_loss"]
     assert "on 2 targets (vsan, other)" in found["workloads[0].targets"]
