@@ -28,6 +28,7 @@ from storagebench.core.tags import TAG_CONFIG, TAG_RUN
 from storagebench.gateway.models import ApplianceStatus, LocalDisk, ShareSpec
 from storagebench.gateway.plan import GIB
 from storagebench_local.adapters.moto_ec2 import loopback_address
+from storagebench_local.gateway_sweep import write_owner
 from storagebench_local.nfs_server import NfsServer, NfsServerError
 
 ACCOUNT = "123456789012"
@@ -108,7 +109,8 @@ class LocalGatewayHost:
                     disks=disks,
                     directory=self.directory / instance_id,
                 )
-                appliance.directory.mkdir(parents=True, exist_ok=True)
+                # the run and config, for `storagebench cleanup --run` after a killed session
+                write_owner(appliance.directory, spec.tags.get(TAG_RUN, ""), spec.tags.get(TAG_CONFIG, ""))
                 self.appliances[spec.client_token] = appliance
             return self._status(appliance)
 

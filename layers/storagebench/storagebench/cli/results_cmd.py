@@ -504,11 +504,18 @@ def cleanup(
     config: Annotated[str | None, typer.Option("--config", help="only this config of the run")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="machine-readable")] = False,
 ) -> None:
-    """Remove what a killed local run left on this machine: agents, mounts, loop devices, cgroups."""
+    """Remove what a killed local run left on this machine: agents, mounts, loop devices, cgroups,
+    the NFS servers of its File Gateway stand-ins."""
     from storagebench.agent.cli import DEFAULT_MOUNT_ROOT, DEFAULT_VOLUMES_DIR
     from storagebench.agent.sweep import sweep
+    from storagebench_local.dynamodb_local import default_root
+    from storagebench_local.gateway_sweep import sweep_gateways
 
     report = sweep(run, DEFAULT_MOUNT_ROOT, DEFAULT_VOLUMES_DIR, config)
+    gateway_removed, gateway_left = sweep_gateways(default_root() / "gateways", run, config)
+    report["found"] += gateway_removed + gateway_left
+    report["removed"] += gateway_removed
+    report["leftovers"] += gateway_left
     if as_json:
         print_json(report)
     else:
