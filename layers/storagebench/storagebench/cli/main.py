@@ -137,3 +137,7 @@ for command in (
 
 def main() -> None:
     app()
+
+
+if __name__ == "__main__":  # python -m storagebench.cli.main, as the installed `storagebench` runs it
+    main()
