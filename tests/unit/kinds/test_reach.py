@@ -116,3 +116,14 @@ def test_an_nfs_server_outside_the_catalog_is_capped_by_the_client_only_and_not_
     envelope = network(nfs)
     assert envelope.storage.mibps is None and envelope.mibps_bound_by == "network"
     assert network_checks(nfs)[0].warning is None
+
+
+def test_nodes_that_declare_no_storage_serve_an_unknown_rate_not_zero() -> None:
+    # Two controllers serving a file from their root volume (the local NBD stand-in): nothing is
+    # known of their rate, so the ceiling is the client's network, not "storage 0 MiB/s".
+    nodes = [{"role": "controller", "count": 2, "instance_type": "c5.large"}]
+    config = one_config("c5.large", [{"id": "vsan", "kind": "local", "path": "/mnt/vsan"}], nodes=nodes)
+    envelope = network(config)
+    assert envelope.storage.mibps is None and envelope.mibps_bound_by != "volume"
+    assert envelope.storage.basis.endswith("no node declares a storage target")
+    assert "0 MiB/s" not in envelope.describe()

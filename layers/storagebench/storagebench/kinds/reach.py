@@ -64,6 +64,10 @@ def node_storage(config: Config) -> StorageSide:
         parts.append(words)
         total = None if total is None or mibps is None else total + mibps * group.count
         iops = None if iops is None or group_iops is None else iops + group_iops * group.count
+    if not any(group.targets for group in config.nodes):
+        # Nodes that declare no storage serve from somewhere the request does not say (a root
+        # volume, a file): their rate is unknown, not 0 MiB/s.
+        return StorageSide(mibps=None, basis="; ".join(parts) + ": no node declares a storage target")
     return StorageSide(mibps=total, iops=iops or None, basis="; ".join(parts))
 
 
