@@ -232,8 +232,8 @@ def test_a_file_gateway_waits_for_its_appliance_and_share_and_its_steps_have_no_
 
 
 def test_a_preview_plans_each_config_once(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Steps once, duration from those steps, preview from those: no config is expanded twice."""
-    from storagebench.planning import duration, preview, steps
+    """Steps once, then duration, knees and preview from those: no config is expanded twice."""
+    from storagebench.planning import duration, knee, preview, steps
 
     request = load_request(EVENTS / "genomics-file-systems.json")
     calls: list[str] = []
@@ -243,8 +243,8 @@ def test_a_preview_plans_each_config_once(monkeypatch: pytest.MonkeyPatch) -> No
         calls.append(config.id)  # type: ignore[attr-defined]
         return real(request, config)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(preview, "plan_steps", counted)
-    monkeypatch.setattr(duration, "plan_steps", counted)
+    for module in (preview, duration, knee):  # every module of the preview's pipeline that can plan
+        monkeypatch.setattr(module, "plan_steps", counted)
     result = preview_request(request, Guardrails())
     assert sorted(calls) == sorted(c.id for c in request.configs)
     assert [c.steps for c in result.configs] == [
