@@ -49,6 +49,8 @@ class Ebs(StorageKind[EbsTarget]):
         if target.count > 1:
             parts.append(f"x{target.count}{target.layout}")
         parts.append(target.filesystem)
+        if target.multi_attach:
+            parts.append("multi-attach")
         return ":".join(parts)
 
     def report_text(self, target: EbsTarget) -> tuple[str, str]:
