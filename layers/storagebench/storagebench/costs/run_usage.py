@@ -16,7 +16,7 @@ from storagebench.costs.monthly import ROOT_TARGET_ID
 from storagebench.kinds import kind_of
 from storagebench.kinds.base import EbsVolumeBill, InstanceBill
 from storagebench.prices.spot import SpotCharge
-from storagebench.request.model import Config, EfsTarget, FsxLustreTarget, RootVolume
+from storagebench.request.model import Config, EbsTarget, EfsTarget, FsxLustreTarget, RootVolume
 
 
 @dataclass(frozen=True)
@@ -153,20 +153,23 @@ def other_machine_usages(config: Config, seconds: float) -> list[ConfigUsage]:
         )
     for group in config.nodes:
         volumes = [_root_usage(group.root_volume, seconds)]
+        shared: list[VolumeUsage] = []  # Multi-Attach volumes: one for the group, on its first node
         for target in group.targets:
             for item in kind_of(target).bill(target, group.instance_type).items:
                 if isinstance(item, EbsVolumeBill):
-                    volumes.append(_volume_usage(item, seconds, prefix=f"{group.role}:"))
+                    usage = _volume_usage(item, seconds, prefix=f"{group.role}:")
+                    multi = isinstance(target, EbsTarget) and target.multi_attach
+                    (shared if multi else volumes).append(usage)
         usages += [
             ConfigUsage(
                 config_id=config.id,
                 instance_type=group.instance_type,
                 instance_seconds=seconds,
-                volumes=volumes,
+                volumes=volumes + (shared if index == 0 else []),
                 operating_system=operating_system(group.image),
                 ebs_optimized=bool(group.launch_ebs_optimized),
             )
-            for _ in range(group.count)
+            for index in range(group.count)
         ]
     return usages
 
