@@ -279,7 +279,9 @@ def test_a_multi_attach_volume_validates_on_a_node_group_and_keys_its_own_histor
     group = shared.configs[0].nodes[0]
     assert group.targets[0].multi_attach is True
     own = parse_request(
-        request_with(nodes=[{**CONTROLLER, "targets": [{**SHARED, "multi_attach": False}]}], placement="cluster")
+        request_with(
+            nodes=[{**CONTROLLER, "targets": [{**SHARED, "multi_attach": False}]}], placement="cluster"
+        )
     )
     assert storage_option(shared.configs[0], "vsan") != storage_option(own.configs[0], "vsan")
     assert "multi-attach" in storage_option(shared.configs[0], "vsan")
@@ -292,7 +294,8 @@ def test_a_node_group_larger_than_multi_attach_allows_is_refused(monkeypatch: py
 
     io2 = ebs_volume_type("io2")
     assert io2.multi_attach is not None and io2.multi_attach.max_instances == 16
-    smaller = io2.model_copy(update={"multi_attach": io2.multi_attach.model_copy(update={"max_instances": 2})})
+    two = io2.multi_attach.model_copy(update={"max_instances": 2})
+    smaller = io2.model_copy(update={"multi_attach": two})
     monkeypatch.setattr(configs, "ebs_volume_type", lambda name: smaller)
     found = problems(request_with(nodes=[{**CONTROLLER, "targets": [SHARED]}], placement="cluster"))
     assert list(found) == ["configs[0].nodes[0].count"], found

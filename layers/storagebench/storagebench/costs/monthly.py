@@ -47,7 +47,14 @@ from storagebench.kinds.file_gateway import GATEWAY_CACHE, GATEWAY_ROOT
 from storagebench.prices.book import PriceBook
 from storagebench.prices.models import HOURS_PER_MONTH, Price, PriceNotFound, PriceSource, PriceTier
 from storagebench.prices.products import PriceKey, TierKey
-from storagebench.request.model import BenchmarkRequest, Config, EbsTarget, EfsTarget, FsxLustreTarget, NodeGroup
+from storagebench.request.model import (
+    BenchmarkRequest,
+    Config,
+    EbsTarget,
+    EfsTarget,
+    FsxLustreTarget,
+    NodeGroup,
+)
 
 __all__ = [
     "HOURS_PER_MONTH",
@@ -810,7 +817,9 @@ def monthly_cost(config: Config, book: PriceBook) -> ConfigCost:
         machine, targets, extra, left_out = _machine_components(
             book, asker, group, instance_name="node-instance", prefix=f"{group.role}:"
         )
-        shared = {f"{group.role}:{t.id}" for t in group.targets if isinstance(t, EbsTarget) and t.multi_attach}
+        shared = {
+            f"{group.role}:{t.id}" for t in group.targets if isinstance(t, EbsTarget) and t.multi_attach
+        }
         own = [c for c in targets if c.target_id not in shared]
         components += _times(machine + own, group.count, group.role)
         components += _times([c for c in targets if c.target_id in shared], 1, group.role)

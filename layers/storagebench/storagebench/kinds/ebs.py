@@ -168,6 +168,7 @@ class Ebs(StorageKind[EbsTarget]):
                 encrypted=target.encrypted,
                 snapshot_id=target.snapshot_id,
                 initialization_rate_mibps=target.initialization_rate_mibps,
+                share_token=f"{target.id}/{member}" if target.multi_attach else None,
             )
             for member in range(target.count)
         ]
