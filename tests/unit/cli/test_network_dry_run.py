@@ -57,8 +57,8 @@ def test_a_25_gbit_client_is_named_and_warned(tmp_path: Path) -> None:
     (warning,) = warnings(result.output, "r5b-io2-controllers")
     assert warning == (
         f"warning: r5b-io2-controllers: client {R5B} caps below what its storage could deliver, 14,901 MiB/s "
-        "(5 controller r5b.24xlarge: ebs 4,000 MiB/s, network 2,980 MiB/s each): results will be "
-        "instance-bound: network"
+        "(5 controller r5b.24xlarge: ebs 7,153 MiB/s, network 2,980 MiB/s each; shared Multi-Attach "
+        "volumes 20,000 MiB/s, 1,280,000 IOPS in all): results will be instance-bound: network"
     )
 
 

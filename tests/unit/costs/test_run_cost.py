@@ -140,7 +140,10 @@ def test_a_run_of_a_virtual_san_pays_for_every_controller() -> None:
     config = load_request(EVENTS / "virtual-san.json").config("r5b-io2-controllers")
     usages = [usage_for_config(config, 3600), *other_machine_usages(config, 3600)]
     assert [u.instance_type for u in usages] == ["r5n.24xlarge"] + ["r5b.24xlarge"] * 5  # 100 Gbps client
-    assert [v.target_id for v in usages[1].volumes] == ["root", "controller:data"]
+    # the 5 Multi-Attach volumes all 5 controllers share, billed once (on the first)
+    assert [[v.target_id for v in u.volumes] for u in usages[1:]] == [["root", *["controller:data"] * 5]] + [
+        ["root"]
+    ] * 4
     cost = run_cost(usages, book())
     assert cost.infrastructure_usd == pytest.approx(monthly_cost(config, book()).for_hours(1).usd)
     assert cost.infrastructure_usd == pytest.approx(82145.60 / 730)

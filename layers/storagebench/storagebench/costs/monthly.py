@@ -50,7 +50,6 @@ from storagebench.prices.products import PriceKey, TierKey
 from storagebench.request.model import (
     BenchmarkRequest,
     Config,
-    EbsTarget,
     EfsTarget,
     FsxLustreTarget,
     NodeGroup,
@@ -817,9 +816,7 @@ def monthly_cost(config: Config, book: PriceBook) -> ConfigCost:
         machine, targets, extra, left_out = _machine_components(
             book, asker, group, instance_name="node-instance", prefix=f"{group.role}:"
         )
-        shared = {
-            f"{group.role}:{t.id}" for t in group.targets if isinstance(t, EbsTarget) and t.multi_attach
-        }
+        shared = {f"{group.role}:{t.id}" for t in group.targets if kind_of(t).shared_by_nodes(t)}
         own = [c for c in targets if c.target_id not in shared]
         components += _times(machine + own, group.count, group.role)
         components += _times([c for c in targets if c.target_id in shared], 1, group.role)

@@ -16,7 +16,7 @@ from storagebench.costs.monthly import ROOT_TARGET_ID
 from storagebench.kinds import kind_of
 from storagebench.kinds.base import EbsVolumeBill, InstanceBill
 from storagebench.prices.spot import SpotCharge
-from storagebench.request.model import Config, EbsTarget, EfsTarget, FsxLustreTarget, RootVolume
+from storagebench.request.model import Config, EfsTarget, FsxLustreTarget, RootVolume
 
 
 @dataclass(frozen=True)
@@ -158,8 +158,7 @@ def other_machine_usages(config: Config, seconds: float) -> list[ConfigUsage]:
             for item in kind_of(target).bill(target, group.instance_type).items:
                 if isinstance(item, EbsVolumeBill):
                     usage = _volume_usage(item, seconds, prefix=f"{group.role}:")
-                    multi = isinstance(target, EbsTarget) and target.multi_attach
-                    (shared if multi else volumes).append(usage)
+                    (shared if kind_of(target).shared_by_nodes(target) else volumes).append(usage)
         usages += [
             ConfigUsage(
                 config_id=config.id,

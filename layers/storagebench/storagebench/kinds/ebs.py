@@ -155,6 +155,9 @@ class Ebs(StorageKind[EbsTarget]):
                 )
         return target.size_gib * target.count * GIB_PER_TIB / rate
 
+    def shared_by_nodes(self, target: EbsTarget) -> bool:
+        return target.multi_attach
+
     def launch_volumes(self, target: EbsTarget, devices: Iterator[str]) -> list[LaunchVolume]:
         return [
             LaunchVolume(
