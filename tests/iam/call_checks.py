@@ -393,6 +393,47 @@ def _fsx_delete(call: AwsCall, stack: Stack) -> list[Check]:
     ]
 
 
+def _create_volume(call: AwsCall, stack: Stack) -> list[Check]:
+    """CreateVolume (a node group's Multi-Attach volume): the new volume with the request's tags and
+    its type, size and encryption, CreateTags on it with ec2:CreateAction, the snapshot it reads (its
+    owner is not recorded: the template allows this account's alone, so an unrecorded one is denied),
+    and the stack key through EC2 when it names one."""
+    p = call.params
+    tags = request_tags(
+        next(
+            (_tags(t.get("Tags")) for t in p.get("TagSpecifications") or [] if t["ResourceType"] == "volume"),
+            {},
+        )
+    )
+    volume: dict[str, str | list[str]] = {
+        **tags,
+        "ec2:VolumeType": str(p["VolumeType"]),
+        "ec2:VolumeSize": str(p["Size"]),
+        "ec2:Encrypted": "true" if p.get("Encrypted") else "false",
+    }
+    checks = [Check("ec2:CreateVolume", _ec2(stack, "volume", "*"), volume)]
+    if p.get("SnapshotId"):
+        checks.append(Check("ec2:CreateVolume", _ec2(stack, "snapshot", str(p["SnapshotId"]))))
+    if tags:
+        checks.append(
+            Check("ec2:CreateTags", _ec2(stack, "volume", "*"), {**tags, "ec2:CreateAction": "CreateVolume"})
+        )
+    if p.get("KmsKeyId"):
+        via: dict[str, str | list[str]] = {"kms:ViaService": f"ec2.{stack.region}.amazonaws.com"}
+        for action in ("kms:CreateGrant", "kms:GenerateDataKeyWithoutPlaintext", "kms:Decrypt"):
+            checks.append(Check(action, str(p["KmsKeyId"]), via))
+    return checks
+
+
+def _attach_volume(call: AwsCall, stack: Stack) -> list[Check]:
+    """AttachVolume is authorised on the instance and on the volume, each with its own tags."""
+    instance, volume = str(call.params["InstanceId"]), str(call.params["VolumeId"])
+    return [
+        Check("ec2:AttachVolume", _ec2(stack, "instance", instance), resource_tags(call, instance)),
+        Check("ec2:AttachVolume", _ec2(stack, "volume", volume), resource_tags(call, volume)),
+    ]
+
+
 def _states(action: str, parameter: str) -> Mapper:
     return lambda call, stack: [Check(action, str(call.params[parameter]))]
 
@@ -461,6 +502,11 @@ TABLE: dict[tuple[str, str], Mapper] = {
     ("ec2", "RunInstances"): _run_instances,
     ("ec2", "TerminateInstances"): _ec2_on_tagged("ec2:TerminateInstances", "instance", "InstanceIds"),
     ("ec2", "DeleteVolume"): _ec2_on_tagged("ec2:DeleteVolume", "volume", "VolumeId"),
+    (
+        "ec2",
+        "CreateVolume",
+    ): _create_volume,  # a node group's Multi-Attach volume (adapters.aws.shared_volumes)
+    ("ec2", "AttachVolume"): _attach_volume,
     ("ec2", "CreateTags"): _create_tags,
     ("ec2", "DeleteNetworkInterface"): _delete_interface,
     # SSM

@@ -270,11 +270,11 @@ def _launching() -> Iterator[Case]:
         context={**request_tags(OTHER_STACK), "ec2:CreateAction": "RunInstances"},
     )
     yield deny(
-        "CreateTags while creating a volume outside a launch",
+        "CreateTags while copying a volume (no create the stack makes)",
         role,
         tags,
         NEW_VOLUME,
-        context={**tagged, "ec2:CreateAction": "CreateVolume"},
+        context={**tagged, "ec2:CreateAction": "CopyVolumes"},
     )
     yield allow("RunInstances: a Spot launch's tagged request", role, run, NEW_SPOT_REQUEST, context=tagged)
     yield deny("RunInstances: an untagged Spot request", role, run, NEW_SPOT_REQUEST)
@@ -972,9 +972,96 @@ def _quotas() -> Iterator[Case]:
     yield deny("Provision does not read AWS's default quotas", "ProvisionFunction", default, "*")
 
 
+def _multi_attach() -> Iterator[Case]:
+    """A node group's Multi-Attach volume: Provision creates it (io1/io2, the stack's tag, this
+    account's snapshot) and tags it while creating it; CheckReady attaches the stack's volume to the
+    stack's instance, through the stack key when it names one (adapters.aws.shared_volumes)."""
+    role, create, tags = "ProvisionFunction", "ec2:CreateVolume", "ec2:CreateTags"
+    tagged = request_tags(STACK, "storagebench:run-id", "Name")
+    io2 = {"ec2:VolumeType": "io2"}
+    yield allow("CreateVolume: a tagged io2 volume", role, create, NEW_VOLUME, context={**tagged, **io2})
+    yield allow(
+        "CreateVolume: a tagged io1 volume",
+        role,
+        create,
+        NEW_VOLUME,
+        context={**tagged, "ec2:VolumeType": "io1"},
+    )
+    yield deny("CreateVolume: an untagged io2 volume", role, create, NEW_VOLUME, context=io2)
+    yield deny(
+        "CreateVolume: with another stack's tag",
+        role,
+        create,
+        NEW_VOLUME,
+        context={**request_tags(OTHER_STACK), **io2},
+    )
+    yield deny(
+        "CreateVolume: a gp3 volume outside a launch",
+        role,
+        create,
+        NEW_VOLUME,
+        context={**tagged, "ec2:VolumeType": "gp3"},
+    )
+    yield allow(
+        "CreateVolume: from this account's snapshot", role, create, SNAPSHOT, context={"ec2:Owner": A}
+    )
+    yield deny(
+        "CreateVolume: from another account's snapshot",
+        role,
+        create,
+        SNAPSHOT,
+        context={"ec2:Owner": OTHER_ACCOUNT},
+    )
+    yield allow(
+        "CreateTags while creating a Multi-Attach volume",
+        role,
+        tags,
+        NEW_VOLUME,
+        context={**tagged, "ec2:CreateAction": "CreateVolume"},
+    )
+    yield deny(
+        "CreateTags while creating a volume, with another stack's tag",
+        role,
+        tags,
+        NEW_VOLUME,
+        context={**request_tags(OTHER_STACK), "ec2:CreateAction": "CreateVolume"},
+    )
+    checking, attach = "CheckReadyFunction", "ec2:AttachVolume"
+    for what, resource in (("instance", INSTANCE), ("volume", VOLUME)):
+        yield allow(
+            f"AttachVolume: the stack's {what}", checking, attach, resource, context=resource_tags(STACK)
+        )
+        yield deny(f"AttachVolume: an untagged {what}", checking, attach, resource)
+        yield deny(
+            f"AttachVolume: another stack's {what}",
+            checking,
+            attach,
+            resource,
+            context=resource_tags(OTHER_STACK),
+        )
+    yield deny("Provision does not attach volumes", role, attach, VOLUME, context=resource_tags(STACK))
+    yield allow(
+        "CheckReady: the EBS key used through EC2 for an attachment",
+        checking,
+        "kms:CreateGrant",
+        KMS_KEY,
+        context={"kms:ViaService": f"ec2.{R}.amazonaws.com"},
+        variant="kms",
+    )
+    yield deny(
+        "CheckReady: the EBS key used directly",
+        checking,
+        "kms:CreateGrant",
+        KMS_KEY,
+        context={"kms:ViaService": f"s3.{R}.amazonaws.com"},
+        variant="kms",
+    )
+
+
 CASES: list[Case] = [
     *_releasing(),
     *_launching(),
+    *_multi_attach(),
     *_networks(),
     *_file_systems(),
     *_gateways(),

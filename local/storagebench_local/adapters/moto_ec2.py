@@ -12,6 +12,11 @@
 * Security groups: moto deletes a group that a live instance still uses; EC2 answers
   DependencyViolation until the instance has terminated. ``emulate_network`` makes moto refuse the
   same way, so cleanup's order (instances first) and its retry are exercised locally.
+* Multi-Attach: moto keeps one attachment per volume (a second AttachVolume replaces the first, and
+  terminating the first instance then fails the others' detach). ``emulate_multi_attach`` lets a
+  volume created with MultiAttachEnabled hold one attachment per instance, reported in Attachments
+  and matched by the ``attachment.instance-id`` filter, each detached on its own; a volume without
+  it keeps moto's behaviour.
 
 The patches go on moto's classes, so the in-process mock and the ThreadedMotoServer local instances
 talk to both have them; ``MotoEc2Network`` applies them (once) when it is built. Everything else is
@@ -26,15 +31,21 @@ from typing import Any
 from storagebench.adapters.aws.ec2 import Ec2Compute, Image
 from storagebench.adapters.aws.network import Ec2Network
 from storagebench.adapters.aws.settings import AwsSettings
+from storagebench.core.clock import Clock
 from storagebench.core.state import ComputeStatus, LaunchSpec, Resources
 
 PLACEMENT_STRATEGIES = ("cluster", "spread", "partition")
 LIVE_INSTANCE_STATES = ("pending", "running", "stopping", "stopped", "shutting-down")
 _APPLIED: list[bool] = []
+_MULTI_ATTACH_APPLIED: list[bool] = []
 _LOCK = threading.Lock()
 
 
 class MotoEc2Compute(Ec2Compute):
+    def __init__(self, ec2: Any, ssm: Any, settings: AwsSettings, clock: Clock | None = None) -> None:
+        emulate_multi_attach()
+        super().__init__(ec2, ssm, settings, clock)
+
     def run_instances_request(self, spec: LaunchSpec, image: Image) -> dict[str, Any]:
         request = super().run_instances_request(spec, image)
         for mapping in request["BlockDeviceMappings"]:
@@ -121,6 +132,60 @@ def emulate_network() -> None:
         InstanceResponse.run_instances = run_instances  # type: ignore[method-assign]
         SecurityGroupBackend.delete_security_group = delete_security_group  # type: ignore[method-assign]
         _APPLIED.append(True)
+
+
+# ------------------------------------------------------------------ Multi-Attach on moto
+
+
+def _held(volume: Any) -> list[Any]:
+    """Every attachment a volume holds: moto's own one, then the others of a Multi-Attach volume."""
+    return [a for a in (volume.attachment, *getattr(volume, "sb_more_attachments", [])) if a is not None]
+
+
+def emulate_multi_attach() -> None:
+    """Let a Multi-Attach volume on moto's EC2 be attached to several instances at once."""
+    with _LOCK:
+        if _MULTI_ATTACH_APPLIED:
+            return
+        from moto.ec2.exceptions import InvalidVolumeAttachmentError
+        from moto.ec2.models.elastic_block_store import EBSBackend, Volume
+
+        original_attach = EBSBackend.attach_volume
+        original_detach = EBSBackend.detach_volume
+        original_filter = Volume.get_filter_value
+
+        def attach_volume(
+            self: Any, volume_id: str, instance_id: str, device_path: str, delete_on_termination: bool = False
+        ) -> Any:
+            volume = self.get_volume(volume_id)
+            held = volume.attachment
+            attached = original_attach(self, volume_id, instance_id, device_path, delete_on_termination)
+            if held is not None and getattr(volume, "multi_attach_enabled", False):
+                volume.sb_more_attachments = [*getattr(volume, "sb_more_attachments", []), held]
+            return attached
+
+        def detach_volume(self: Any, volume_id: str, instance_id: str, device_path: str) -> Any:
+            volume = self.get_volume(volume_id)
+            held = _held(volume)
+            mine = next((a for a in held if a.instance.id == instance_id), None)
+            if mine is None:
+                raise InvalidVolumeAttachmentError(volume_id, instance_id)
+            others = [a for a in held if a is not mine]
+            volume.attachment, volume.sb_more_attachments = mine, []
+            detached = original_detach(self, volume_id, instance_id, device_path or mine.device)
+            volume.attachment, volume.sb_more_attachments = (others[0], others[1:]) if others else (None, [])
+            return detached
+
+        def get_filter_value(self: Any, filter_name: str, method_name: str | None = None) -> Any:
+            if filter_name == "attachment.instance-id" and getattr(self, "sb_more_attachments", None):
+                return [a.instance.id for a in _held(self)]
+            return original_filter(self, filter_name, method_name)
+
+        EBSBackend.attach_volume = attach_volume  # type: ignore[method-assign]
+        EBSBackend.detach_volume = detach_volume  # type: ignore[method-assign]
+        Volume.get_filter_value = get_filter_value  # type: ignore[method-assign]
+        Volume.attachments = property(_held)  # type: ignore[assignment, method-assign]
+        _MULTI_ATTACH_APPLIED.append(True)
 
 
 # ------------------------------------------------------------------ placement groups on moto

@@ -50,15 +50,15 @@ def warnings(output: str, config_id: str) -> list[str]:
 def test_a_25_gbit_client_is_named_and_warned(tmp_path: Path) -> None:
     result = run("run", "--local", "--dry-run", "--suite", virtual_san(tmp_path, "r5b.24xlarge"))
     assert (
-        "network: r5b-io2-controllers/vsan: over the network of r5b.24xlarge: 2,980 MiB/s (network-bound)"
-        in (joined(result.stdout))
+        "network: r5b-io2-controllers/vsan-multipath: over the network of r5b.24xlarge: 2,980 MiB/s "
+        "(network-bound)" in (joined(result.stdout))
     )
     assert R5B in result.stdout
     (warning,) = warnings(result.output, "r5b-io2-controllers")
     assert warning == (
         f"warning: r5b-io2-controllers: client {R5B} caps below what its storage could deliver, 14,901 MiB/s "
-        "(5 controller r5b.24xlarge: ebs 4,000 MiB/s, network 2,980 MiB/s each): results will be "
-        "instance-bound: network"
+        "(5 controller r5b.24xlarge: ebs 7,153 MiB/s, network 2,980 MiB/s each; shared Multi-Attach "
+        "volumes 20,000 MiB/s, 1,280,000 IOPS in all): results will be instance-bound: network"
     )
 
 
@@ -66,7 +66,8 @@ def test_the_shipped_event_runs_on_a_100_gbit_client_and_names_its_ceiling(tmp_p
     result = run("run", "--local", "--dry-run", "--suite", str(EVENTS / "virtual-san.json"))
     text = joined(result.stdout)
     assert "r5b-io2-controllers: r5n.24xlarge + 5 controller r5b.24xlarge" in text
-    assert "network: r5b-io2-controllers/vsan: over the network of r5n.24xlarge: 11,921 MiB/s" in text
+    ceiling = "network: r5b-io2-controllers/vsan-multipath: over the network of r5n.24xlarge: 11,921 MiB/s"
+    assert ceiling in text
     assert R5N in text and R5B not in text
     # 5 controllers of 25 Gbps (125 Gbps) still send more than 100 Gbps: said with the figures
     (warning,) = warnings(result.output, "r5b-io2-controllers")

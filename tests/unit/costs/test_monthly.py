@@ -182,7 +182,8 @@ def test_virtual_san_monthly() -> None:
     assert costs["io2-direct"].monthly_usd == pytest.approx(client + 4096 * 0.125 + io2_iops)
     assert costs["io2-direct"].monthly_usd == pytest.approx(15384.80)
     assert client == pytest.approx(5221.60)
-    # Priced as a whole: the client plus 5 controllers, each with the baseline's io2 volume ...
+    # Priced as a whole: the client plus 5 controllers sharing 5 of the baseline's io2 volumes
+    # (Multi-Attach: each priced once, as many as when each controller had its own) ...
     controller = 7.152 * 730 + 8 * 0.08 + 4096 * 0.125 + io2_iops
     r5b = costs["r5b-io2-controllers"]
     assert r5b.monthly_usd == pytest.approx(client + 5 * controller) == pytest.approx(82145.60)
@@ -195,7 +196,11 @@ def test_virtual_san_monthly() -> None:
         assert not cost.unpriced
         assert any("/mnt/vsan is served by the controller nodes" in n for n in cost.notes)
         nodes = [c for c in cost.components if c.node is not None]
-        assert {c.node for c in nodes} == {"controller"} and all(c.count in (5, 8) for c in nodes)
+        assert {c.node for c in nodes} == {"controller"}
+        assert all(c.count in (5, 8) for c in nodes if not c.target_id or c.target_id != "controller:data")
+    shared = [c for c in r5b.components if c.target_id == "controller:data"]
+    assert len(shared) == 5 * 3 + 5 and all(c.count == 1 for c in shared)  # 5 volumes, GiB + 3 IOPS tiers
+    assert any("Multi-Attach, one volume attached to all 5 nodes, priced once" in n for n in r5b.notes)
 
 
 # ----------------------------------------------------------------------------- EBS rules

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Any
 
@@ -139,7 +140,10 @@ def test_a_run_of_a_virtual_san_pays_for_every_controller() -> None:
     config = load_request(EVENTS / "virtual-san.json").config("r5b-io2-controllers")
     usages = [usage_for_config(config, 3600), *other_machine_usages(config, 3600)]
     assert [u.instance_type for u in usages] == ["r5n.24xlarge"] + ["r5b.24xlarge"] * 5  # 100 Gbps client
-    assert [v.target_id for v in usages[1].volumes] == ["root", "controller:data"]
+    # the 5 Multi-Attach volumes all 5 controllers share, billed once (on the first)
+    assert [[v.target_id for v in u.volumes] for u in usages[1:]] == [["root", *["controller:data"] * 5]] + [
+        ["root"]
+    ] * 4
     cost = run_cost(usages, book())
     assert cost.infrastructure_usd == pytest.approx(monthly_cost(config, book()).for_hours(1).usd)
     assert cost.infrastructure_usd == pytest.approx(82145.60 / 730)
@@ -253,3 +257,57 @@ def test_bad_durations_are_refused() -> None:
     assert seconds_between("2026-11-21T10:00:00+00:00", "2026-11-21T12:30:00+00:00") == 9000
     with pytest.raises(ValueError, match="before"):
         seconds_between("2026-11-21T12:00:00+00:00", "2026-11-21T10:00:00+00:00")
+
+
+def _controllers(multi_attach: bool) -> Any:
+    from storagebench.request.model import Config
+
+    return Config.model_validate(
+        {
+            "id": "vsan",
+            "instance_type": "c5.4xlarge",
+            "placement": "cluster",
+            "targets": [{"id": "vsan", "kind": "local", "path": "/mnt/vsan"}],
+            "nodes": [
+                {
+                    "role": "controller",
+                    "count": 3,
+                    "instance_type": "r5b.4xlarge",
+                    "targets": [
+                        {
+                            "id": "data",
+                            "kind": "ebs",
+                            "type": "io2",
+                            "size_gib": 500,
+                            "iops": 16000,
+                            "count": 2,
+                            "layout": "jbod",
+                            "filesystem": "raw",
+                            "multi_attach": multi_attach,
+                        }
+                    ],
+                }
+            ],
+        }
+    )
+
+
+def test_a_multi_attach_volume_is_priced_once_for_the_group_monthly_and_by_the_run() -> None:
+    """Three controllers share two io2 volumes: two volumes billed, not six."""
+    volume = 500 * 0.125 + 16000 * 0.065
+    shared, own = _controllers(True), _controllers(False)
+    shared_month, own_month = monthly_cost(shared, book()), monthly_cost(own, book())
+    assert own_month.monthly_usd - shared_month.monthly_usd == pytest.approx(4 * volume)
+    data = [c for c in shared_month.components if c.target_id == "controller:data"]
+    assert data and all(c.count == 1 and c.node == "controller" for c in data)
+    assert math.fsum(c.monthly_usd for c in data) == pytest.approx(2 * volume)
+    said = "Multi-Attach, one volume attached to all 3 nodes, priced once"
+    assert any(said in n for n in shared_month.notes)
+    extra = other_machine_usages(shared, 3600)
+    assert [[v.target_id for v in u.volumes] for u in extra] == [
+        ["root", "controller:data", "controller:data"],
+        ["root"],
+        ["root"],
+    ]
+    run = run_cost([usage_for_config(shared, 3600), *extra], book())
+    assert run.infrastructure_usd == pytest.approx(shared_month.for_hours(1).usd)

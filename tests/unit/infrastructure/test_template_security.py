@@ -143,7 +143,7 @@ def test_creates_need_the_stack_tag_in_the_request() -> None:
             inputs = [
                 r for r in _resource_texts(statement) if r.split(":")[-1].startswith(UNTAGGED_LAUNCH_INPUTS)
             ]
-            if action == "ec2:RunInstances" and inputs:
+            if action in ("ec2:RunInstances", "ec2:CreateVolume") and inputs:  # what it reads, not creates
                 assert inputs == _resource_texts(statement), (
                     f"{name}: launch inputs mixed with created resources"
                 )
@@ -152,6 +152,7 @@ def test_creates_need_the_stack_tag_in_the_request() -> None:
             assert tag == STACK_NAME, f"{name}: {action} without aws:RequestTag/{STACK_TAG}"
     assert {
         "ec2:RunInstances",
+        "ec2:CreateVolume",  # a node group's Multi-Attach volume
         "elasticfilesystem:CreateFileSystem",
         "fsx:CreateFileSystem",
         "storagegateway:ActivateGateway",

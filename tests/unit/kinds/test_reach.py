@@ -83,10 +83,15 @@ def virtual_san(client: str, controllers: int = 5) -> Config:
 
 def test_a_topology_delivers_per_node_min_of_its_storage_and_network_summed() -> None:
     envelope = network(virtual_san("r5b.24xlarge"))
-    node = 25 * GBIT_MIBPS  # each r5b controller's io2 (4,000 MiB/s) is capped by its 25 Gbps
+    node = 25 * GBIT_MIBPS  # each r5b controller's 5 shared io2 volumes (EBS 7,153 MiB/s) capped by 25 Gbps
     assert envelope.storage.mibps == pytest.approx(5 * node)
+    # the 5 controllers reach the same 5 Multi-Attach volumes: their IOPS count once (5 x 260,000 of
+    # the controllers' EBS, capped by the volumes' 5 x 256,000)
     assert envelope.storage.iops == 5 * 256_000
-    assert envelope.storage.basis == "5 controller r5b.24xlarge: ebs 4,000 MiB/s, network 2,980 MiB/s each"
+    assert envelope.storage.basis == (
+        "5 controller r5b.24xlarge: ebs 7,153 MiB/s, network 2,980 MiB/s each; "
+        "shared Multi-Attach volumes 20,000 MiB/s, 1,280,000 IOPS in all"
+    )
     assert (envelope.expected_mibps, envelope.mibps_bound_by) == (pytest.approx(node), "network")
     # a 100 Gbit client takes 3 controllers whole; 5 of them (125 Gbps) still cap at its 100 Gbps
     assert network(virtual_san("r5n.24xlarge", 3)).mibps_bound_by == "volume"

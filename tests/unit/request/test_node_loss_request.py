@@ -158,3 +158,27 @@ def test_a_config_the_workload_does_not_run_on_needs_no_controllers() -> None:
     assert plan_steps(request, request.configs[1]) == []
     del document["workloads"][0]["targets"]
     assert "has no 'controller' nodes" in problems(document)["workloads[0].node_loss.role"]
+
+
+def test_the_virtual_san_event_loses_a_controller_on_its_shared_multipath_layout_alone() -> None:
+    """The study's controller loss, on the layout that survives it: controllers sharing Multi-Attach
+    volumes that the client reaches through each of them (an LVM stripe over per-controller volumes,
+    as the i3en layout has, would stall for good)."""
+    from pathlib import Path
+
+    from storagebench.request import load_request
+    from storagebench.request.plan_size import runs_on
+
+    request = load_request(Path(__file__).resolve().parents[3] / "events" / "virtual-san.json")
+    (losing,) = [w for w in request.workloads if w.node_loss is not None]
+    assert losing.node_loss is not None and (losing.node_loss.role, losing.node_loss.index) == (
+        "controller",
+        0,
+    )
+    runs = [c for c in request.configs if any(runs_on(losing, t) for t in c.targets)]
+    assert [c.id for c in runs] == ["r5b-io2-controllers"]
+    (group,) = runs[0].nodes
+    assert group.targets and all(t.kind == "ebs" and t.multi_attach for t in group.targets)
+    assert group.count == 5 and group.targets[0].count == 5  # every volume reachable through every controller
+    assert "nvme connect" in (runs[0].setup or "") and "multipath" in (runs[0].setup or "")
+    assert request.workloads[-1] is losing  # last: the steps after a loss would be skipped

@@ -25,6 +25,17 @@ CONTROLLER: dict[str, Any] = {
     "targets": [{"id": "data", "kind": "ebs", "type": "io2", "size_gib": 500, "iops": 16000}],
 }
 
+# A volume shared by every controller (EBS Multi-Attach), as the virtual SAN study's io2 was.
+SHARED: dict[str, Any] = {
+    "id": "shared",
+    "kind": "ebs",
+    "type": "io2",
+    "size_gib": 500,
+    "iops": 16000,
+    "filesystem": "raw",
+    "multi_attach": True,
+}
+
 
 def request_with(**config: Any) -> dict[str, Any]:
     return {
@@ -117,6 +128,30 @@ def test_a_config_with_controllers_and_clients_validates() -> None:
             "configs[0].nodes[0].ports[0]",
             ['(got "sctp/4420")'],
             id="port-protocol",
+        ),
+        pytest.param(
+            {"nodes": [{**CONTROLLER, "targets": [{**SHARED, "type": "gp3", "iops": None}]}]},
+            "configs[0].nodes[0].targets[0].type",
+            ["Multi-Attach is offered on io1, io2 only", '(got "gp3")'],
+            id="multi-attach-gp3",
+        ),
+        pytest.param(
+            {"nodes": [{**CONTROLLER, "targets": [{**SHARED, "filesystem": "xfs"}]}]},
+            "configs[0].nodes[0].targets[0].filesystem",
+            ["EBS does no I/O fencing", "single-host file system", "use raw", '(got "xfs")'],
+            id="multi-attach-xfs",
+        ),
+        pytest.param(
+            {"nodes": [{**CONTROLLER, "instance_type": "r3.4xlarge", "targets": [SHARED]}]},
+            "configs[0].nodes[0].instance_type",
+            ["Multi-Attach, which EBS offers on Nitro instances only", '(got "r3.4xlarge")'],
+            id="multi-attach-xen-node",
+        ),
+        pytest.param(
+            {"targets": [{**SHARED, "kind": "ebs"}]},
+            "configs[0].targets[0].multi_attach",
+            ["shared by the nodes of a node group", "nodes[].targets", "(got true)"],
+            id="multi-attach-on-the-client",
         ),
         pytest.param(
             {"clients": 17},
@@ -237,3 +272,32 @@ def test_several_machines_are_bought_on_demand() -> None:
         "on-demand"
     )
     assert effective_purchase(None, "spot", "on-demand") == "spot"
+
+
+def test_a_multi_attach_volume_validates_on_a_node_group_and_keys_its_own_history() -> None:
+    shared = parse_request(request_with(nodes=[{**CONTROLLER, "targets": [SHARED]}], placement="cluster"))
+    group = shared.configs[0].nodes[0]
+    assert group.targets[0].multi_attach is True
+    own = parse_request(
+        request_with(
+            nodes=[{**CONTROLLER, "targets": [{**SHARED, "multi_attach": False}]}], placement="cluster"
+        )
+    )
+    assert storage_option(shared.configs[0], "vsan") != storage_option(own.configs[0], "vsan")
+    assert "multi-attach" in storage_option(shared.configs[0], "vsan")
+
+
+def test_a_node_group_larger_than_multi_attach_allows_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The group limit (16) is EBS's today; the rule reads the catalog's, so a smaller one binds."""
+    from storagebench.catalog.loader import ebs_volume_type
+    from storagebench.request import configs
+
+    io2 = ebs_volume_type("io2")
+    assert io2.multi_attach is not None and io2.multi_attach.max_instances == 16
+    two = io2.multi_attach.model_copy(update={"max_instances": 2})
+    smaller = io2.model_copy(update={"multi_attach": two})
+    monkeypatch.setattr(configs, "ebs_volume_type", lambda name: smaller)
+    found = problems(request_with(nodes=[{**CONTROLLER, "targets": [SHARED]}], placement="cluster"))
+    assert list(found) == ["configs[0].nodes[0].count"], found
+    assert "io2 allows at most 2 instances per volume" in found["configs[0].nodes[0].count"]
+    assert "(got 3)" in found["configs[0].nodes[0].count"]

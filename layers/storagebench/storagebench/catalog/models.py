@@ -113,6 +113,14 @@ class LatencyModel(_Frozen):
     )
 
 
+class MultiAttach(_Frozen):
+    """Multi-Attach: one volume attached to several Nitro instances of one Availability Zone at once."""
+
+    max_instances: int = Field(description="instances one volume can be attached to at once")
+    rules: str = Field(description="what else AWS requires (boot volumes, file systems, enabling it)")
+    source: str
+
+
 class EbsVolumeType(_Frozen):
     media: Literal["ssd", "hdd", "magnetic"]
     description: str
@@ -161,6 +169,7 @@ class EbsVolumeType(_Frozen):
     latency: LatencyModel | None = Field(
         default=None, description="QD1 service time of a small I/O, for the local twin"
     )
+    multi_attach: MultiAttach | None = Field(default=None, description="None: Multi-Attach is not offered")
 
 
 class InstanceStoreSpec(_Frozen):

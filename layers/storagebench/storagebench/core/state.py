@@ -74,6 +74,9 @@ class VolumeRef(_Model):
     size_gib: int
     volume_id: str | None = None
     state: str | None = None
+    multi_attach: bool = Field(
+        default=False, description="created once for a node group (CreateVolume), attached to each node"
+    )
 
 
 class FileSystemRef(_Model):
@@ -237,6 +240,12 @@ class LaunchVolume(_Model):
     encrypted: bool = True
     snapshot_id: str | None = None
     initialization_rate_mibps: int | None = None
+    share_token: str | None = Field(
+        default=None,
+        description="Multi-Attach: CreateVolume's client token, the same for every node of the group "
+        "(one volume, created by the first node's launch and found by the others'); None: launched with "
+        "the instance (RunInstances block device mapping)",
+    )
 
 
 class ImageRef(_Model):

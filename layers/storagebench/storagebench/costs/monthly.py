@@ -302,7 +302,15 @@ def monthly_cost(config: Config, book: PriceBook) -> ConfigCost:
         machine, targets, extra, left_out = _machine_components(
             book, asker, group, instance_name="node-instance", prefix=f"{group.role}:"
         )
-        components += _times(machine + targets, group.count, group.role)
+        shared = {f"{group.role}:{t.id}" for t in group.targets if kind_of(t).shared_by_nodes(t)}
+        own = [c for c in targets if c.target_id not in shared]
+        components += _times(machine + own, group.count, group.role)
+        components += _times([c for c in targets if c.target_id in shared], 1, group.role)
+        if shared:
+            extra.append(
+                f"{', '.join(sorted(shared))}: Multi-Attach, one volume attached to all {group.count} "
+                "nodes, priced once"
+            )
         notes += [f"{group.role} nodes: {note}" for note in extra]
         unpriced += [f"{group.role} nodes: {item}" for item in left_out]
     in_instances = [t.id for t in config.targets if kind_of(t).in_instance_price]

@@ -153,20 +153,22 @@ def other_machine_usages(config: Config, seconds: float) -> list[ConfigUsage]:
         )
     for group in config.nodes:
         volumes = [_root_usage(group.root_volume, seconds)]
+        shared: list[VolumeUsage] = []  # Multi-Attach volumes: one for the group, on its first node
         for target in group.targets:
             for item in kind_of(target).bill(target, group.instance_type).items:
                 if isinstance(item, EbsVolumeBill):
-                    volumes.append(_volume_usage(item, seconds, prefix=f"{group.role}:"))
+                    usage = _volume_usage(item, seconds, prefix=f"{group.role}:")
+                    (shared if kind_of(target).shared_by_nodes(target) else volumes).append(usage)
         usages += [
             ConfigUsage(
                 config_id=config.id,
                 instance_type=group.instance_type,
                 instance_seconds=seconds,
-                volumes=volumes,
+                volumes=volumes + (shared if index == 0 else []),
                 operating_system=operating_system(group.image),
                 ebs_optimized=bool(group.launch_ebs_optimized),
             )
-            for _ in range(group.count)
+            for index in range(group.count)
         ]
     return usages
 

@@ -223,6 +223,11 @@ class StorageKind(ABC, Generic[T]):
         None for kinds that do not burst, or that the duration estimate already holds to."""
         return None
 
+    def shared_by_nodes(self, target: T) -> bool:
+        """Whether a node group's target is one resource attached to every node (EBS Multi-Attach):
+        priced and billed once for the group, not once per node."""
+        return False
+
     def launch_volumes(self, target: T, devices: Iterator[str]) -> list[LaunchVolume]:
         """EBS volumes launched with the instance, each named by the next of ``devices``."""
         return []

@@ -49,6 +49,8 @@ class Ebs(StorageKind[EbsTarget]):
         if target.count > 1:
             parts.append(f"x{target.count}{target.layout}")
         parts.append(target.filesystem)
+        if target.multi_attach:
+            parts.append("multi-attach")
         return ":".join(parts)
 
     def report_text(self, target: EbsTarget) -> tuple[str, str]:
@@ -153,6 +155,9 @@ class Ebs(StorageKind[EbsTarget]):
                 )
         return target.size_gib * target.count * GIB_PER_TIB / rate
 
+    def shared_by_nodes(self, target: EbsTarget) -> bool:
+        return target.multi_attach
+
     def launch_volumes(self, target: EbsTarget, devices: Iterator[str]) -> list[LaunchVolume]:
         return [
             LaunchVolume(
@@ -166,6 +171,7 @@ class Ebs(StorageKind[EbsTarget]):
                 encrypted=target.encrypted,
                 snapshot_id=target.snapshot_id,
                 initialization_rate_mibps=target.initialization_rate_mibps,
+                share_token=f"{target.id}/{member}" if target.multi_attach else None,
             )
             for member in range(target.count)
         ]

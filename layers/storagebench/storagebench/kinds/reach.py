@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from storagebench.catalog.envelope import TargetEnvelope
+from storagebench.catalog.envelope import TargetEnvelope, volume_envelope
 from storagebench.catalog.network import NetworkEnvelope, StorageSide, network_envelope, network_limits
 from storagebench.kinds.registry import kind_of
-from storagebench.request.model import Config, NodeGroup, Target
+from storagebench.request.model import Config, EbsTarget, NodeGroup, Target
 
 __all__ = ["NetworkCheck", "network_checks", "node_storage", "storage_side", "target_ceiling"]
 
@@ -54,16 +54,49 @@ def _group_side(group: NodeGroup) -> tuple[float | None, float | None, str]:
     return storage, iops, words
 
 
+def _shared_cap(group: NodeGroup) -> tuple[float, float, str] | None:
+    """A group whose nodes share Multi-Attach volumes serves no more than the volumes themselves:
+    (MiB/s, IOPS, words) of the shared volumes once plus each node's own, or None without any."""
+    shared = [t for t in group.targets if isinstance(t, EbsTarget) and t.multi_attach]
+    if not shared:
+        return None
+    mibps = iops = 0.0
+    for volume_target in shared:
+        volume = volume_envelope(
+            volume_target.type, volume_target.size_gib, volume_target.iops, volume_target.throughput_mibps
+        )
+        mibps += volume.baseline_mibps * volume_target.count
+        iops += volume.baseline_iops * volume_target.count
+    words = f"shared Multi-Attach volumes {_fmt(mibps)} MiB/s, {_fmt(iops)} IOPS in all"
+    for target in group.targets:
+        if kind_of(target).shared_by_nodes(target):
+            continue
+        envelope = kind_of(target).envelope(target, group.instance_type)
+        if envelope is None or envelope.expected_mibps is None or envelope.expected_iops is None:
+            return None  # a node's own target without rates: the cap is unknown
+        mibps += envelope.expected_mibps * group.count
+        iops += envelope.expected_iops * group.count
+    return mibps, iops, words
+
+
 def node_storage(config: Config) -> StorageSide:
-    """What a config's nodes together can serve its clients: per node min(its storage, its network)."""
+    """What a config's nodes together can serve its clients: per node min(its storage, its network),
+    and a group sharing Multi-Attach volumes no more than those volumes deliver once."""
     total: float | None = 0.0
     iops: float | None = 0.0
     parts: list[str] = []
     for group in config.nodes:
         mibps, group_iops, words = _group_side(group)
+        group_mibps = None if mibps is None else mibps * group.count
+        group_total_iops = None if group_iops is None else group_iops * group.count
+        cap = _shared_cap(group)
+        if cap is not None:
+            words += f"; {cap[2]}"
+            group_mibps = cap[0] if group_mibps is None else min(group_mibps, cap[0])
+            group_total_iops = cap[1] if group_total_iops is None else min(group_total_iops, cap[1])
         parts.append(words)
-        total = None if total is None or mibps is None else total + mibps * group.count
-        iops = None if iops is None or group_iops is None else iops + group_iops * group.count
+        total = None if total is None or group_mibps is None else total + group_mibps
+        iops = None if iops is None or group_total_iops is None else iops + group_total_iops
     if not any(group.targets for group in config.nodes):
         # Nodes that declare no storage serve from somewhere the request does not say (a root
         # volume, a file): their rate is unknown, not 0 MiB/s.

@@ -11,6 +11,7 @@ from pydantic.json_schema import SkipJsonSchema
 
 from storagebench.catalog import architecture, instance_type, unknown_instance_type
 from storagebench.catalog.images import DEFAULT_IMAGE, image_problem, missing_tool
+from storagebench.catalog.loader import ebs_volume_type
 from storagebench.request.ebs_rules import check_ebs
 from storagebench.request.fields import INSTANCE_TYPE_PATTERN, MAX_DATA_VOLUMES, EbsType, Slug, expansion_only
 from storagebench.request.matrix_models import MatrixOrigin, MatrixValue
@@ -205,6 +206,29 @@ class NodeGroup(_Machine):
                 "client names the config's own instances (set clients for several); pick another role",
             )
 
+    @rule("count", "instance_type", "targets")
+    def _multi_attach(self, problems: Problems) -> None:
+        """A Multi-Attach volume reaches every node of the group: Nitro nodes, no more than it allows."""
+        spec = instance_type(self.instance_type)
+        for position, target in enumerate(self.targets):
+            if not isinstance(target, EbsTarget) or not target.multi_attach:
+                continue
+            rule_ = ebs_volume_type(target.type).multi_attach
+            if rule_ is not None and self.count > rule_.max_instances:
+                problems.add(
+                    ("count",),
+                    self.count,
+                    f"targets[{position}] ({target.id}) is Multi-Attach, attached to every node: "
+                    f"{target.type} allows at most {rule_.max_instances} instances per volume",
+                )
+            if spec is not None and not spec.nitro:
+                problems.add(
+                    ("instance_type",),
+                    self.instance_type,
+                    f"targets[{position}] ({target.id}) is Multi-Attach, which EBS offers on Nitro "
+                    "instances only; pick a Nitro type (e.g. r5b.24xlarge)",
+                )
+
     @rule("ports")
     def _ports(self, problems: Problems) -> None:
         for position, port in enumerate(self.ports):
@@ -291,6 +315,17 @@ class Config(_Machine):
                 "file_gateway",
                 f"one file gateway per config (targets[{gateways[0]}] is one); compare gateways as configs",
             )
+
+    @rule("targets")
+    def _multi_attach_on_nodes(self, problems: Problems) -> None:
+        for position, target in enumerate(self.targets):
+            if isinstance(target, EbsTarget) and target.multi_attach:
+                problems.add(
+                    ("targets", position, "multi_attach"),
+                    True,
+                    "a Multi-Attach volume is shared by the nodes of a node group: declare it in "
+                    "nodes[].targets (the client reaches it through them, e.g. NVMe-oF), or remove it",
+                )
 
     @rule("targets")
     def _local_backing(self, problems: Problems) -> None:

@@ -10,6 +10,7 @@ from pydantic import Field, StringConstraints
 
 from storagebench.catalog import instance_type, load_catalog, unknown_instance_type
 from storagebench.catalog.envelope import TargetEnvelope, target_envelope
+from storagebench.catalog.loader import ebs_volume_type
 from storagebench.request.ebs_rules import check_ebs
 from storagebench.request.fields import (
     INSTANCE_TYPE_PATTERN,
@@ -78,6 +79,12 @@ class EbsTarget(_Target):
         description="false: attached and priced, but left to the setup hook (its device paths are in "
         "$SB_DEVICE_<ID>); no workload runs on it (a LizardFS chunk disk, an NVMe-oF backing volume)",
     )
+    multi_attach: bool = Field(
+        default=False,
+        description="io1/io2 in a node group only: each volume is created once with EBS Multi-Attach and "
+        "attached to every node of the group (up to 16 Nitro instances in one Availability Zone), priced "
+        "once; filesystem raw, as EBS does no I/O fencing (a virtual SAN's shared backing volumes)",
+    )
 
     def envelope(self, instance_type: str | None) -> TargetEnvelope:
         """What the catalog says this target delivers on that instance (``count`` striped, capped by
@@ -120,6 +127,26 @@ class EbsTarget(_Target):
         if self.raid_chunk_kib is not None and (self.count == 1 or self.layout != "raid0"):
             problems.add(
                 ("raid_chunk_kib",), self.raid_chunk_kib, "only applies to a raid0 stripe (count >= 2)"
+            )
+
+    @rule("multi_attach", "type", "filesystem")
+    def _multi_attach_rules(self, problems: Problems) -> None:
+        if not self.multi_attach:
+            return
+        offered = [name for name, spec in load_catalog().ebs.items() if spec.multi_attach is not None]
+        if ebs_volume_type(self.type).multi_attach is None:
+            problems.add(
+                ("type",),
+                self.type,
+                f"Multi-Attach is offered on {', '.join(offered)} only; pick one or remove multi_attach",
+            )
+        if self.filesystem != "raw":
+            problems.add(
+                ("filesystem",),
+                self.filesystem,
+                "a Multi-Attach volume is written by several instances and EBS does no I/O fencing: "
+                f"{self.filesystem} is a single-host file system and would be corrupted; use raw (a "
+                "cluster-aware file system or an export is the setup hook's to make)",
             )
 
     @rule("prepare", "filesystem", "mount_options")

@@ -41,6 +41,15 @@ def launch_spec(
     # An extra client mounts the config's shared targets: it has no volumes of its own.
     for target in shape.targets if machine is not None or name is None else []:
         volumes += kind_of(target).launch_volumes(target, devices)
+    if machine is not None:  # a Multi-Attach volume: one token for the group, whichever node creates it
+        volumes = [
+            v.model_copy(
+                update={"share_token": client_token(run_id, f"{config.id}/{machine.role}/{v.share_token}")}
+            )
+            if v.share_token is not None
+            else v
+            for v in volumes
+        ]
     return LaunchSpec(
         client_token=client_token(run_id, config.id if name is None else f"{config.id}/{name}"),
         instance_type=shape.instance_type,

@@ -7,9 +7,10 @@ and RHEL boot from /dev/sda1, Amazon Linux and Debian from /dev/xvda).
 
 Every data volume is a block device mapping of RunInstances (DeleteOnTermination), so one
 call creates, attaches and tags everything and a terminated instance takes its volumes
-with it. The launch is idempotent twice over: RunInstances carries the spec's client token
-(EC2 returns the first instance for a repeated token) and the instance is tagged with the
-token, which a retried launch looks up first.
+with it; a node group's Multi-Attach volume is the exception (``shared_volumes``: created
+once, attached to each node, deleted by cleanup). The launch is idempotent twice over:
+RunInstances carries the spec's client token (EC2 returns the first instance for a repeated
+token) and the instance is tagged with the token, which a retried launch looks up first.
 
 Spot (``LaunchSpec.market``): the same RunInstances with InstanceMarketOptions (a one-time
 request that terminates on interruption), its Spot request tagged like the instance. Not
@@ -35,6 +36,7 @@ from typing import Any
 
 from storagebench.adapters.aws.errors import ClientError, aws_call, error_code, workflow_error
 from storagebench.adapters.aws.settings import AwsSettings
+from storagebench.adapters.aws.shared_volumes import attach_pending, ensure_volume
 from storagebench.core.clock import Clock, SystemClock, iso
 from storagebench.core.errors import (
     NotReadyError,
@@ -193,8 +195,10 @@ class Ec2Compute:
             "IamInstanceProfile": {"Arn": self.settings.instance_profile_arn},
             "MetadataOptions": {"HttpTokens": "required", "HttpEndpoint": "enabled"},
             "InstanceInitiatedShutdownBehavior": "terminate",
-            "BlockDeviceMappings": [
-                block_device(v, self.settings.ebs_kms_key_arn) for v in (root, *spec.volumes)
+            "BlockDeviceMappings": [  # Multi-Attach volumes are not mappings (shared_volumes)
+                block_device(v, self.settings.ebs_kms_key_arn)
+                for v in (root, *spec.volumes)
+                if v.share_token is None
             ],
             "TagSpecifications": [
                 {"ResourceType": "instance", "Tags": _tags(tags)},
@@ -217,7 +221,21 @@ class Ec2Compute:
             request = self.run_instances_request(spec, self.image(spec))
             with aws_call(f"launch {spec.instance_type}", ProvisioningError):
                 existing = self.ec2.run_instances(**request)["Instances"][0]
-        return self._resources(existing, spec.volumes)
+        resources = self._resources(existing, spec.volumes)
+        shared = {
+            (v.target_id, v.member): ensure_volume(
+                self.ec2, v, resources.availability_zone, spec.tags, self.settings.ebs_kms_key_arn
+            )
+            for v in spec.volumes
+            if v.share_token is not None
+        }
+        resources.volumes = [
+            r.model_copy(update={"volume_id": shared[(r.target_id, r.member)]})
+            if (r.target_id, r.member) in shared
+            else r
+            for r in resources.volumes
+        ]
+        return resources
 
     def _find_by_token(self, token: str) -> dict[str, Any] | None:
         """The instance a previous attempt launched with this token (a live one first)."""
@@ -239,6 +257,7 @@ class Ec2Compute:
                     size_gib=volume.size_gib,
                     volume_id=ebs.get("VolumeId"),
                     state="in-use" if ebs.get("VolumeId") else None,
+                    multi_attach=volume.share_token is not None,
                 )
             )
         launched = instance.get("LaunchTime")
@@ -271,6 +290,8 @@ class Ec2Compute:
             checks.get(name, {}).get("Status") == "ok" for name in ("InstanceStatus", "SystemStatus")
         )
         volumes, described = self._volume_states(instance_id, resources.volumes)
+        if state == "running":  # AttachVolume needs a running instance; the next poll sees them attached
+            attach_pending(self.ec2, instance_id, volumes, described)
         in_use = all(v.volume_id is not None and v.state == "in-use" for v in volumes) and all(
             _attachment_state(described.get(str(v.volume_id)), instance_id) == "attached" for v in volumes
         )
@@ -302,6 +323,11 @@ class Ec2Compute:
         with aws_call(f"describe volumes of {instance_id}", ProvisioningError):
             pages = self.ec2.get_paginator("describe_volumes").paginate(Filters=filters)
             described = {str(v["VolumeId"]): v for page in pages for v in page["Volumes"]}
+        unattached = [
+            str(r.volume_id) for r in refs if r.multi_attach and r.volume_id and r.volume_id not in described
+        ]
+        if unattached:  # a group's Multi-Attach volume, not attached to this node yet
+            described.update({str(v["VolumeId"]): v for v in self._volumes([], unattached)})
         by_device = {}
         for volume in described.values():
             for attachment in volume.get("Attachments") or []:

@@ -1,0 +1,211 @@
+"""A node group's Multi-Attach volume, its calls recorded on moto and evaluated against template.yaml.
+
+Provision launches two controller nodes sharing one io2 volume (RunInstances for each, CreateVolume
+once with the stack's tags), CheckReady's poll attaches it to each node (AttachVolume), Cleanup
+terminates the nodes and deletes it: every call must be allowed. The same calls for what is not the
+stack's must be denied: CreateVolume with another stack's tag, a gp3 volume created the same way
+(Multi-Attach is io1/io2: nothing else is created outside a launch), and AttachVolume of a volume
+made by hand (untagged) to a stack node, so an allowed verdict is never "everything is allowed".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import boto3
+import pytest
+from moto import mock_aws
+
+from storagebench.adapters.aws.ec2 import Ec2Compute
+from storagebench.adapters.aws.settings import AwsSettings
+from storagebench.adapters.aws.shared_volumes import ensure_volume
+from storagebench.core.state import ImageRef, LaunchSpec, LaunchVolume
+from storagebench.core.tags import TAG_CONFIG, TAG_EXPIRES, TAG_NODE, TAG_RUN, TAG_STACK
+from storagebench_local.adapters.moto_ec2 import emulate_multi_attach
+from storagebench_local.aws_calls import AwsCall, AwsCallRecorder
+
+from .call_checks import Stack, checks_of
+from .evaluator import DENIALS, Decision, Request, evaluate
+from .template_policies import StackValues, render
+
+REGION = "us-east-1"
+ACCOUNT = "123456789012"  # moto's
+SHARED = LaunchVolume(
+    target_id="shared",
+    member=0,
+    device_name="/dev/sdf",
+    volume_type="io2",
+    size_gib=100,
+    iops=5000,
+    share_token="s" * 64,
+)
+
+
+def _labels(stack: str, node: str) -> dict[str, str]:
+    return {
+        TAG_RUN: "r1",
+        TAG_CONFIG: "vsan",
+        TAG_EXPIRES: "2030-01-01T00:00:00Z",
+        TAG_STACK: stack,
+        TAG_NODE: node,
+        "Name": f"storagebench r1/vsan {node}",
+    }
+
+
+class Recorded:
+    def __init__(self, values: StackValues) -> None:
+        self.values = values
+        self.calls: list[AwsCall] = []
+
+
+@pytest.fixture(scope="module")
+def recorded() -> Iterator[Recorded]:
+    emulate_multi_attach()
+    recorder = AwsCallRecorder(REGION)
+    env = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing", "AWS_DEFAULT_REGION": REGION}
+    with pytest.MonkeyPatch.context() as patch:
+        for name, value in env.items():
+            patch.setenv(name, value)
+        patch.delenv("AWS_ENDPOINT_URL", raising=False)
+        with mock_aws(), recorder.recording():
+            yield _record(recorder)
+
+
+def _record(recorder: AwsCallRecorder) -> Recorded:
+    ec2 = boto3.client("ec2", region_name=REGION)
+    with recorder.aside():
+        vpc = ec2.create_vpc(CidrBlock="10.41.0.0/16")["Vpc"]["VpcId"]
+        subnet = ec2.create_subnet(VpcId=vpc, CidrBlock="10.41.1.0/24", AvailabilityZone=f"{REGION}a")[
+            "Subnet"
+        ]["SubnetId"]
+        group = ec2.create_security_group(GroupName="storagebench", Description="instances", VpcId=vpc)[
+            "GroupId"
+        ]
+        image = ec2.describe_images(
+            Owners=["amazon"], Filters=[{"Name": "architecture", "Values": ["x86_64"]}]
+        )["Images"][0]["ImageId"]
+        iam = boto3.client("iam", region_name=REGION)
+        iam.create_role(RoleName="storagebench-instance", AssumeRolePolicyDocument="{}")
+        profile = iam.create_instance_profile(InstanceProfileName="storagebench-instance")["InstanceProfile"]
+        iam.add_role_to_instance_profile(
+            InstanceProfileName="storagebench-instance", RoleName="storagebench-instance"
+        )
+    values = StackValues(account=ACCOUNT, vpc_id=vpc, subnet_id=subnet, instance_security_group=group)
+    settings = AwsSettings(
+        results_table="t",
+        artifacts_bucket="b",
+        stack_name=values.stack_name,
+        subnet_id=subnet,
+        security_group_id=group,
+        instance_profile_arn=profile["Arn"],
+        instance_role_id=values.instance_role_id,
+        agent_document="d",
+        region=REGION,
+    )
+    compute = Ec2Compute(ec2, boto3.client("ssm", region_name=REGION), settings)
+
+    def node(index: int) -> LaunchSpec:
+        return LaunchSpec(
+            client_token=f"{index}" * 64,
+            instance_type="r5b.large",
+            architecture="x86_64",
+            root=LaunchVolume(
+                target_id="root", member=0, device_name="/dev/xvda", volume_type="gp3", size_gib=8
+            ),
+            volumes=[SHARED],
+            tags=_labels(values.stack_name, f"controller-{index}"),
+            image=ImageRef(label="test", ami_id=image),
+        )
+
+    recorder.invoking("ProvisionFunction")
+    nodes = [compute.launch(node(0)), compute.launch(node(1))]
+    recorder.invoking("CheckReadyFunction")
+    for launched in nodes:
+        compute.status(launched)
+    recorder.invoking("CleanupFunction")
+    for launched in nodes:
+        compute.terminate(launched, "r1", "vsan")
+    # what is not the stack's: another stack's volume, a gp3 one, a hand-made one attached to a node
+    recorder.invoking("ProvisionFunction")
+    foreign = _labels("someone-elses-stack", "controller-0")
+    ensure_volume(ec2, SHARED.model_copy(update={"share_token": "f" * 64}), f"{REGION}a", foreign, None)
+    stack_tags = [{"Key": k, "Value": v} for k, v in _labels(values.stack_name, "controller-0").items()]
+    ec2.create_volume(  # a volume of another type, tagged as the stack's: only io1/io2 are made apart
+        AvailabilityZone=f"{REGION}a",
+        Size=10,
+        VolumeType="gp3",
+        TagSpecifications=[{"ResourceType": "volume", "Tags": stack_tags}],
+    )
+    standing = compute.launch(node(2))
+    with recorder.aside():
+        by_hand = ec2.create_volume(AvailabilityZone=f"{REGION}a", Size=10, VolumeType="io2", Iops=100)
+    recorder.invoking("CheckReadyFunction")
+    ec2.attach_volume(Device="/dev/sdg", InstanceId=str(standing.instance_id), VolumeId=by_hand["VolumeId"])
+    found = Recorded(values)
+    found.calls = list(recorder.calls)
+    return found
+
+
+def _foreign(call: AwsCall) -> bool:
+    sent = {
+        t["Value"]
+        for spec in call.params.get("TagSpecifications") or []
+        for t in spec.get("Tags") or []
+        if t["Key"] == TAG_STACK
+    }
+    return (
+        "someone-elses-stack" in sent
+        or call.params.get("VolumeType") == "gp3"
+        or call.params.get("Device") == "/dev/sdg"
+    )
+
+
+@pytest.fixture(scope="module")
+def decisions(evaluator: None, recorded: Recorded) -> list[tuple[AwsCall, Decision]]:
+    rendered = render(recorded.values)
+    stack = Stack(ACCOUNT, REGION, recorded.values.role_arn("InstanceRole"))
+    pairs: list[tuple[AwsCall, Request]] = []
+    for call in recorded.calls:
+        if call.operation.startswith(("Describe", "Get")):
+            continue  # no resource-level permission: the roles' Lookups allow them (test_recorded_calls)
+        for check in checks_of(call, stack):
+            label = f"{call.describe()}: {check.action} {check.resource}"
+            request = Request.of(
+                label, rendered, call.principal, call.principal, check.action, check.resource, check.context
+            )
+            pairs.append((call, request))
+    evaluated = evaluate([request for _, request in pairs])
+    return [(call, decision) for (call, _), decision in zip(pairs, evaluated, strict=True)]
+
+
+def test_the_recording_holds_every_multi_attach_call(recorded: Recorded) -> None:
+    made = [(c.principal, c.operation) for c in recorded.calls if not _foreign(c)]
+    launched = made[: made.index(("CleanupFunction", "TerminateInstances"))]  # the two nodes' run
+    assert launched.count(("ProvisionFunction", "CreateVolume")) == 1  # once for the group
+    assert launched.count(("ProvisionFunction", "RunInstances")) == 2
+    assert made.count(("CheckReadyFunction", "AttachVolume")) == 2  # once per node
+    assert ("CleanupFunction", "DeleteVolume") in made
+    assert ("ProvisionFunction", "DescribeVolumes") in made  # the token's volume, looked up first
+
+
+def test_the_stacks_multi_attach_calls_are_allowed(decisions: list[tuple[AwsCall, Decision]]) -> None:
+    ours = [(c, d) for c, d in decisions if not _foreign(c)]
+    operations = {c.operation for c, _ in ours}
+    assert {"CreateVolume", "AttachVolume", "DeleteVolume", "TerminateInstances"} <= operations
+    refused = [d.explain() for _, d in ours if d.error is not None or not d.allowed]
+    assert not refused, "\n".join(refused)
+
+
+def test_multi_attach_calls_on_what_is_not_the_stacks_are_denied(
+    decisions: list[tuple[AwsCall, Decision]],
+) -> None:
+    foreign = [(c, d) for c, d in decisions if _foreign(c)]
+    assert {c.operation for c, _ in foreign} == {"CreateVolume", "AttachVolume"}
+    assert len({id(c) for c, _ in foreign}) == 3
+    # each foreign call has at least one request IAM refuses (AttachVolume: the hand-made volume,
+    # not the stack's instance; CreateVolume: the volume, and CreateTags with the other stack's tag)
+    for call in {id(c): c for c, _ in foreign}.values():
+        verdicts = [d for c, d in foreign if c is call]
+        assert any(d.decision in DENIALS for d in verdicts), [d.explain() for d in verdicts]
+    attach = [d for c, d in foreign if c.operation == "AttachVolume"]
+    assert [d.allowed for d in attach] == [True, False]  # the stack's node yes, the untagged volume no
