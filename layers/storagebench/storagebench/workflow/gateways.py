@@ -105,14 +105,20 @@ def release_recorded_gateways(
 ) -> CleanupReport:
     """Release without the request (missing, corrupt or invalid): every gateway the state
     recorded, from its ref; the config's appliances go by tag with the client. A gateway created
-    but never recorded cannot be named without the request: the report says so for the janitor."""
+    but never recorded cannot be named without the request: the report says so for the janitor,
+    when one can exist (a gateway recorded, or an appliance of the config still running)."""
     report = CleanupReport()
+    ports = _setup(setup).ports
+    # A gateway is activated on a running appliance: with none recorded and no appliance of this
+    # config alive (tagged), none can have been created unrecorded, and there is nothing to say.
+    unrecorded_possible = bool(resources.gateways) or bool(ports.appliances.leftovers(run_id, config_id))
     for ref in resources.gateways:
-        released = release_gateway(ref, release_spec_of_ref(run_id, config_id, ref), _setup(setup).ports)
+        released = release_gateway(ref, release_spec_of_ref(run_id, config_id, ref), ports)
         report.deleted += released.deleted
         report.leftovers += released.leftovers
-    report.leftovers.append(
-        f"the run's request could not be read ({why}): gateways not recorded in the state were not "
-        "looked up by name; the janitor finds them by tag"
-    )
+    if unrecorded_possible:
+        report.leftovers.append(
+            f"the run's request could not be read ({why}): gateways not recorded in the state were not "
+            "looked up by name; the janitor finds them by tag"
+        )
     return report
