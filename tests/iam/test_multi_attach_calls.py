@@ -17,7 +17,6 @@ import pytest
 from moto import mock_aws
 
 from storagebench.adapters.aws.ec2 import Ec2Compute
-from storagebench.adapters.aws.settings import AwsSettings
 from storagebench.adapters.aws.shared_volumes import ensure_volume
 from storagebench.core.state import ImageRef, LaunchSpec, LaunchVolume
 from storagebench.core.tags import TAG_CONFIG, TAG_EXPIRES, TAG_NODE, TAG_RUN, TAG_STACK
@@ -25,11 +24,11 @@ from storagebench_local.adapters.moto_ec2 import emulate_multi_attach
 from storagebench_local.aws_calls import AwsCall, AwsCallRecorder
 
 from .call_checks import Stack, checks_of
+from .ec2_world import ACCOUNT, ec2_world
 from .evaluator import DENIALS, Decision, Request, evaluate
 from .template_policies import StackValues, render
 
 REGION = "us-east-1"
-ACCOUNT = "123456789012"  # moto's
 SHARED = LaunchVolume(
     target_id="shared",
     member=0,
@@ -72,36 +71,8 @@ def recorded() -> Iterator[Recorded]:
 
 
 def _record(recorder: AwsCallRecorder) -> Recorded:
-    ec2 = boto3.client("ec2", region_name=REGION)
-    with recorder.aside():
-        vpc = ec2.create_vpc(CidrBlock="10.41.0.0/16")["Vpc"]["VpcId"]
-        subnet = ec2.create_subnet(VpcId=vpc, CidrBlock="10.41.1.0/24", AvailabilityZone=f"{REGION}a")[
-            "Subnet"
-        ]["SubnetId"]
-        group = ec2.create_security_group(GroupName="storagebench", Description="instances", VpcId=vpc)[
-            "GroupId"
-        ]
-        image = ec2.describe_images(
-            Owners=["amazon"], Filters=[{"Name": "architecture", "Values": ["x86_64"]}]
-        )["Images"][0]["ImageId"]
-        iam = boto3.client("iam", region_name=REGION)
-        iam.create_role(RoleName="storagebench-instance", AssumeRolePolicyDocument="{}")
-        profile = iam.create_instance_profile(InstanceProfileName="storagebench-instance")["InstanceProfile"]
-        iam.add_role_to_instance_profile(
-            InstanceProfileName="storagebench-instance", RoleName="storagebench-instance"
-        )
-    values = StackValues(account=ACCOUNT, vpc_id=vpc, subnet_id=subnet, instance_security_group=group)
-    settings = AwsSettings(
-        results_table="t",
-        artifacts_bucket="b",
-        stack_name=values.stack_name,
-        subnet_id=subnet,
-        security_group_id=group,
-        instance_profile_arn=profile["Arn"],
-        instance_role_id=values.instance_role_id,
-        agent_document="d",
-        region=REGION,
-    )
+    world = ec2_world(recorder, REGION, "10.41", zone=f"{REGION}a")
+    ec2, values, settings, image = world.ec2, world.values, world.settings, world.image
     compute = Ec2Compute(ec2, boto3.client("ssm", region_name=REGION), settings)
 
     def node(index: int) -> LaunchSpec:

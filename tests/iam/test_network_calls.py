@@ -18,18 +18,17 @@ from moto import mock_aws
 
 from storagebench.adapters.aws.ec2 import Ec2Compute
 from storagebench.adapters.aws.network import Ec2Network
-from storagebench.adapters.aws.settings import AwsSettings
 from storagebench.core.state import ImageRef, LaunchSpec, LaunchVolume, NetworkRef, NetworkSpec, PortRule
 from storagebench.core.tags import TAG_CONFIG, TAG_EXPIRES, TAG_RUN, TAG_STACK
 from storagebench_local.adapters.moto_ec2 import emulate_network
 from storagebench_local.aws_calls import AwsCall, AwsCallRecorder
 
 from .call_checks import Stack, checks_of
+from .ec2_world import ACCOUNT, ec2_world
 from .evaluator import DENIALS, Decision, Request, evaluate
 from .template_policies import StackValues, render
 
 REGION = "us-east-1"
-ACCOUNT = "123456789012"  # moto's
 RELEASING = ("CleanupFunction", "SweepRunFunction", "FinalizeFunction", "JanitorFunction")
 
 
@@ -69,34 +68,8 @@ def recorded() -> Iterator[Recorded]:
 
 
 def _record(recorder: AwsCallRecorder) -> Recorded:
-    ec2 = boto3.client("ec2", region_name=REGION)
-    with recorder.aside():
-        vpc = ec2.create_vpc(CidrBlock="10.40.0.0/16")["Vpc"]["VpcId"]
-        subnet = ec2.create_subnet(VpcId=vpc, CidrBlock="10.40.1.0/24")["Subnet"]["SubnetId"]
-        group = ec2.create_security_group(GroupName="storagebench", Description="instances", VpcId=vpc)[
-            "GroupId"
-        ]
-        image = ec2.describe_images(
-            Owners=["amazon"], Filters=[{"Name": "architecture", "Values": ["x86_64"]}]
-        )["Images"][0]["ImageId"]
-        iam = boto3.client("iam", region_name=REGION)
-        iam.create_role(RoleName="storagebench-instance", AssumeRolePolicyDocument="{}")
-        profile = iam.create_instance_profile(InstanceProfileName="storagebench-instance")["InstanceProfile"]
-        iam.add_role_to_instance_profile(
-            InstanceProfileName="storagebench-instance", RoleName="storagebench-instance"
-        )
-    values = StackValues(account=ACCOUNT, vpc_id=vpc, subnet_id=subnet, instance_security_group=group)
-    settings = AwsSettings(
-        results_table="t",
-        artifacts_bucket="b",
-        stack_name=values.stack_name,
-        subnet_id=subnet,
-        security_group_id=group,
-        instance_profile_arn=profile["Arn"],
-        instance_role_id=values.instance_role_id,
-        agent_document="d",
-        region=REGION,
-    )
+    world = ec2_world(recorder, REGION, "10.40")
+    ec2, values, settings, image = world.ec2, world.values, world.settings, world.image
     network = Ec2Network(ec2, settings)
     compute = Ec2Compute(ec2, boto3.client("ssm", region_name=REGION), settings)
     recorder.invoking("ProvisionFunction")
@@ -129,18 +102,18 @@ def _record(recorder: AwsCallRecorder) -> Recorded:
     recorder.invoking("ProvisionFunction")
     foreign = network.open(_spec("someone-elses-stack", "foreign"))
     with recorder.aside():
-        untagged = ec2.create_security_group(GroupName="by-hand", Description="untagged", VpcId=vpc)[
-            "GroupId"
-        ]
+        untagged = ec2.create_security_group(
+            GroupName="by-hand", Description="untagged", VpcId=values.vpc_id
+        )["GroupId"]
         ec2.create_placement_group(GroupName="by-hand", Strategy="spread")
     for role in ("CleanupFunction", "JanitorFunction"):
         recorder.invoking(role)
         network.close(foreign)
         network.close(NetworkRef(security_group_id=untagged))
         with recorder.aside():  # recreate what the first role's close deleted, for the second
-            untagged = ec2.create_security_group(GroupName=f"by-hand-{role}", Description="u", VpcId=vpc)[
-                "GroupId"
-            ]
+            untagged = ec2.create_security_group(
+                GroupName=f"by-hand-{role}", Description="u", VpcId=values.vpc_id
+            )["GroupId"]
             foreign = network.open(_spec("someone-elses-stack", f"foreign-{role.lower()}"))
     recorder.invoking("CleanupFunction")
     network.close(NetworkRef(placement_group="by-hand"))

@@ -1,0 +1,58 @@
+"""The EC2 world a recorded-call test launches into (moto): a VPC, subnet and security group, an
+image, the instance profile, and the stack's settings; created aside, so none of it is recorded."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import boto3
+
+from storagebench.adapters.aws.settings import AwsSettings
+from storagebench_local.aws_calls import AwsCallRecorder
+
+from .template_policies import StackValues
+
+ACCOUNT = "123456789012"
+
+
+@dataclass(frozen=True)
+class Ec2World:
+    ec2: Any
+    values: StackValues
+    settings: AwsSettings
+    image: str
+
+
+def ec2_world(recorder: AwsCallRecorder, region: str, cidr: str, zone: str | None = None) -> Ec2World:
+    """``cidr``: the VPC's /16 prefix (``10.41``), its subnet the .1.0/24 in ``zone`` if given."""
+    ec2 = boto3.client("ec2", region_name=region)
+    with recorder.aside():
+        vpc = ec2.create_vpc(CidrBlock=f"{cidr}.0.0/16")["Vpc"]["VpcId"]
+        placed = {"AvailabilityZone": zone} if zone else {}
+        subnet = ec2.create_subnet(VpcId=vpc, CidrBlock=f"{cidr}.1.0/24", **placed)["Subnet"]["SubnetId"]
+        group = ec2.create_security_group(GroupName="storagebench", Description="instances", VpcId=vpc)[
+            "GroupId"
+        ]
+        image = ec2.describe_images(
+            Owners=["amazon"], Filters=[{"Name": "architecture", "Values": ["x86_64"]}]
+        )["Images"][0]["ImageId"]
+        iam = boto3.client("iam", region_name=region)
+        iam.create_role(RoleName="storagebench-instance", AssumeRolePolicyDocument="{}")
+        profile = iam.create_instance_profile(InstanceProfileName="storagebench-instance")["InstanceProfile"]
+        iam.add_role_to_instance_profile(
+            InstanceProfileName="storagebench-instance", RoleName="storagebench-instance"
+        )
+    values = StackValues(account=ACCOUNT, vpc_id=vpc, subnet_id=subnet, instance_security_group=group)
+    settings = AwsSettings(
+        results_table="t",
+        artifacts_bucket="b",
+        stack_name=values.stack_name,
+        subnet_id=subnet,
+        security_group_id=group,
+        instance_profile_arn=profile["Arn"],
+        instance_role_id=values.instance_role_id,
+        agent_document="d",
+        region=region,
+    )
+    return Ec2World(ec2=ec2, values=values, settings=settings, image=image)
