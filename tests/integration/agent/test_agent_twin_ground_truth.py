@@ -8,7 +8,13 @@ service time itself, its p50 must land within 10 % of the configured 0.6 ms (the
 p50 at 3,000 IOPS is 0.601). The bimodal twin is io2-sized (16,000 IOPS) so that neither the IOPS
 pacing nor a queue reshapes what QD1 and QD4 see.
 
-Latency values need the CPU: a twin whose replies wait for a core answers late. Measured on this
+Latency values need the CPU: a twin whose replies wait for a core answers late. The detector's
+verdicts are judged against what the run's own CPU waits can explain (``TwinRun.moved_at_most``,
+from each phase's fio and the twin's run-queue delay, ``tests.support.cpu_wait``): a wait of d
+delays at most the I/Os in flight by d, so at most QD x waited / (valley - p99) of a phase's I/O
+can have crossed into a second mode. Quiet, that is ~0 and the bounds are the model's; beside
+``make test-busy`` it reached 0.73-0.89, so the verdicts then say little (judged quietly in
+``make bench-fidelity``). Measured on this
 2-core machine with a demo and the fidelity bench running beside, the gp3 QD1 p50 reached 0.71 ms
 while tasks waited for a CPU 28-35 % of the time; up to 25 % it held. The p50 is therefore judged
 only when the kernel's CPU pressure (``/proc/pressure/cpu``) stayed at or under 25 % during the
@@ -22,12 +28,14 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from pathlib import Path
 from statistics import NormalDist
 from typing import Any
 
 import pytest
 from agent_plans import MIB, ebs_target, emulated, fio_step
+from tests.support.cpu_wait import CpuWait, working_in
 
 from storagebench.agent.twin.volume import twin_unavailable
 from storagebench.analysis.annotate import annotate
@@ -77,6 +85,12 @@ def median_ms(spec: dict[str, Any]) -> float:
         middle = math.sqrt(low * high)
         low, high = (middle, high) if cdf(middle) < 0.5 else (low, middle)
     return math.sqrt(low * high)
+
+
+def lognormal_cdf(mode: dict[str, Any], x_ms: float) -> float:
+    """P(latency <= x_ms) for one configured mode (lognormal from its p50 and p99)."""
+    sigma = math.log(mode["p99_ms"] / mode["p50_ms"]) / NormalDist().inv_cdf(0.99)
+    return NormalDist(math.log(mode["p50_ms"]), sigma).cdf(math.log(x_ms))
 
 
 def cpu_stall_us() -> int | None:
@@ -132,12 +146,18 @@ class TwinRun:
         latency: dict[str, Any],
         request: Config,
     ) -> None:
+        self.agent_env = agent_env
         volume = dict(emulated(volume_type, 256 * MIB, **limits), latency=latency, emulator="twin")
         plan = agent_env.plan(
             [ebs_target("twin", [volume])], [randread("s-qd1", 1, 4), randread("s-qd4", 4, 3)]
         )
         stall, started = cpu_stall_us(), time.monotonic()
-        code, manifest = agent_env.run(plan)
+        # Each phase's fio (it runs in its phase's directory) and the twin while that fio runs:
+        # their waits for a CPU during the phase
+        waits = {qd: CpuWait(self._phase_processes(f"s-qd{qd}")) for qd in (1, 4)}
+        with waits[1], waits[4]:
+            code, manifest = agent_env.run(plan)
+        self.waited_s = {qd: sum(wait.waited_s().values()) for qd, wait in waits.items()}
         after, wall_s = cpu_stall_us(), time.monotonic() - started
         self.pressure = None if stall is None or after is None else (after - stall) / 1e6 / wall_s
         assert code == 0, manifest["error"]
@@ -167,6 +187,21 @@ class TwinRun:
         assert histogram is not None
         return detect_bimodal(histogram)
 
+    def _phase_processes(self, step: str) -> Callable[[], list[int]]:
+        def processes() -> list[int]:
+            fio = working_in(self.agent_env.phase_dir(step, "p"))
+            return [*fio, *self.agent_env.twins()] if fio else []
+
+        return processes
+
+    def moved_at_most(self, iodepth: int, valley_us: float, from_us: float) -> float:
+        """The largest share of the phase's I/O that CPU waits can have pushed past ``valley_us``
+        from at most ``from_us``: a wait of d s delays at most the ``iodepth`` I/Os in flight by d,
+        and moving one past the valley takes ``valley_us - from_us``. On a quiet machine it is ~0."""
+        ios = self.agent_env.fio_json(f"s-qd{iodepth}")["jobs"][0]["read"]["total_ios"]
+        delay_s = max(valley_us - from_us, 1.0) / 1e6
+        return min(1.0, iodepth * self.waited_s[iodepth] / (ios * delay_s))
+
     def p50_ms(self, iodepth: int) -> float:
         latency = self.at(iodepth).latency
         assert latency is not None and latency.p50_us is not None
@@ -192,18 +227,20 @@ def test_bimodal_twin_is_flagged_end_to_end(agent_env: Any, fidelity: dict[str, 
         assert found is not None, f"QD{iodepth}: not flagged"
         assert any(label.startswith("bimodal-latency:") for label in run.at(iodepth).labels)
         # The twin's draws: 30 % slow. A late wake-up can only move a fast I/O's completion up into
-        # the slow mode, never a slow one down: 0.355 beside make test's other streams on 2 cores.
-        assert 0.25 <= found.high_mass <= 0.40
+        # the slow mode, never a slow one down: 0.355 beside make test's other streams on 2 cores,
+        # 0.63-0.66 with more load; so the bound adds what the waits measured can have moved (from
+        # the fast mode's configured p99, 0.6 ms, past the valley).
+        moved = run.moved_at_most(iodepth, found.valley_us, 600.0)
+        assert 0.25 <= found.high_mass <= 0.40 + moved, f"QD{iodepth}: {moved:.3f} explained by CPU waits"
         # Each mode where fio measured its I/O: the fast one (70 % of I/O) between fio's p20 and
         # p50, the slow one (the last 30 %) between p80 and p95, whatever the twin's timing error.
         measured = fio_percentiles_us(agent_env.fio_json(f"s-qd{iodepth}"))
         assert measured[20.0] <= found.low_mode_us <= measured[50.0]
         assert measured[80.0] <= found.high_mode_us <= measured[95.0]
-        fidelity[f"twin bimodal QD{iodepth}: modes us (configured 300, 4000), slow-mode share"] = (
-            round(found.low_mode_us),
-            round(found.high_mode_us),
-            round(found.high_mass, 3),
-        )
+        fidelity[
+            f"twin bimodal QD{iodepth}: modes us (configured 300, 4000), slow-mode share, "
+            "share CPU waits can have moved"
+        ] = (round(found.low_mode_us), round(found.high_mode_us), round(found.high_mass, 3), round(moved, 3))
     assert any(f.category == "latency" and "two modes" in f.text for f in run.report.warnings)
     assert run.report.histograms and all(h.bimodal for h in run.report.histograms)
     fidelity["twin bimodal QD1 p50 ms (configured median)"] = (
@@ -216,11 +253,26 @@ def test_bimodal_twin_is_flagged_end_to_end(agent_env: Any, fidelity: dict[str, 
 
 def test_unimodal_twin_is_not_flagged_end_to_end(agent_env: Any, fidelity: dict[str, Any]) -> None:
     run = TwinRun(agent_env, "gp3", GP3, UNIMODAL, config("gp3"))
+    explained = []
     for iodepth in (1, 4):
-        assert run.modes(iodepth) is None, f"QD{iodepth}: flagged"
-        assert not any(label.startswith("bimodal-latency:") for label in run.at(iodepth).labels)
-    assert not any("two modes" in f.text for f in run.report.warnings)
-    assert run.report.histograms and all(h.bimodal is None for h in run.report.histograms)
+        found = run.modes(iodepth)
+        if found is None:
+            assert not any(label.startswith("bimodal-latency:") for label in run.at(iodepth).labels)
+            continue
+        # A second mode is the host's only if the CPU waits measured can have put it there: its mass
+        # no more than the configured lognormal's own tail past the valley plus what they can have
+        # moved from the configured p99 (1.4 ms). On a quiet machine that is ~0: any flag fails.
+        tail = 1 - lognormal_cdf(UNIMODAL["modes"][0], found.valley_us / 1000)
+        moved = run.moved_at_most(iodepth, found.valley_us, 1400.0)
+        fidelity[f"twin gp3 QD{iodepth} flagged under load: slow share, tail + moved by CPU waits"] = (
+            round(found.high_mass, 3),
+            round(tail + moved, 3),
+        )
+        assert found.high_mass <= tail + moved, f"QD{iodepth}: flagged beyond what CPU waits explain"
+        explained.append(iodepth)
+    if not explained:
+        assert not any("two modes" in f.text for f in run.report.warnings)
+        assert run.report.histograms and all(h.bimodal is None for h in run.report.histograms)
 
     measured = run.p50_ms(1)
     fidelity["twin gp3 QD1 p50 ms (configured 0.6)"] = round(measured, 3)
