@@ -614,12 +614,19 @@ def _bucket() -> Iterator[Case]:
         "RecordFailureFunction": (prefix_of(I1) + "ssm/", prefix_of(I1) + "agent/"),
         "FinalizeFunction": ("runs/r1/", "agent/"),
         "ApiFunction": ("runs/r1/", "agent/"),
+        # release reads the request (a deleted one must answer 404, so it goes by the state)
+        "CleanupFunction": ("runs/r1/", "agent/"),
+        "SweepRunFunction": ("runs/r1/", "agent/"),
     }
     for role, (inside, outside) in prefixes.items():
         yield allow(f"{role} lists {inside}", role, listing, BUCKET, context={"s3:prefix": inside})
         yield deny(f"{role} lists {outside}", role, listing, BUCKET, context={"s3:prefix": outside})
     get, put = "s3:GetObject", "s3:PutObject"
     yield allow("Plan writes the request", "PlanFunction", put, obj("runs/r1/request.json"))
+    for role in ("CleanupFunction", "SweepRunFunction"):  # release: which gateways a config has
+        yield allow(f"{role} reads the request", role, get, obj("runs/r1/request.json"))
+        yield deny(f"{role} reads no agent output", role, get, obj(prefix_of(I1) + "agent/manifest.json"))
+        yield deny(f"{role} writes no request", role, put, obj("runs/r1/request.json"))
     # past 40 configs the Distributed Map reads its items from S3: Plan must be able to write them
     yield allow("Plan writes the work items", "PlanFunction", put, obj("runs/r1/work-items.json"))
     yield deny("Plan writes no plan of a config", "PlanFunction", put, obj("runs/r1/c1/plan.json"))
