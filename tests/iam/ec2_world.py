@@ -1,5 +1,6 @@
 """The EC2 world a recorded-call test launches into (moto): a VPC, subnet and security group, an
-image, the instance profile, and the stack's settings; created aside, so none of it is recorded."""
+image, the instance profile, and the stack's settings; created aside, so none of it is recorded.
+And what the rendered template decides for the calls recorded there (``decide``)."""
 
 from __future__ import annotations
 
@@ -9,9 +10,11 @@ from typing import Any
 import boto3
 
 from storagebench.adapters.aws.settings import AwsSettings
-from storagebench_local.aws_calls import AwsCallRecorder
+from storagebench_local.aws_calls import AwsCall, AwsCallRecorder
 
-from .template_policies import StackValues
+from .call_checks import Stack, checks_of
+from .evaluator import Decision, Request, evaluate
+from .template_policies import StackValues, render
 
 ACCOUNT = "123456789012"
 
@@ -56,3 +59,22 @@ def ec2_world(recorder: AwsCallRecorder, region: str, cidr: str, zone: str | Non
         region=region,
     )
     return Ec2World(ec2=ec2, values=values, settings=settings, image=image)
+
+
+def decide(calls: list[AwsCall], values: StackValues, region: str) -> list[tuple[AwsCall, Decision]]:
+    """Each recorded call's checks (but lookups, which take no resource-level permission: the
+    roles' Lookups allow them, test_recorded_calls) evaluated against the rendered template."""
+    rendered = render(values)
+    stack = Stack(ACCOUNT, region, values.role_arn("InstanceRole"))
+    pairs: list[tuple[AwsCall, Request]] = []
+    for call in calls:
+        if call.operation.startswith(("Describe", "Get")):
+            continue
+        for check in checks_of(call, stack):
+            label = f"{call.describe()}: {check.action} {check.resource}"
+            request = Request.of(
+                label, rendered, call.principal, call.principal, check.action, check.resource, check.context
+            )
+            pairs.append((call, request))
+    evaluated = evaluate([request for _, request in pairs])
+    return [(call, decision) for (call, _), decision in zip(pairs, evaluated, strict=True)]

@@ -23,10 +23,9 @@ from storagebench.core.tags import TAG_CONFIG, TAG_EXPIRES, TAG_NODE, TAG_RUN, T
 from storagebench_local.adapters.moto_ec2 import emulate_multi_attach
 from storagebench_local.aws_calls import AwsCall, AwsCallRecorder
 
-from .call_checks import Stack, checks_of
-from .ec2_world import ACCOUNT, ec2_world
-from .evaluator import DENIALS, Decision, Request, evaluate
-from .template_policies import StackValues, render
+from .ec2_world import decide, ec2_world
+from .evaluator import DENIALS, Decision
+from .template_policies import StackValues
 
 REGION = "us-east-1"
 SHARED = LaunchVolume(
@@ -133,20 +132,7 @@ def _foreign(call: AwsCall) -> bool:
 
 @pytest.fixture(scope="module")
 def decisions(evaluator: None, recorded: Recorded) -> list[tuple[AwsCall, Decision]]:
-    rendered = render(recorded.values)
-    stack = Stack(ACCOUNT, REGION, recorded.values.role_arn("InstanceRole"))
-    pairs: list[tuple[AwsCall, Request]] = []
-    for call in recorded.calls:
-        if call.operation.startswith(("Describe", "Get")):
-            continue  # no resource-level permission: the roles' Lookups allow them (test_recorded_calls)
-        for check in checks_of(call, stack):
-            label = f"{call.describe()}: {check.action} {check.resource}"
-            request = Request.of(
-                label, rendered, call.principal, call.principal, check.action, check.resource, check.context
-            )
-            pairs.append((call, request))
-    evaluated = evaluate([request for _, request in pairs])
-    return [(call, decision) for (call, _), decision in zip(pairs, evaluated, strict=True)]
+    return decide(recorded.calls, recorded.values, REGION)
 
 
 def test_the_recording_holds_every_multi_attach_call(recorded: Recorded) -> None:
