@@ -15,6 +15,8 @@ import signal
 import time
 from pathlib import Path
 
+from storagebench.agent.sweep import alive
+
 OWNER = "owner.json"
 STOP_TIMEOUT_S = 10.0
 PROC = Path("/proc")
@@ -42,14 +44,6 @@ def ganesha_under(directory: Path) -> list[int]:
     return found
 
 
-def _gone(pid: int) -> bool:
-    try:
-        state = (PROC / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (OSError, IndexError):
-        return True
-    return state == "Z"
-
-
 def _stop(pid: int) -> bool:
     """SIGTERM, then SIGKILL after STOP_TIMEOUT_S; whether it is gone."""
     for sig in (signal.SIGTERM, signal.SIGKILL):
@@ -59,10 +53,10 @@ def _stop(pid: int) -> bool:
             return True
         deadline = time.monotonic() + STOP_TIMEOUT_S
         while time.monotonic() < deadline:
-            if _gone(pid):
+            if not alive(pid):
                 return True
             time.sleep(0.05)
-    return _gone(pid)
+    return not alive(pid)
 
 
 def sweep_gateways(root: Path, run_id: str, config_id: str | None = None) -> tuple[list[str], list[str]]:

@@ -80,13 +80,13 @@ def _kill(pids: List[int], wait_s: float = 10.0) -> None:
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGKILL)
     deadline = time.monotonic() + wait_s
-    while any(_alive(pid) for pid in pids):
+    while any(alive(pid) for pid in pids):
         if time.monotonic() > deadline:
             raise OSError(f"twin processes {pids} survived SIGKILL for {wait_s:.0f} s")
         time.sleep(0.05)
 
 
-def _alive(pid: int) -> bool:
+def alive(pid: int) -> bool:
     """Running, as opposed to gone or a zombie (dead, waiting for a parent that may be us)."""
     try:
         with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as handle:
