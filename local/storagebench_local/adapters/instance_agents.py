@@ -132,7 +132,11 @@ class LocalSsmAgents(SsmAgents):
         ):
             delay = max(1.0, heartbeat_s * 0.75)
             if fault.kind == "instance_died":
-                timer = threading.Timer(delay, self._die, args=(state.resources.instance_id,))
+                timer = threading.Thread(
+                    target=self._die_once_reporting,
+                    args=(state.resources.instance_id, output_prefix, delay),
+                    daemon=True,
+                )
             else:
                 scratch = scratch_directories(local_plan)
                 timer = threading.Timer(delay, self._reclaim, args=(state.resources.instance_id, scratch))
@@ -263,6 +267,20 @@ class LocalSsmAgents(SsmAgents):
         """EC2 takes the Spot instance back: it dies, terminated with Server.SpotInstanceTermination."""
         instance = self.host.instances.get(instance_id)
         reclaim(self.host.ec2, instance, instance_id, self.settings.region, scratch or [])
+
+    def _die_once_reporting(self, instance_id: str, output_prefix: str, after_s: float) -> None:
+        """The machine dies mid-run: ``after_s`` after its agent's output first reached the bucket
+        (its manifest, uploaded each heartbeat), whatever this machine's load; a fixed delay from the
+        command's start could land before the agent ran at all, a different fault."""
+        deadline = time.monotonic() + NODE_READY_WAIT_S
+        while time.monotonic() < deadline and not self._reported(output_prefix):
+            time.sleep(0.2)
+        time.sleep(after_s)
+        self._die(instance_id)
+
+    def _reported(self, output_prefix: str) -> bool:
+        listed = self.artifacts.s3.list_objects_v2(Bucket=self.artifacts.bucket, Prefix=output_prefix)
+        return any(o["Key"].endswith("/manifest.json") for o in listed.get("Contents", []))
 
     def _die(self, instance_id: str) -> None:
         self.host.terminate(instance_id)
