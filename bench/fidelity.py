@@ -61,6 +61,7 @@ from storagebench.results.collect import collect
 from storagebench.results.fio_logs import read_timeseries
 from storagebench.results.records import ResultRecord
 from storagebench_local.native_twin import with_native_twin
+from storagebench_local.ssm.instance import INSTANCE_NICE
 
 ROOT = Path(__file__).resolve().parent.parent
 PROFILES = {  # profile -> the dimension it is held to at the limit (None: QD1, latency only)
@@ -102,12 +103,19 @@ class AgentRun:
     wall_s: float
 
 
+AGENT_NICE = INSTANCE_NICE
+"""The agent's nice value: a local instance's (--agent-nice 0 measures it at this machine's own)."""
+
+
 def run_agent(plan: Plan, workdir: Path) -> AgentRun:
     out = workdir / f"{plan['config_id']}-{int(time.time() * 1000)}"
     plan_file = workdir / f"{out.name}.plan.json"
     plan_file.write_text(json.dumps(plan))
     env = dict(os.environ, PYTHONPATH=str(ROOT / "layers" / "storagebench"))
     command = [
+        "nice",
+        "-n",
+        str(AGENT_NICE),
         sys.executable,
         "-m",
         "storagebench.agent",
@@ -544,6 +552,12 @@ def parse_args() -> argparse.Namespace:
         default=",".join(LOADS),
         help="comma-separated: quiet (one volume at a time), busy (three at once beside a CPU hog)",
     )
+    parser.add_argument(
+        "--agent-nice",
+        type=int,
+        default=INSTANCE_NICE,
+        help=f"the agents' nice value (default {INSTANCE_NICE}, a local instance's; 0: this machine's own)",
+    )
     parser.add_argument("--predict-ios", type=int, default=200_000, help="I/Os the model simulates per shape")
     args = parser.parse_args()
     args.emulators = parse_list("--emulators", args.emulators, EMULATORS)
@@ -553,7 +567,9 @@ def parse_args() -> argparse.Namespace:
 
 
 def main() -> None:
+    global AGENT_NICE
     args = parse_args()
+    AGENT_NICE = args.agent_nice
     emulators, parts, loads = args.emulators, args.parts, args.loads
     if os.geteuid() != 0:
         raise SystemExit(
@@ -596,6 +612,7 @@ def main() -> None:
             "knee_seconds": args.knee_seconds,
             "emulators": list(emulators),
             "loads": list(loads),
+            "agent_nice": AGENT_NICE,
             "busy_load": "the three volumes' agents at once, beside a process spinning on CPU 0",
             "twin_program": options.twin_program,
             "predict_ios": args.predict_ios,
