@@ -186,32 +186,38 @@ checks: lint docs typecheck sam-validate security-scan sam-build
 ASIDE_TESTS := tests/integration/packaging tests/integration/store tests/integration/local/test_dynamodb_local.py
 
 # Every test of `pytest tests`, of the Lambda runtime's Python (3.13) and of the instance's (3.9),
-# arranged for 2 cores (on a fresh clone, set-up included: 25.1 min, 26.6 beside a CPU hog):
-# 1. the static checks two at a time, then the unit and IAM tiers (CPU-bound, independent tests)
-#    over every core, less IAM's root-marked run;
+# arranged for 2 cores. The first stream (integration) uses about a third of them and sets the
+# wall time; the CPU-bound tiers fill the rest at nice 19:
+# 1. the static checks two at a time (a broken tree fails in a minute or two);
 # 2. three streams at once:
-#    - integration, e2e, browser and that IAM run, one test at a time (root, loop devices, mounts,
-#      local stacks, timing; ~3/4 of a core), less ASIDE_TESTS;
+#    - integration, e2e, browser and IAM's root-marked run, one test at a time (root, loop devices,
+#      mounts, local stacks, timing; their local instances run at nice -10 as on cores of their
+#      own), less ASIDE_TESTS;
 #    - ASIDE_TESTS, one at a time (pip install, DynamoDB Local, the store's patterns);
-#    - the unit tier on 3.13 less tests/unit/agent at nice 19 on the CPU the others leave, then
-#      tests/unit/agent (real processes, wall-clock timeouts: not niced) on 3.13 and 3.9.
+#    - at nice 19, on the CPU the others leave: the unit and IAM tiers less tests/unit/agent over
+#      every core, then the unit tier on 3.13 less tests/unit/agent; then tests/unit/agent (real
+#      processes, wall-clock timeouts: not niced) on 3.11, 3.13 and 3.9.
 #    Their logs follow the first stream's.
 # `make test-pythons` runs the unit tier on 3.12 as well (not in make test: 3.11 and 3.13 bracket it).
 PYTHONS_BESIDE ?= 1
+BESIDE_NICE := nice -n 19
 test: setup ## the whole suite: lint, docs, types, template, security scan, sam build, all tiers, Python 3.13 and 3.9 (<25 min on 2 cores)
 	$(MAKE) --no-print-directory -j 2 --output-sync=target checks
-	$(BIN)/pytest tests/unit tests/iam -q $(XDIST) -m "not root" $(PYTEST_ARGS)
 	@aside=$$(mktemp); beside=$$(mktemp); \
 	$(BIN)/pytest $(ASIDE_TESTS) -q -p no:cacheprovider $(PYTEST_ARGS) >$$aside 2>&1 & aside_job=$$!; \
 	{ [ "$(PYTHONS_BESIDE)" = 1 ] || while [ ! -e $$beside.go ]; do sleep 1; done; \
-	  $(MAKE) --no-print-directory test-pythons PYTHONS=3.13 PYTHONS_NICE="nice -n 19" PYTHONS_ARGS="--ignore=tests/unit/agent" && \
+	  echo "Python 3.11: tests/unit tests/iam -m 'not root', less tests/unit/agent (nice 19)" && \
+	  $(BESIDE_NICE) $(BIN)/pytest tests/unit tests/iam -q -p no:cacheprovider $(XDIST) -m "not root" --ignore=tests/unit/agent $(PYTEST_ARGS) && \
+	  $(MAKE) --no-print-directory test-pythons PYTHONS=3.13 PYTHONS_NICE="$(BESIDE_NICE)" PYTHONS_ARGS="--ignore=tests/unit/agent" && \
+	  echo "Python 3.11: tests/unit/agent" && \
+	  $(BIN)/pytest tests/unit/agent -q -p no:cacheprovider $(XDIST) $(PYTEST_ARGS) && \
 	  $(MAKE) --no-print-directory test-pythons test-agent-py39 PYTHONS=3.13 PYTHONS_TESTS=tests/unit/agent; \
 	} >$$beside 2>&1 & beside_job=$$!; \
 	$(BIN)/pytest tests/integration tests/e2e tests/browser -q $(addprefix --ignore=,$(ASIDE_TESTS)) $(PYTEST_ARGS) && \
 	  $(BIN)/pytest tests/iam -q -m root $(PYTEST_ARGS); status=$$?; \
 	touch $$beside.go; wait $$aside_job || status=1; wait $$beside_job || status=1; \
 	echo "--- beside: $(ASIDE_TESTS) ---"; cat $$aside; \
-	echo "--- beside: the unit tier on Python 3.13 (tests/unit/agent not niced), tests/unit/agent on 3.9 ---"; cat $$beside; \
+	echo "--- beside: the unit and IAM tiers on 3.11 and 3.13 (nice 19), tests/unit/agent on 3.11, 3.13 and 3.9 ---"; cat $$beside; \
 	rm -f $$aside $$beside $$beside.go; \
 	exit $$status
 
