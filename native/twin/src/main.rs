@@ -5,6 +5,7 @@
 //! stdin/stdout exactly as `python3 -m storagebench.agent.twin.serve` does (`ready`, then
 //! `delay`/`overhead`/`model`/`stop` in, `state <json>` out). `--fuse-fd N` serves an inherited
 //! descriptor instead of mounting (tests: a SOCK_SEQPACKET pair stands in for /dev/fuse).
+//! `--copy` sends read replies through a user-space buffer instead of splicing them (`splice`).
 //!
 //! `storagebench-twin replay` reads `{"spec", "seed", "overhead_s", "ios": [[now, offset, length,
 //! write], ...]}` on stdin and prints each I/O's start and service time and the model's counters:
