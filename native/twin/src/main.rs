@@ -5,6 +5,7 @@
 //! stdin/stdout exactly as `python3 -m storagebench.agent.twin.serve` does (`ready`, then
 //! `delay`/`overhead`/`model`/`stop` in, `state <json>` out). `--fuse-fd N` serves an inherited
 //! descriptor instead of mounting (tests: a SOCK_SEQPACKET pair stands in for /dev/fuse).
+//! `--copy` sends read replies through a user-space buffer instead of splicing them (`splice`).
 //!
 //! `storagebench-twin replay` reads `{"spec", "seed", "overhead_s", "ios": [[now, offset, length,
 //! write], ...]}` on stdin and prints each I/O's start and service time and the model's counters:
@@ -16,6 +17,7 @@ mod fuse;
 mod model;
 mod replay;
 mod server;
+mod splice;
 mod store;
 mod tracking;
 
@@ -39,11 +41,12 @@ struct Args {
     seed: Option<u64>,
     realtime: bool,
     coalesce: bool,
+    splice: bool,
 }
 
 const USAGE: &str =
     "usage: storagebench-twin --backing FILE (--mountpoint DIR | --fuse-fd N) --capacity BYTES \
---spec JSON [--seed N] [--no-realtime] [--exact] | storagebench-twin replay";
+--spec JSON [--seed N] [--no-realtime] [--exact] [--copy] | storagebench-twin replay";
 
 fn parse_args(argv: &[String]) -> Result<Args, String> {
     let mut args = Args {
@@ -55,11 +58,16 @@ fn parse_args(argv: &[String]) -> Result<Args, String> {
         seed: None,
         realtime: true,
         coalesce: true,
+        splice: true,
     };
     let mut words = argv.iter();
     while let Some(flag) = words.next() {
         if flag == "--no-realtime" {
             args.realtime = false;
+            continue;
+        }
+        if flag == "--copy" {
+            args.splice = false; // read replies through a user-space buffer, as before splice
             continue;
         }
         if flag == "--exact" {
@@ -178,7 +186,14 @@ fn serve(args: Args) -> ExitCode {
     let store = Store::new(backing, args.capacity, fuse::MAX_IO);
     let mut twin = Twin::new(model, realtime);
     let mut control = Control::new(0);
-    let mut server = Server::new(fuse_fd, args.capacity, store, &mut twin, args.coalesce);
+    let mut server = Server::new(
+        fuse_fd,
+        args.capacity,
+        store,
+        &mut twin,
+        args.coalesce,
+        args.splice,
+    );
     let served = server.serve(Some(0), &mut |twin| control.poll(twin));
     let code = match served {
         Ok(()) => 0,

@@ -29,6 +29,7 @@ use serde_json::{json, Value};
 use crate::clock::{cpu_seconds, monotonic};
 use crate::fuse::{self, Control, IN_HEADER, MAX_IO, READ, READ_BUFFER, RW_IN, WRITE};
 use crate::model::{VolumeModel, STALL_S};
+use crate::splice::{DataPath, Failed, ReplyPipe};
 use crate::store::Store;
 use crate::tracking::PathTracker;
 
@@ -252,6 +253,8 @@ pub struct Twin {
     pub loop_stats: Value,
     pub path: PathTracker,
     model_started_unix: Option<f64>,
+    /// How read replies leave: spliced or copied, and how many each way.
+    pub data_path: DataPath,
 }
 
 impl Twin {
@@ -269,6 +272,7 @@ impl Twin {
             loop_stats: Value::Null,
             path: PathTracker::default(),
             model_started_unix: None,
+            data_path: DataPath::default(),
         }
     }
 
@@ -316,6 +320,8 @@ impl Twin {
         let cpu = self.cpu_started.map_or(0.0, |c| cpu_seconds() - c);
         json!({
             "implementation": "native",
+            "data_path": self.data_path.name(),
+            "data_path_detail": self.data_path.summary(),
             "realtime": self.realtime.is_ok(),
             "realtime_refused": self.realtime.as_ref().err(),
             "modelled_s": started.map_or(0.0, |s| round(monotonic() - s, 3)),
@@ -382,6 +388,8 @@ pub struct Server<'a> {
     fd: i32,
     size: u64,
     store: Store,
+    /// Where read replies of written ranges go through (None: the copy path).
+    pipe: Option<ReplyPipe>,
     twin: &'a mut Twin,
     in_flight: InFlight,
     buffer: Vec<u8>,
@@ -396,11 +404,39 @@ pub struct Server<'a> {
 }
 
 impl<'a> Server<'a> {
-    pub fn new(fd: i32, size: u64, store: Store, twin: &'a mut Twin, coalesce: bool) -> Self {
+    /// `splice`: send read replies by splice(2) where the kernel allows (see `splice`).
+    pub fn new(
+        fd: i32,
+        size: u64,
+        store: Store,
+        twin: &'a mut Twin,
+        coalesce: bool,
+        splice: bool,
+    ) -> Self {
+        let pipe = if !splice {
+            Err("--copy".to_string())
+        } else if !is_character_device(fd) {
+            // splice(2) into a socket sends each pipe buffer as its own message: a reply in pieces
+            Err("the FUSE descriptor is not /dev/fuse (a socket in tests)".to_string())
+        } else {
+            ReplyPipe::new()
+        };
+        let pipe = match pipe {
+            Ok((pipe, short)) => {
+                twin.data_path.pipe_bytes = Some(pipe.bytes());
+                twin.data_path.pipe_short = short;
+                Some(pipe)
+            }
+            Err(reason) => {
+                twin.data_path.copy_reason = Some(reason);
+                None
+            }
+        };
         Server {
             fd,
             size,
             store,
+            pipe,
             twin,
             in_flight: InFlight::default(),
             buffer: vec![0; READ_BUFFER],
@@ -422,6 +458,32 @@ impl<'a> Server<'a> {
                 send(self.fd, pending.unique, 0, &[&out.0])
             }
             Answer::Read { offset, length } => {
+                let counts = &mut self.twin.data_path;
+                // A range never written is answered from the zero page by writev: nothing to read
+                // (vmsplice of the zero page into the pipe measured no cheaper: one copy either way).
+                if !self.store.ever_written(offset, length as u64) {
+                    counts.zero += 1;
+                } else if let Some(pipe) = self.pipe.as_mut().filter(|p| p.fits(offset, length)) {
+                    match pipe.reply(self.fd, pending.unique, self.store.file(), offset, length) {
+                        Ok(()) => {
+                            counts.spliced += 1;
+                            return Ok(());
+                        }
+                        Err(Failed::Data(e)) => {
+                            let code = e.raw_os_error().unwrap_or(libc::EIO);
+                            return send(self.fd, pending.unique, code, &[]);
+                        }
+                        Err(Failed::Reply(e)) => return Err(e),
+                        Err(Failed::Refused(e)) => {
+                            // Nothing of this reply reached the kernel: it goes by copy, as all after it.
+                            counts.copy_reason = Some(format!("splice refused: {e}"));
+                            counts.copied += 1;
+                            self.pipe = None;
+                        }
+                    }
+                } else {
+                    counts.copied += 1;
+                }
                 let failed = match self.store.read(offset, length) {
                     Ok(data) => return send(self.fd, pending.unique, 0, &[data]),
                     Err(e) => e.raw_os_error().unwrap_or(libc::EIO),
@@ -675,6 +737,13 @@ impl<'a> Server<'a> {
             }
         }
     }
+}
+
+fn is_character_device(fd: i32) -> bool {
+    // SAFETY: fstat fills a zeroed stat we own.
+    let mut stat: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: as above; a failed fstat leaves the answer "no".
+    unsafe { libc::fstat(fd, &mut stat) == 0 && stat.st_mode & libc::S_IFMT == libc::S_IFCHR }
 }
 
 fn set_nonblocking(fd: i32) -> io::Result<()> {

@@ -54,6 +54,11 @@ impl Store {
         self.file.write_all_at(data, offset)
     }
 
+    /// The backing file, for replies spliced from its pages.
+    pub fn file(&self) -> &File {
+        &self.file
+    }
+
     /// The range's data: the zero page for a range never written, else read into scratch.
     pub fn read(&mut self, offset: u64, length: usize) -> io::Result<&[u8]> {
         if !self.ever_written(offset, length as u64) {

@@ -232,6 +232,21 @@ def test_a_large_write_arrives_whole_and_reads_back(kernel: Kernel) -> None:
     assert kernel.exchange(READ, read_body(3 * MIB + 4096, len(data)), node=FILE) == (0, data)
 
 
+def test_on_a_socket_read_replies_are_copied_and_the_state_says_why(kernel: Kernel) -> None:
+    """splice(2) into a socket sends each pipe buffer as a message of its own, a reply in pieces:
+    the twin splices only into /dev/fuse (tests/integration/agent/test_twin_data_path.py)."""
+    data = bytes(range(256)) * 32
+    assert kernel.exchange(WRITE, write_body(MIB, data), node=FILE)[0] == 0
+    assert kernel.exchange(READ, read_body(MIB, len(data)), node=FILE) == (0, data)
+    assert kernel.exchange(READ, read_body(2 * MIB, 4096), node=FILE) == (0, b"\0" * 4096)
+    state = kernel.stop()
+    assert state["data_path"] == "copy"
+    detail = state["data_path_detail"]
+    assert detail["copy_reason"] == "the FUSE descriptor is not /dev/fuse (a socket in tests)"
+    replies = (detail["read_replies_copied"], detail["read_replies_of_zeros"], detail["read_replies_spliced"])
+    assert replies == (1, 1, 0)
+
+
 @pytest.mark.parametrize(
     ("offset", "size"), [(CAPACITY - 4096, 8192), (CAPACITY, 4096), (0, 2 * MIB), (2**64 - 4096, 8192)]
 )
