@@ -103,11 +103,8 @@ class AgentRun:
     wall_s: float
 
 
-AGENT_NICE = INSTANCE_NICE
-"""The agent's nice value: a local instance's (--agent-nice 0 measures it at this machine's own)."""
-
-
-def run_agent(plan: Plan, workdir: Path) -> AgentRun:
+def run_agent(plan: Plan, workdir: Path, nice: int) -> AgentRun:
+    """The agent run as a local instance runs it, at ``nice`` (``INSTANCE_NICE``; 0: this machine's own)."""
     out = workdir / f"{plan['config_id']}-{int(time.time() * 1000)}"
     plan_file = workdir / f"{out.name}.plan.json"
     plan_file.write_text(json.dumps(plan))
@@ -115,7 +112,7 @@ def run_agent(plan: Plan, workdir: Path) -> AgentRun:
     command = [
         "nice",
         "-n",
-        str(AGENT_NICE),
+        str(nice),
         sys.executable,
         "-m",
         "storagebench.agent",
@@ -364,10 +361,10 @@ class Hog:
         self.process.wait(timeout=10)
 
 
-def agents_at_once(plans: list[Plan], workdir: Path) -> list[AgentRun]:
+def agents_at_once(plans: list[Plan], workdir: Path, nice: int) -> list[AgentRun]:
     """Every plan's agent started together (as the demo runs its configs), each in its own thread."""
     with ThreadPoolExecutor(max_workers=len(plans)) as pool:
-        return list(pool.map(lambda plan: run_agent(plan, workdir), plans))
+        return list(pool.map(lambda plan: run_agent(plan, workdir, nice), plans))
 
 
 @dataclass
@@ -403,6 +400,7 @@ def bench_profiles(
     emulators: tuple[str, ...],
     predict_ios: int,
     loads: tuple[str, ...],
+    nice: int,
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[Footprint]]:
     """Quiet: one volume at a time. Busy: the three volumes' agents at once beside a CPU hog."""
     workloads = [{"profile": p, "scale": scale} for p in PROFILES]
@@ -415,9 +413,9 @@ def bench_profiles(
             planned = [volume_plan(v, workloads, "none", options, emulator) for v in VOLUMES]
             if load == "busy":
                 with Hog():
-                    runs = agents_at_once([p.plan for p in planned], workdir)
+                    runs = agents_at_once([p.plan for p in planned], workdir, nice)
             else:
-                runs = [run_agent(p.plan, workdir) for p in planned]
+                runs = [run_agent(p.plan, workdir, nice) for p in planned]
             label = column(emulator, load)
             for planned_volume, run in zip(planned, runs, strict=True):
                 name, limits, latency = planned_volume.name, planned_volume.limits, planned_volume.latency
@@ -458,7 +456,7 @@ def prewarm_row(
 
 
 def bench_prewarm(
-    workdir: Path, options: LocalOptions, emulators: tuple[str, ...], loads: tuple[str, ...]
+    workdir: Path, options: LocalOptions, emulators: tuple[str, ...], loads: tuple[str, ...], nice: int
 ) -> list[dict[str, Any]]:
     """Each volume read end to end by dd and by fio; busy: the three volumes at once beside a hog."""
     rows = []
@@ -469,9 +467,9 @@ def bench_prewarm(
                 plans = [volume_plan(v, workloads, method, options, emulator).plan for v in VOLUMES]
                 if load == "busy":
                     with Hog():
-                        runs = agents_at_once(plans, workdir)
+                        runs = agents_at_once(plans, workdir, nice)
                 else:
-                    runs = [run_agent(plan, workdir) for plan in plans]
+                    runs = [run_agent(plan, workdir, nice) for plan in plans]
                 for volume, run in zip(VOLUMES, runs, strict=True):
                     require_emulator(run, emulator)
                     rows.append(prewarm_row(volume, emulator, load, method, run))
@@ -482,7 +480,7 @@ def bench_prewarm(
 
 
 def bench_knee(
-    workdir: Path, knee_s: float, options: LocalOptions, emulator: str
+    workdir: Path, knee_s: float, options: LocalOptions, emulator: str, nice: int
 ) -> tuple[dict[str, Any], Footprint]:
     volume = {"type": "gp2", "size_gib": 100}
     runtime = knee_s * 1.6
@@ -497,7 +495,7 @@ def bench_knee(
         options, knee_seconds=knee_s, emulator=agent_emulator(emulator), twin_program=program
     )
     targets = local_targets(config, knee_options)
-    run = run_agent(build_plan(request, config.id, "fidelity", targets), workdir)
+    run = run_agent(build_plan(request, config.id, "fidelity", targets), workdir, nice)
     require_emulator(run, emulator)
     step_dir = next((run.out / "steps").iterdir())
     series = read_timeseries(step_dir / "run" / "ts").iops["read"]
@@ -567,9 +565,8 @@ def parse_args() -> argparse.Namespace:
 
 
 def main() -> None:
-    global AGENT_NICE
     args = parse_args()
-    AGENT_NICE = args.agent_nice
+    nice = args.agent_nice
     emulators, parts, loads = args.emulators, args.parts, args.loads
     if os.geteuid() != 0:
         raise SystemExit(
@@ -586,13 +583,15 @@ def main() -> None:
         workdir = Path(scratch)
         if "profiles" in parts:
             volumes, rows, footprints = bench_profiles(
-                workdir, args.scale, options, emulators, args.predict_ios, loads
+                workdir, args.scale, options, emulators, args.predict_ios, loads, nice
             )
         if "prewarm" in parts:
-            prewarm = bench_prewarm(workdir, replace(options, capacity_bytes=PREWARM_BYTES), emulators, loads)
+            prewarm = bench_prewarm(
+                workdir, replace(options, capacity_bytes=PREWARM_BYTES), emulators, loads, nice
+            )
         if "knee" in parts:
             for emulator in emulators:
-                knee, knee_footprint = bench_knee(workdir, args.knee_seconds, options, emulator)
+                knee, knee_footprint = bench_knee(workdir, args.knee_seconds, options, emulator, nice)
                 knees.append(knee)
                 footprints.append(knee_footprint)
     peak_rss_mb = max((f.peak_rss_kib for f in footprints), default=0) / 1024
@@ -612,7 +611,7 @@ def main() -> None:
             "knee_seconds": args.knee_seconds,
             "emulators": list(emulators),
             "loads": list(loads),
-            "agent_nice": AGENT_NICE,
+            "agent_nice": nice,
             "busy_load": "the three volumes' agents at once, beside a process spinning on CPU 0",
             "twin_program": options.twin_program,
             "predict_ios": args.predict_ios,
