@@ -4,10 +4,14 @@ And what the rendered template decides for the calls recorded there (``decide``)
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
 import boto3
+import pytest
+from moto import mock_aws
 
 from storagebench.adapters.aws.settings import AwsSettings
 from storagebench_local.aws_calls import AwsCall, AwsCallRecorder
@@ -25,6 +29,27 @@ class Ec2World:
     values: StackValues
     settings: AwsSettings
     image: str
+
+
+class Recorded:
+    """What a recorded-call test's fixture recorded, in the stack it recorded it for."""
+
+    def __init__(self, values: StackValues) -> None:
+        self.values = values
+        self.calls: list[AwsCall] = []
+
+
+@contextmanager
+def recording_on_moto(region: str) -> Iterator[AwsCallRecorder]:
+    """moto with test credentials in ``region`` and no endpoint override, every call recorded."""
+    recorder = AwsCallRecorder(region)
+    env = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing", "AWS_DEFAULT_REGION": region}
+    with pytest.MonkeyPatch.context() as patch:
+        for name, value in env.items():
+            patch.setenv(name, value)
+        patch.delenv("AWS_ENDPOINT_URL", raising=False)
+        with mock_aws(), recorder.recording():
+            yield recorder
 
 
 def ec2_world(recorder: AwsCallRecorder, region: str, cidr: str, zone: str | None = None) -> Ec2World:

@@ -14,7 +14,6 @@ from collections.abc import Iterator
 
 import boto3
 import pytest
-from moto import mock_aws
 
 from storagebench.adapters.aws.ec2 import Ec2Compute
 from storagebench.adapters.aws.shared_volumes import ensure_volume
@@ -23,9 +22,8 @@ from storagebench.core.tags import TAG_CONFIG, TAG_EXPIRES, TAG_NODE, TAG_RUN, T
 from storagebench_local.adapters.moto_ec2 import emulate_multi_attach
 from storagebench_local.aws_calls import AwsCall, AwsCallRecorder
 
-from .ec2_world import decide, ec2_world
+from .ec2_world import Recorded, decide, ec2_world, recording_on_moto
 from .evaluator import DENIALS, Decision
-from .template_policies import StackValues
 
 REGION = "us-east-1"
 SHARED = LaunchVolume(
@@ -50,23 +48,11 @@ def _labels(stack: str, node: str) -> dict[str, str]:
     }
 
 
-class Recorded:
-    def __init__(self, values: StackValues) -> None:
-        self.values = values
-        self.calls: list[AwsCall] = []
-
-
 @pytest.fixture(scope="module")
 def recorded() -> Iterator[Recorded]:
     emulate_multi_attach()
-    recorder = AwsCallRecorder(REGION)
-    env = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing", "AWS_DEFAULT_REGION": REGION}
-    with pytest.MonkeyPatch.context() as patch:
-        for name, value in env.items():
-            patch.setenv(name, value)
-        patch.delenv("AWS_ENDPOINT_URL", raising=False)
-        with mock_aws(), recorder.recording():
-            yield _record(recorder)
+    with recording_on_moto(REGION) as recorder:
+        yield _record(recorder)
 
 
 def _record(recorder: AwsCallRecorder) -> Recorded:

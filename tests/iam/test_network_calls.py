@@ -14,7 +14,6 @@ from collections.abc import Iterator
 
 import boto3
 import pytest
-from moto import mock_aws
 
 from storagebench.adapters.aws.ec2 import Ec2Compute
 from storagebench.adapters.aws.network import Ec2Network
@@ -23,7 +22,7 @@ from storagebench.core.tags import TAG_CONFIG, TAG_EXPIRES, TAG_RUN, TAG_STACK
 from storagebench_local.adapters.moto_ec2 import emulate_network
 from storagebench_local.aws_calls import AwsCall, AwsCallRecorder
 
-from .ec2_world import decide, ec2_world
+from .ec2_world import Recorded, decide, ec2_world, recording_on_moto
 from .evaluator import DENIALS, Decision
 from .template_policies import StackValues
 
@@ -45,25 +44,13 @@ def _spec(stack: str, config_id: str) -> NetworkSpec:
     )
 
 
-class Recorded:
-    def __init__(self, values: StackValues) -> None:
-        self.values = values
-        self.calls: list[AwsCall] = []
-
-
 @pytest.fixture(scope="module")
 def recorded() -> Iterator[Recorded]:
     """Provision opens the stack's config network and launches into it; the releasing roles close
     it; then the same calls on another stack's and an untagged group (which must be denied)."""
     emulate_network()
-    recorder = AwsCallRecorder(REGION)
-    env = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing", "AWS_DEFAULT_REGION": REGION}
-    with pytest.MonkeyPatch.context() as patch:
-        for name, value in env.items():
-            patch.setenv(name, value)
-        patch.delenv("AWS_ENDPOINT_URL", raising=False)
-        with mock_aws(), recorder.recording():
-            yield _record(recorder)
+    with recording_on_moto(REGION) as recorder:
+        yield _record(recorder)
 
 
 def _record(recorder: AwsCallRecorder) -> Recorded:

@@ -72,6 +72,8 @@ STATE_MACHINE = V.state_machine_arn
 OTHER_STATE_MACHINE = f"arn:aws:states:{R}:{A}:stateMachine:someone-elses-workflow"
 INSTANCE_ROLE_ID = V.instance_role_id
 I1, I2 = "i-0aaaaaaaaaaaaaaa1", "i-0bbbbbbbbbbbbbbb2"
+INSTANCE_ROLE, SHARE_ROLE = V.role_arn("InstanceRole"), V.role_arn("ShareRole")
+PLAIN_HTTP = {"aws:SecureTransport": "false"}
 
 
 def lambda_arn(name: str) -> str:
@@ -146,6 +148,42 @@ def deny(label: str, role: str, action: str, resource: str, **kwargs: Any) -> Ca
     return Case("deny", label, role, action, resource, **kwargs)
 
 
+def stacks_only(shared: dict[str, Any], allowed: str, untagged: str, another: str) -> Iterator[Case]:
+    """The action allowed on the stack's resource (tagged with it), denied on an untagged one and on
+    another stack's: the three cases' labels in that order."""
+    return case_table(
+        shared,
+        ("allow", allowed, resource_tags(STACK)),
+        ("deny", untagged),
+        ("deny", another, resource_tags(OTHER_STACK)),
+    )
+
+
+def owned(what: str) -> tuple[str, str, str]:
+    """The labels of ``stacks_only``'s cases: ``what`` on the stack's, an untagged and another stack's one."""
+    return f"{what} on the stack's", f"{what} on an untagged one", f"{what} on another stack's"
+
+
+def whose(template: str, ours: str = "the stack's") -> tuple[str, str, str]:
+    """The labels of ``stacks_only``'s cases: ``template`` with "{}" read as ``ours``, "an untagged"
+    and "another stack's"."""
+    first, second, third = (
+        template.replace("{}", owner) for owner in (ours, "an untagged", "another stack's")
+    )
+    return first, second, third
+
+
+def case_table(shared: dict[str, Any], *rows: tuple[Any, ...]) -> Iterator[Case]:
+    """Cases from rows of (expected, label, role, action, resource, context): a column every row
+    shares is given once, by name, in ``shared`` (as are the session, the template's variant and
+    the service principal), and a row without a context has none."""
+    columns = [name for name in ("role", "action", "resource") if name not in shared]
+    for expect, label, *values in rows:
+        fields = dict(zip(columns, values[: len(columns)], strict=True))
+        context = {"context": values[len(columns)]} if len(values) > len(columns) else {}
+        yield Case(expect, label, **fields, **context, **shared)
+
+
 # ------------------------------------------------------------------------------ the cases
 
 
@@ -171,25 +209,17 @@ def _releasing() -> Iterator[Case]:
     for role, actions in roles.items():
         for action, resource in actions:
             what = f"{role} {action}"
-            yield allow(f"{what} on the stack's", role, action, resource, context=resource_tags(STACK))
-            yield deny(f"{what} on an untagged one", role, action, resource)
-            yield deny(
-                f"{what} on another stack's", role, action, resource, context=resource_tags(OTHER_STACK)
-            )
+            yield from stacks_only({"role": role, "action": action, "resource": resource}, *owned(what))
     for role in ("CleanupFunction", "SweepRunFunction", "JanitorFunction"):
         action = "ec2:DeleteNetworkInterface"
-        yield allow(
-            f"{role} {action} in the stack's subnet", role, action, ENI, context={"ec2:Subnet": STACK_SUBNET}
+        yield from case_table(
+            {"role": role, "action": action, "resource": ENI},
+            ("allow", f"{role} {action} in the stack's subnet", {"ec2:Subnet": STACK_SUBNET}),
+            ("deny", f"{role} {action} in another subnet", {"ec2:Subnet": OTHER_SUBNET}),
         )
-        yield deny(
-            f"{role} {action} in another subnet", role, action, ENI, context={"ec2:Subnet": OTHER_SUBNET}
-        )
-    yield deny(
-        "CleanupFunction cannot stop instances",
-        "CleanupFunction",
-        "ec2:StopInstances",
-        INSTANCE,
-        context=resource_tags(STACK),
+    yield from case_table(
+        {"role": "CleanupFunction", "action": "ec2:StopInstances", "resource": INSTANCE},
+        ("deny", "CleanupFunction cannot stop instances", resource_tags(STACK)),
     )
 
 
@@ -197,165 +227,85 @@ def _launching() -> Iterator[Case]:
     """Provision launches tagged instances of allowed types, IMDSv2 only, from known publishers' images."""
     role, run = "ProvisionFunction", "ec2:RunInstances"
     tagged = request_tags(STACK, "storagebench:run-id", "Name")
-    yield allow(
-        "RunInstances: a tagged IMDSv2 instance", role, run, NEW_INSTANCE, context={**tagged, **LAUNCH}
+    imdsv1 = {**tagged, **LAUNCH, "ec2:MetadataHttpTokens": "optional"}
+    yield from case_table(
+        {"role": role, "action": run, "resource": NEW_INSTANCE},
+        ("allow", "RunInstances: a tagged IMDSv2 instance", {**tagged, **LAUNCH}),
+        ("deny", "RunInstances: without the stack tag", {**LAUNCH}),
+        ("deny", "RunInstances: with another stack's tag", {**request_tags(OTHER_STACK), **LAUNCH}),
+        ("deny", "RunInstances: IMDSv1 allowed (HttpTokens optional)", imdsv1),
     )
-    yield deny("RunInstances: without the stack tag", role, run, NEW_INSTANCE, context={**LAUNCH})
-    yield deny(
-        "RunInstances: with another stack's tag",
-        role,
-        run,
-        NEW_INSTANCE,
-        context={**request_tags(OTHER_STACK), **LAUNCH},
+    m5, p4d = ({**LAUNCH, "ec2:InstanceType": t} for t in ("m5.large", "p4d.24xlarge"))
+    yield from case_table(
+        {"role": role, "action": run, "resource": NEW_INSTANCE, "variant": "types"},
+        ("allow", "RunInstances: a type in AllowedInstanceTypes=c5.large,m5.large", {**tagged, **m5}),
+        ("deny", "RunInstances: a type outside AllowedInstanceTypes", {**tagged, **p4d}),
     )
-    yield deny(
-        "RunInstances: IMDSv1 allowed (HttpTokens optional)",
-        role,
-        run,
-        NEW_INSTANCE,
-        context={**tagged, **LAUNCH, "ec2:MetadataHttpTokens": "optional"},
+    yield from case_table(
+        {"role": role, "action": run, "resource": NEW_VOLUME},
+        ("allow", "RunInstances: tagged volumes", request_tags(STACK)),
+        ("deny", "RunInstances: untagged volumes"),
     )
-    yield allow(
-        "RunInstances: a type in AllowedInstanceTypes=c5.large,m5.large",
-        role,
-        run,
-        NEW_INSTANCE,
-        context={**tagged, **LAUNCH, "ec2:InstanceType": "m5.large"},
-        variant="types",
-    )
-    yield deny(
-        "RunInstances: a type outside AllowedInstanceTypes",
-        role,
-        run,
-        NEW_INSTANCE,
-        context={**tagged, **LAUNCH, "ec2:InstanceType": "p4d.24xlarge"},
-        variant="types",
-    )
-    yield allow("RunInstances: tagged volumes", role, run, NEW_VOLUME, context=request_tags(STACK))
-    yield deny("RunInstances: untagged volumes", role, run, NEW_VOLUME)
     for owner in ("amazon", "099720109477", "136693071363", "309956199498", A):
         yield allow(f"RunInstances: an image of {owner}", role, run, IMAGE, context={"ec2:Owner": owner})
-    yield deny(
-        "RunInstances: an image of another owner", role, run, IMAGE, context={"ec2:Owner": OTHER_ACCOUNT}
-    )
-    yield deny(
-        "RunInstances: a marketplace image", role, run, IMAGE, context={"ec2:Owner": "aws-marketplace"}
+    yield from case_table(
+        {"role": role, "action": run, "resource": IMAGE},
+        ("deny", "RunInstances: an image of another owner", {"ec2:Owner": OTHER_ACCOUNT}),
+        ("deny", "RunInstances: a marketplace image", {"ec2:Owner": "aws-marketplace"}),
     )
     # a volume restored from a snapshot: the images' publishers' (an AMI's root) or the account's;
     # another account's public snapshot would put its data on a benchmark instance (issue 27, 5)
     for owner in ("amazon", "099720109477", A):
         yield allow(f"RunInstances: a snapshot of {owner}", role, run, SNAPSHOT, context={"ec2:Owner": owner})
-    yield deny(
-        "RunInstances: a snapshot of another owner", role, run, SNAPSHOT, context={"ec2:Owner": OTHER_ACCOUNT}
+    yield from case_table(
+        {"role": role, "action": run},
+        ("deny", "RunInstances: a snapshot of another owner", SNAPSHOT, {"ec2:Owner": OTHER_ACCOUNT}),
+        ("allow", "RunInstances: in the stack's subnet", STACK_SUBNET),
+        ("deny", "RunInstances: in another subnet", OTHER_SUBNET),
+        ("allow", "RunInstances: the instances' group", ec2(f"security-group/{V.instance_security_group}")),
+        ("deny", "RunInstances: another group", ec2("security-group/sg-0fffffffffffffff0")),
     )
-    yield allow("RunInstances: in the stack's subnet", role, run, STACK_SUBNET)
-    yield deny("RunInstances: in another subnet", role, run, OTHER_SUBNET)
-    yield allow(
-        "RunInstances: the instances' group", role, run, ec2(f"security-group/{V.instance_security_group}")
-    )
-    yield deny("RunInstances: another group", role, run, ec2("security-group/sg-0fffffffffffffff0"))
     tags = "ec2:CreateTags"
     at_launch = {**tagged, "ec2:CreateAction": "RunInstances"}
-    yield allow("CreateTags while launching an instance", role, tags, NEW_INSTANCE, context=at_launch)
-    yield allow("CreateTags while launching its volumes", role, tags, NEW_VOLUME, context=at_launch)
-    yield deny(
-        "CreateTags: tagging an existing instance into the stack", role, tags, INSTANCE, context=tagged
-    )
-    yield deny("CreateTags: tagging an existing volume into the stack", role, tags, VOLUME, context=tagged)
-    yield deny(
-        "CreateTags while launching, with another stack's tag",
-        role,
-        tags,
-        NEW_INSTANCE,
-        context={**request_tags(OTHER_STACK), "ec2:CreateAction": "RunInstances"},
-    )
-    yield deny(
-        "CreateTags while copying a volume (no create the stack makes)",
-        role,
-        tags,
-        NEW_VOLUME,
-        context={**tagged, "ec2:CreateAction": "CopyVolumes"},
-    )
-    yield allow("RunInstances: a Spot launch's tagged request", role, run, NEW_SPOT_REQUEST, context=tagged)
-    yield deny("RunInstances: an untagged Spot request", role, run, NEW_SPOT_REQUEST)
-    yield deny(
-        "RunInstances: a Spot request with another stack's tag",
-        role,
-        run,
-        NEW_SPOT_REQUEST,
-        context=request_tags(OTHER_STACK),
-    )
-    yield allow("CreateTags while launching a Spot request", role, tags, NEW_SPOT_REQUEST, context=at_launch)
-    yield deny(
-        "CreateTags: tagging an existing Spot request into the stack",
-        role,
-        tags,
-        ec2("spot-instances-request/sir-0123abcd"),
-        context=tagged,
-    )
-    yield deny(
-        "Provision cannot terminate", role, "ec2:TerminateInstances", INSTANCE, context=resource_tags(STACK)
-    )
-    yield allow(
-        "PassRole: the instance role to EC2",
-        role,
-        "iam:PassRole",
-        V.role_arn("InstanceRole"),
-        context={"iam:PassedToService": "ec2.amazonaws.com"},
-    )
-    yield deny(
-        "PassRole: the instance role to Lambda",
-        role,
-        "iam:PassRole",
-        V.role_arn("InstanceRole"),
-        context={"iam:PassedToService": "lambda.amazonaws.com"},
-    )
-    yield deny(
-        "Provision cannot pass the share role",
-        role,
-        "iam:PassRole",
-        V.role_arn("ShareRole"),
-        context={"iam:PassedToService": "ec2.amazonaws.com"},
+    others, copying = request_tags(OTHER_STACK), {**tagged, "ec2:CreateAction": "CopyVolumes"}
+    theirs_launch = {**others, "ec2:CreateAction": "RunInstances"}
+    sir = ec2("spot-instances-request/sir-0123abcd")
+    to_ec2, to_lambda = ({"iam:PassedToService": f"{s}.amazonaws.com"} for s in ("ec2", "lambda"))
+    yield from case_table(
+        {"role": role},
+        ("allow", "CreateTags while launching an instance", tags, NEW_INSTANCE, at_launch),
+        ("allow", "CreateTags while launching its volumes", tags, NEW_VOLUME, at_launch),
+        ("deny", "CreateTags: tagging an existing instance into the stack", tags, INSTANCE, tagged),
+        ("deny", "CreateTags: tagging an existing volume into the stack", tags, VOLUME, tagged),
+        ("deny", "CreateTags while launching, with another stack's tag", tags, NEW_INSTANCE, theirs_launch),
+        ("deny", "CreateTags while copying a volume (no create the stack makes)", tags, NEW_VOLUME, copying),
+        ("allow", "RunInstances: a Spot launch's tagged request", run, NEW_SPOT_REQUEST, tagged),
+        ("deny", "RunInstances: an untagged Spot request", run, NEW_SPOT_REQUEST),
+        ("deny", "RunInstances: a Spot request with another stack's tag", run, NEW_SPOT_REQUEST, others),
+        ("allow", "CreateTags while launching a Spot request", tags, NEW_SPOT_REQUEST, at_launch),
+        ("deny", "CreateTags: tagging an existing Spot request into the stack", tags, sir, tagged),
+        ("deny", "Provision cannot terminate", "ec2:TerminateInstances", INSTANCE, resource_tags(STACK)),
+        ("allow", "PassRole: the instance role to EC2", "iam:PassRole", INSTANCE_ROLE, to_ec2),
+        ("deny", "PassRole: the instance role to Lambda", "iam:PassRole", INSTANCE_ROLE, to_lambda),
+        ("deny", "Provision cannot pass the share role", "iam:PassRole", SHARE_ROLE, to_ec2),
     )
     linked = f"arn:aws:iam::{A}:role/aws-service-role/fsx.amazonaws.com/AWSServiceRoleForAmazonFSx"
-    yield allow(
-        "CreateServiceLinkedRole for FSx",
-        role,
-        "iam:CreateServiceLinkedRole",
-        linked,
-        context={"iam:AWSServiceName": "fsx.amazonaws.com"},
+    yield from case_table(
+        {"role": role, "action": "iam:CreateServiceLinkedRole", "resource": linked},
+        ("allow", "CreateServiceLinkedRole for FSx", {"iam:AWSServiceName": "fsx.amazonaws.com"}),
     )
     spot_linked = f"arn:aws:iam::{A}:role/aws-service-role/spot.amazonaws.com/AWSServiceRoleForEC2Spot"
-    yield allow(
-        "CreateServiceLinkedRole for EC2 Spot",
-        role,
-        "iam:CreateServiceLinkedRole",
-        spot_linked,
-        context={"iam:AWSServiceName": "spot.amazonaws.com"},
-    )
-    yield deny(
-        "CreateServiceLinkedRole for another service",
-        role,
-        "iam:CreateServiceLinkedRole",
-        linked,
-        context={"iam:AWSServiceName": "elasticmapreduce.amazonaws.com"},
+    for_spot, for_emr = ({"iam:AWSServiceName": f"{s}.amazonaws.com"} for s in ("spot", "elasticmapreduce"))
+    yield from case_table(
+        {"role": role, "action": "iam:CreateServiceLinkedRole"},
+        ("allow", "CreateServiceLinkedRole for EC2 Spot", spot_linked, for_spot),
+        ("deny", "CreateServiceLinkedRole for another service", linked, for_emr),
     )
     grant = "kms:CreateGrant"
-    yield allow(
-        "EBS key used through EC2",
-        role,
-        grant,
-        KMS_KEY,
-        context={"kms:ViaService": f"ec2.{R}.amazonaws.com"},
-        variant="kms",
-    )
-    yield deny(
-        "EBS key used directly",
-        role,
-        grant,
-        KMS_KEY,
-        context={"kms:ViaService": f"s3.{R}.amazonaws.com"},
-        variant="kms",
+    yield from case_table(
+        {"role": role, "action": grant, "resource": KMS_KEY, "variant": "kms"},
+        ("allow", "EBS key used through EC2", {"kms:ViaService": f"ec2.{R}.amazonaws.com"}),
+        ("deny", "EBS key used directly", {"kms:ViaService": f"s3.{R}.amazonaws.com"}),
     )
 
 
@@ -376,29 +326,25 @@ def _networks() -> Iterator[Case]:
         ("ec2:CreatePlacementGroup", PLACEMENT_GROUP, "CreatePlacementGroup"),
     ]
     for action, resource, verb in creates:
-        yield allow(f"{verb}: a tagged group", role, action, resource, context=tagged)
-        yield deny(f"{verb}: an untagged group", role, action, resource)
-        yield deny(
-            f"{verb}: another stack's group", role, action, resource, context=request_tags(OTHER_STACK)
+        yield from case_table(
+            {"role": role, "action": action, "resource": resource},
+            ("allow", f"{verb}: a tagged group", tagged),
+            ("deny", f"{verb}: an untagged group"),
+            ("deny", f"{verb}: another stack's group", request_tags(OTHER_STACK)),
         )
         at_create = {**tagged, "ec2:CreateAction": verb}
-        yield allow(f"CreateTags while {verb}", role, "ec2:CreateTags", resource, context=at_create)
-        yield deny(
-            f"CreateTags: tagging an existing group into the stack ({verb})",
-            role,
-            "ec2:CreateTags",
-            resource,
-            context=tagged,
+        others_at_create = {**request_tags(OTHER_STACK), "ec2:CreateAction": verb}
+        yield from case_table(
+            {"role": role, "action": "ec2:CreateTags", "resource": resource},
+            ("allow", f"CreateTags while {verb}", at_create),
+            ("deny", f"CreateTags: tagging an existing group into the stack ({verb})", tagged),
+            ("deny", f"CreateTags while {verb}, with another stack's tag", others_at_create),
         )
-        yield deny(
-            f"CreateTags while {verb}, with another stack's tag",
-            role,
-            "ec2:CreateTags",
-            resource,
-            context={**request_tags(OTHER_STACK), "ec2:CreateAction": verb},
-        )
-    yield allow("CreateSecurityGroup: in the stack's VPC", role, "ec2:CreateSecurityGroup", STACK_VPC)
-    yield deny("CreateSecurityGroup: in another VPC", role, "ec2:CreateSecurityGroup", OTHER_VPC)
+    yield from case_table(
+        {"role": role, "action": "ec2:CreateSecurityGroup"},
+        ("allow", "CreateSecurityGroup: in the stack's VPC", STACK_VPC),
+        ("deny", "CreateSecurityGroup: in another VPC", OTHER_VPC),
+    )
     rules = [
         "ec2:AuthorizeSecurityGroupIngress",
         "ec2:AuthorizeSecurityGroupEgress",
@@ -407,25 +353,17 @@ def _networks() -> Iterator[Case]:
     ]
     for action in rules:
         verb = action.removeprefix("ec2:")
-        yield allow(f"{verb}: the stack's group", role, action, SECURITY_GROUP, context=resource_tags(STACK))
-        yield deny(f"{verb}: an untagged group", role, action, SECURITY_GROUP)
-        yield deny(
-            f"{verb}: another stack's group", role, action, SECURITY_GROUP, context=resource_tags(OTHER_STACK)
+        yield from case_table(
+            {"role": role, "action": action},
+            ("allow", f"{verb}: the stack's group", SECURITY_GROUP, resource_tags(STACK)),
+            ("deny", f"{verb}: an untagged group", SECURITY_GROUP),
+            ("deny", f"{verb}: another stack's group", SECURITY_GROUP, resource_tags(OTHER_STACK)),
+            ("deny", f"{verb}: the stack's own instance group (CloudFormation's)", STACK_GROUP),
         )
-        yield deny(f"{verb}: the stack's own instance group (CloudFormation's)", role, action, STACK_GROUP)
     run = "ec2:RunInstances"
     for what, resource in (("security group", SECURITY_GROUP), ("placement group", PLACEMENT_GROUP)):
-        yield allow(
-            f"RunInstances: into the config's {what}", role, run, resource, context=resource_tags(STACK)
-        )
-        yield deny(f"RunInstances: into an untagged {what}", role, run, resource)
-        yield deny(
-            f"RunInstances: into another stack's {what}",
-            role,
-            run,
-            resource,
-            context=resource_tags(OTHER_STACK),
-        )
+        labels = whose("RunInstances: into {} " + what, ours="the config's")
+        yield from stacks_only({"role": role, "action": run, "resource": resource}, *labels)
     releasing = (
         "ProvisionFunction",
         "CleanupFunction",
@@ -439,17 +377,10 @@ def _networks() -> Iterator[Case]:
             ("ec2:DeletePlacementGroup", PLACEMENT_GROUP),
         ):
             what = f"{releaser} {action}"
-            yield allow(f"{what} on the stack's", releaser, action, resource, context=resource_tags(STACK))
-            yield deny(f"{what} on an untagged one", releaser, action, resource)
-            yield deny(
-                f"{what} on another stack's", releaser, action, resource, context=resource_tags(OTHER_STACK)
-            )
-    yield deny(
-        "CheckReady cannot delete a config's group",
-        "CheckReadyFunction",
-        "ec2:DeleteSecurityGroup",
-        SECURITY_GROUP,
-        context=resource_tags(STACK),
+            yield from stacks_only({"role": releaser, "action": action, "resource": resource}, *owned(what))
+    yield from case_table(
+        {"role": "CheckReadyFunction", "action": "ec2:DeleteSecurityGroup", "resource": SECURITY_GROUP},
+        ("deny", "CheckReady cannot delete a config's group", resource_tags(STACK)),
     )
 
 
@@ -457,151 +388,91 @@ def _file_systems() -> Iterator[Case]:
     role = "ProvisionFunction"
     # EFS's CreateFileSystem takes no resource-level permission: IAM authorises it on "*"
     for action, resource in (("elasticfilesystem:CreateFileSystem", "*"), ("fsx:CreateFileSystem", FSX)):
-        yield allow(f"{action} tagged", role, action, resource, context=request_tags(STACK, "Name"))
-        yield deny(f"{action} untagged", role, action, resource)
-        yield deny(
-            f"{action} with another stack's tag", role, action, resource, context=request_tags(OTHER_STACK)
+        yield from case_table(
+            {"role": role, "action": action, "resource": resource},
+            ("allow", f"{action} tagged", request_tags(STACK, "Name")),
+            ("deny", f"{action} untagged"),
+            ("deny", f"{action} with another stack's tag", request_tags(OTHER_STACK)),
         )
     efs_tag = "elasticfilesystem:TagResource"
     created = {**request_tags(STACK, "Name"), "elasticfilesystem:CreateAction": "CreateFileSystem"}
-    yield allow("EFS TagResource while creating", role, efs_tag, EFS, context=created)
-    yield deny("EFS TagResource on an existing file system", role, efs_tag, EFS, context=request_tags(STACK))
+    yield from case_table(
+        {"role": role, "action": efs_tag, "resource": EFS},
+        ("allow", "EFS TagResource while creating", created),
+        ("deny", "EFS TagResource on an existing file system", request_tags(STACK)),
+    )
     other = {**request_tags(OTHER_STACK), "elasticfilesystem:CreateAction": "CreateFileSystem"}
     yield deny("EFS TagResource while creating, another stack's tag", role, efs_tag, EFS, context=other)
     fsx_tag = "fsx:TagResource"
-    yield allow(
-        "FSx TagResource with storagebench keys",
-        role,
-        fsx_tag,
-        FSX,
-        context=request_tags(STACK, "storagebench:run-id", "Name"),
-    )
-    yield allow(
-        "FSx TagResource with the request's own tags",
-        role,
-        fsx_tag,
-        FSX,
-        context=request_tags(STACK, "Owner"),
-    )
-    yield deny(
-        "FSx TagResource with an aws: key",
-        role,
-        fsx_tag,
-        FSX,
-        context=request_tags(STACK, "aws:cloudformation:x"),
-    )
-    yield deny(
-        "FSx TagResource with another stack's tag", role, fsx_tag, FSX, context=request_tags(OTHER_STACK)
+    run_tagged = request_tags(STACK, "storagebench:run-id", "Name")
+    yield from case_table(
+        {"role": role, "action": fsx_tag, "resource": FSX},
+        ("allow", "FSx TagResource with storagebench keys", run_tagged),
+        ("allow", "FSx TagResource with the request's own tags", request_tags(STACK, "Owner")),
+        ("deny", "FSx TagResource with an aws: key", request_tags(STACK, "aws:cloudformation:x")),
+        ("deny", "FSx TagResource with another stack's tag", request_tags(OTHER_STACK)),
     )
     for role in ("ProvisionFunction", "CheckReadyFunction"):
         action = "elasticfilesystem:CreateMountTarget"
-        yield allow(f"{role} {action} on the stack's", role, action, EFS, context=resource_tags(STACK))
-        yield deny(f"{role} {action} on an untagged one", role, action, EFS)
-        yield deny(
-            f"{role} {action} on another stack's", role, action, EFS, context=resource_tags(OTHER_STACK)
-        )
+        yield from stacks_only({"role": role, "action": action, "resource": EFS}, *owned(f"{role} {action}"))
         # issue 27 #7: the mount target joins the config's own group (tagged), no other group
         interface = "ec2:CreateNetworkInterface"
         group = ec2("security-group/sg-0123456789abcdef0")
-        yield allow(
-            f"{role} mount target interface in a config's group",
-            role,
-            interface,
-            group,
-            context=resource_tags(STACK),
-        )
-        yield deny(f"{role} mount target interface in an untagged group", role, interface, group)
-        yield deny(
-            f"{role} mount target interface in another stack's group",
-            role,
-            interface,
-            group,
-            context=resource_tags(OTHER_STACK),
-        )
+        labels = whose(role + " mount target interface in {} group", ours="a config's")
+        yield from stacks_only({"role": role, "action": interface, "resource": group}, *labels)
         policy = "elasticfilesystem:PutFileSystemPolicy"
-        yield allow(f"{role} {policy} on the stack's", role, policy, EFS, context=resource_tags(STACK))
-        yield deny(f"{role} {policy} on an untagged one", role, policy, EFS)
-        yield deny(
-            f"{role} {policy} on another stack's", role, policy, EFS, context=resource_tags(OTHER_STACK)
-        )
+        yield from stacks_only({"role": role, "action": policy, "resource": EFS}, *owned(f"{role} {policy}"))
 
 
 def _gateways() -> Iterator[Case]:
     role = "CheckReadyFunction"
     activate = "storagegateway:ActivateGateway"
-    yield allow("ActivateGateway tagged", role, activate, "*", context=request_tags(STACK, "Name"))
-    yield deny("ActivateGateway untagged", role, activate, "*")
-    yield deny(
-        "ActivateGateway with another stack's tag", role, activate, "*", context=request_tags(OTHER_STACK)
+    yield from case_table(
+        {"role": role, "action": activate, "resource": "*"},
+        ("allow", "ActivateGateway tagged", request_tags(STACK, "Name")),
+        ("deny", "ActivateGateway untagged"),
+        ("deny", "ActivateGateway with another stack's tag", request_tags(OTHER_STACK)),
     )
     for action in (
         "storagegateway:AddCache",
         "storagegateway:CreateNFSFileShare",
         "storagegateway:ListLocalDisks",
     ):
-        yield allow(f"{action} on the stack's gateway", role, action, GATEWAY, context=resource_tags(STACK))
-        yield deny(
-            f"{action} on another stack's gateway", role, action, GATEWAY, context=resource_tags(OTHER_STACK)
+        yield from case_table(
+            {"role": role, "action": action, "resource": GATEWAY},
+            ("allow", f"{action} on the stack's gateway", resource_tags(STACK)),
+            ("deny", f"{action} on another stack's gateway", resource_tags(OTHER_STACK)),
         )
     add = "storagegateway:AddTagsToResource"
-    yield allow(
-        "AddTagsToResource with the stack's keys", role, add, SHARE, context=request_tags(STACK, "Name")
+    owner_tagged = request_tags(STACK, "Owner")
+    to_gateway, to_ec2 = ({"iam:PassedToService": f"{s}.amazonaws.com"} for s in ("storagegateway", "ec2"))
+    yield from case_table(
+        {"role": role},
+        ("allow", "AddTagsToResource with the stack's keys", add, SHARE, request_tags(STACK, "Name")),
+        ("allow", "AddTagsToResource with the request's own tags", add, GATEWAY, owner_tagged),
+        ("deny", "AddTagsToResource with an aws: key", add, GATEWAY, request_tags(STACK, "aws:x")),
+        ("deny", "AddTagsToResource with another stack's tag", add, GATEWAY, request_tags(OTHER_STACK)),
+        ("allow", "PassRole: the share role to Storage Gateway", "iam:PassRole", SHARE_ROLE, to_gateway),
+        ("deny", "PassRole: the share role to EC2", "iam:PassRole", SHARE_ROLE, to_ec2),
+        ("allow", "invoke the activator", "lambda:InvokeFunction", lambda_arn("ActivatorFunction")),
+        ("deny", "invoke another function", "lambda:InvokeFunction", lambda_arn("SweepRunFunction")),
     )
-    yield allow(
-        "AddTagsToResource with the request's own tags",
-        role,
-        add,
-        GATEWAY,
-        context=request_tags(STACK, "Owner"),
-    )
-    yield deny("AddTagsToResource with an aws: key", role, add, GATEWAY, context=request_tags(STACK, "aws:x"))
-    yield deny(
-        "AddTagsToResource with another stack's tag", role, add, GATEWAY, context=request_tags(OTHER_STACK)
-    )
-    yield allow(
-        "PassRole: the share role to Storage Gateway",
-        role,
-        "iam:PassRole",
-        V.role_arn("ShareRole"),
-        context={"iam:PassedToService": "storagegateway.amazonaws.com"},
-    )
-    yield deny(
-        "PassRole: the share role to EC2",
-        role,
-        "iam:PassRole",
-        V.role_arn("ShareRole"),
-        context={"iam:PassedToService": "ec2.amazonaws.com"},
-    )
-    yield allow("invoke the activator", role, "lambda:InvokeFunction", lambda_arn("ActivatorFunction"))
-    yield deny("invoke another function", role, "lambda:InvokeFunction", lambda_arn("SweepRunFunction"))
 
 
 def _commands() -> Iterator[Case]:
     role, send = "StartAgentFunction", "ssm:SendCommand"
-    yield allow(
-        "SendCommand to the stack's instance", role, send, INSTANCE, context={f"ssm:resourceTag/{TAG}": STACK}
+    others = {f"ssm:resourceTag/{TAG}": OTHER_STACK}
+    yield from case_table(
+        {"role": role, "action": send},
+        ("allow", "SendCommand to the stack's instance", INSTANCE, {f"ssm:resourceTag/{TAG}": STACK}),
+        ("deny", "SendCommand to an untagged instance", INSTANCE),
+        ("deny", "SendCommand to another stack's instance", INSTANCE, others),
+        ("allow", "SendCommand of the agent document", f"arn:aws:ssm:{R}:{A}:document/{V.agent_document}"),
+        ("deny", "SendCommand of another document", f"arn:aws:ssm:{R}:{A}:document/someone-elses-shell"),
     )
-    yield deny("SendCommand to an untagged instance", role, send, INSTANCE)
-    yield deny(
-        "SendCommand to another stack's instance",
-        role,
-        send,
-        INSTANCE,
-        context={f"ssm:resourceTag/{TAG}": OTHER_STACK},
-    )
-    yield allow(
-        "SendCommand of the agent document", role, send, f"arn:aws:ssm:{R}:{A}:document/{V.agent_document}"
-    )
-    yield deny(
-        "SendCommand of another document", role, send, f"arn:aws:ssm:{R}:{A}:document/someone-elses-shell"
-    )
-    yield deny(
-        "the instance cannot send commands",
-        "InstanceRole",
-        send,
-        INSTANCE,
-        context={f"ssm:resourceTag/{TAG}": STACK},
-        session=I1,
+    yield from case_table(
+        {"role": "InstanceRole", "action": send, "resource": INSTANCE, "session": I1},
+        ("deny", "the instance cannot send commands", {f"ssm:resourceTag/{TAG}": STACK}),
     )
 
 
@@ -619,95 +490,70 @@ def _bucket() -> Iterator[Case]:
         "SweepRunFunction": ("runs/r1/", "agent/"),
     }
     for role, (inside, outside) in prefixes.items():
-        yield allow(f"{role} lists {inside}", role, listing, BUCKET, context={"s3:prefix": inside})
-        yield deny(f"{role} lists {outside}", role, listing, BUCKET, context={"s3:prefix": outside})
+        yield from case_table(
+            {"role": role, "action": listing, "resource": BUCKET},
+            ("allow", f"{role} lists {inside}", {"s3:prefix": inside}),
+            ("deny", f"{role} lists {outside}", {"s3:prefix": outside}),
+        )
     get, put = "s3:GetObject", "s3:PutObject"
     yield allow("Plan writes the request", "PlanFunction", put, obj("runs/r1/request.json"))
     for role in ("CleanupFunction", "SweepRunFunction"):  # release: which gateways a config has
-        yield allow(f"{role} reads the request", role, get, obj("runs/r1/request.json"))
-        yield deny(f"{role} reads no agent output", role, get, obj(prefix_of(I1) + "agent/manifest.json"))
-        yield deny(f"{role} writes no request", role, put, obj("runs/r1/request.json"))
+        yield from case_table(
+            {"role": role},
+            ("allow", f"{role} reads the request", get, obj("runs/r1/request.json")),
+            ("deny", f"{role} reads no agent output", get, obj(prefix_of(I1) + "agent/manifest.json")),
+            ("deny", f"{role} writes no request", put, obj("runs/r1/request.json")),
+        )
     # past 40 configs the Distributed Map reads its items from S3: Plan must be able to write them
-    yield allow("Plan writes the work items", "PlanFunction", put, obj("runs/r1/work-items.json"))
-    yield deny("Plan writes no plan of a config", "PlanFunction", put, obj("runs/r1/c1/plan.json"))
-    yield deny(
-        "Plan over plain HTTP (bucket policy)",
-        "PlanFunction",
-        put,
-        obj("runs/r1/request.json"),
-        context={"aws:SecureTransport": "false"},
+    request, token = obj("runs/r1/request.json"), obj(prefix_of(I1) + "task-token")
+    agent_x, agent_fio, ssm_x = (obj(prefix_of(I1) + key) for key in ("agent/x", "agent/fio.json", "ssm/x"))
+    stray_export, spot_prices = obj("exports/suite=x/c1.jsonl"), "ec2:DescribeSpotPriceHistory"
+    start_agent, record_failure = "StartAgentFunction", "RecordFailureFunction"
+    json_export = obj(export_of().removesuffix(".jsonl") + ".json")
+    yield from case_table(
+        {},
+        ("allow", "Plan writes the work items", "PlanFunction", put, obj("runs/r1/work-items.json")),
+        ("deny", "Plan writes no plan of a config", "PlanFunction", put, obj("runs/r1/c1/plan.json")),
+        ("deny", "Plan over plain HTTP (bucket policy)", "PlanFunction", put, request, PLAIN_HTTP),
+        ("allow", "StartAgent writes the task token", start_agent, put, token),
+        ("deny", "StartAgent cannot forge agent output", start_agent, put, agent_x),
+        ("allow", "StartAgent writes the plan", start_agent, put, obj("runs/r1/c1/plan.json")),
+        ("deny", "StartAgent cannot rewrite the request", start_agent, put, request),
+        ("allow", "Collect reads the agent's output", "CollectFunction", get, agent_fio),
+        ("deny", "Collect cannot read task tokens", "CollectFunction", get, token),
+        ("allow", "Collect writes a config's export", "CollectFunction", put, obj(export_of())),
+        ("deny", "Collect cannot write outside the export layout", "CollectFunction", put, stray_export),
+        ("deny", "Collect writes exports as JSON Lines only", "CollectFunction", put, json_export),
+        ("deny", "Collect cannot rewrite the request", "CollectFunction", put, request),
+        ("deny", "Finalize cannot write exports", "FinalizeFunction", put, obj(export_of())),
+        ("allow", "Finalize reads Spot prices paid", "FinalizeFunction", spot_prices, "*"),
+        ("deny", "Provision does not read Spot prices", "ProvisionFunction", spot_prices, "*"),
+        ("deny", "the API cannot write exports", "ApiFunction", put, obj(export_of())),
     )
-    yield allow(
-        "StartAgent writes the task token", "StartAgentFunction", put, obj(prefix_of(I1) + "task-token")
-    )
-    yield deny(
-        "StartAgent cannot forge agent output", "StartAgentFunction", put, obj(prefix_of(I1) + "agent/x")
-    )
-    yield allow("StartAgent writes the plan", "StartAgentFunction", put, obj("runs/r1/c1/plan.json"))
-    yield deny(
-        "StartAgent cannot rewrite the request", "StartAgentFunction", put, obj("runs/r1/request.json")
-    )
-    yield allow(
-        "Collect reads the agent's output", "CollectFunction", get, obj(prefix_of(I1) + "agent/fio.json")
-    )
-    yield deny("Collect cannot read task tokens", "CollectFunction", get, obj(prefix_of(I1) + "task-token"))
-    yield allow("Collect writes a config's export", "CollectFunction", put, obj(export_of()))
-    yield deny(
-        "Collect cannot write outside the export layout",
-        "CollectFunction",
-        put,
-        obj("exports/suite=x/c1.jsonl"),
-    )
-    yield deny(
-        "Collect writes exports as JSON Lines only",
-        "CollectFunction",
-        put,
-        obj(export_of().removesuffix(".jsonl") + ".json"),
-    )
-    yield deny("Collect cannot rewrite the request", "CollectFunction", put, obj("runs/r1/request.json"))
-    yield deny("Finalize cannot write exports", "FinalizeFunction", put, obj(export_of()))
-    yield allow("Finalize reads Spot prices paid", "FinalizeFunction", "ec2:DescribeSpotPriceHistory", "*")
-    yield deny(
-        "Provision does not read Spot prices", "ProvisionFunction", "ec2:DescribeSpotPriceHistory", "*"
-    )
-    yield deny("the API cannot write exports", "ApiFunction", put, obj(export_of()))
     run_exports = run_export_prefix("nightly", "2026-11-25T02:00:00Z", "r1")  # export_of()'s run
     assert export_of().startswith(run_exports)
-    yield allow(
-        "the API lists a run's exports", "ApiFunction", listing, BUCKET, context={"s3:prefix": run_exports}
+    yield from case_table(
+        {"role": "ApiFunction", "action": listing, "resource": BUCKET},
+        ("allow", "the API lists a run's exports", {"s3:prefix": run_exports}),
+        ("deny", "the API cannot list every export", {"s3:prefix": "exports/"}),
     )
-    yield deny(
-        "the API cannot list every export", "ApiFunction", listing, BUCKET, context={"s3:prefix": "exports/"}
+    yield from case_table(
+        {},
+        ("allow", "the API presigns a run's exports", "ApiFunction", get, obj(export_of())),
+        ("deny", "the API reads exports as JSON Lines only", "ApiFunction", get, json_export),
+        ("deny", "the API cannot read the agent's output", "ApiFunction", get, agent_x),
+        ("allow", "RecordFailure reads SSM's output", record_failure, get, ssm_x),
+        ("deny", "RecordFailure cannot read task tokens", record_failure, get, token),
+        ("allow", "Finalize reads a config's series", "FinalizeFunction", get, obj("runs/r1/c1/series.json")),
+        ("deny", "Finalize cannot read task tokens", "FinalizeFunction", get, token),
+        ("allow", "the API presigns reports", "ApiFunction", get, obj("runs/r1/report.html")),
+        ("deny", "the API cannot read requests", "ApiFunction", get, obj("runs/r1/request.json")),
     )
-    yield allow("the API presigns a run's exports", "ApiFunction", get, obj(export_of()))
-    yield deny(
-        "the API reads exports as JSON Lines only",
-        "ApiFunction",
-        get,
-        obj(export_of().removesuffix(".jsonl") + ".json"),
-    )
-    yield deny("the API cannot read the agent's output", "ApiFunction", get, obj(prefix_of(I1) + "agent/x"))
-    yield allow(
-        "RecordFailure reads SSM's output", "RecordFailureFunction", get, obj(prefix_of(I1) + "ssm/x")
-    )
-    yield deny(
-        "RecordFailure cannot read task tokens",
-        "RecordFailureFunction",
-        get,
-        obj(prefix_of(I1) + "task-token"),
-    )
-    yield allow("Finalize reads a config's series", "FinalizeFunction", get, obj("runs/r1/c1/series.json"))
-    yield deny("Finalize cannot read task tokens", "FinalizeFunction", get, obj(prefix_of(I1) + "task-token"))
-    yield allow("the API presigns reports", "ApiFunction", get, obj("runs/r1/report.html"))
-    yield deny("the API cannot read requests", "ApiFunction", get, obj("runs/r1/request.json"))
     share = obj("runs/r1/c1/x", SHARE_BUCKET)
-    yield allow("Cleanup deletes share data", "CleanupFunction", "s3:DeleteObject", share)
-    yield deny(
-        "Cleanup over plain HTTP (share bucket policy)",
-        "CleanupFunction",
-        "s3:DeleteObject",
-        share,
-        context={"aws:SecureTransport": "false"},
+    yield from case_table(
+        {"role": "CleanupFunction", "action": "s3:DeleteObject", "resource": share},
+        ("allow", "Cleanup deletes share data"),
+        ("deny", "Cleanup over plain HTTP (share bucket policy)", PLAIN_HTTP),
     )
 
 
@@ -716,61 +562,38 @@ def _instance() -> Iterator[Case]:
     role = "InstanceRole"
     get, put = "s3:GetObject", "s3:PutObject"
     mine, other = prefix_of(I1), prefix_of(I2)
-    yield allow("instance i-1 writes its prefix", role, put, obj(mine + "agent/fio.json"), session=I1)
-    yield allow("instance i-1 reads its task token", role, get, obj(mine + "task-token"), session=I1)
-    yield allow(
-        "instance i-1 writes SSM's output to its prefix", role, put, obj(mine + "ssm/cmd/stdout"), session=I1
-    )
-    yield deny(
-        "instance i-1 writes instance i-2's prefix", role, put, obj(other + "agent/fio.json"), session=I1
-    )
-    yield deny(
-        "instance i-1 reads instance i-2's task token", role, get, obj(other + "task-token"), session=I1
-    )
-    yield deny(
-        "instance i-1 writes under another role id",
-        role,
-        put,
-        obj(prefix_of(I1, role_id="AROAOTHERROLE00000") + "x"),
-        session=I1,
+    other_role = obj(prefix_of(I1, role_id="AROAOTHERROLE00000") + "x")
+    yield from case_table(
+        {"role": role, "session": I1},
+        ("allow", "instance i-1 writes its prefix", put, obj(mine + "agent/fio.json")),
+        ("allow", "instance i-1 reads its task token", get, obj(mine + "task-token")),
+        ("allow", "instance i-1 writes SSM's output to its prefix", put, obj(mine + "ssm/cmd/stdout")),
+        ("deny", "instance i-1 writes instance i-2's prefix", put, obj(other + "agent/fio.json")),
+        ("deny", "instance i-1 reads instance i-2's task token", get, obj(other + "task-token")),
+        ("deny", "instance i-1 writes under another role id", put, other_role),
     )
     # The prefix is a fence: a wildcard before it spans '/', so the instance's own prefix must not be
     # reachable nested inside another's (issue 27, 1) nor at another depth of the run's tree.
     nested = other + "agent/x/" + mine.split("/", 3)[3]  # runs/r1/c1/instances/<i-2>/agent/x/instances/<i-1>/
-    yield deny("instance i-1 writes inside i-2's prefix", role, put, obj(nested + "y"), session=I1)
-    yield deny("instance i-1 reads inside i-2's prefix", role, get, obj(nested + "task-token"), session=I1)
-    yield deny(
-        "instance i-1 writes its prefix at the run's depth",
-        role,
-        put,
-        obj("runs/r1/" + mine.split("/", 3)[3] + "x"),
-        session=I1,
+    run_depth = obj("runs/r1/" + mine.split("/", 3)[3] + "x")
+    yield from case_table(
+        {"role": role, "session": I1},
+        ("deny", "instance i-1 writes inside i-2's prefix", put, obj(nested + "y")),
+        ("deny", "instance i-1 reads inside i-2's prefix", get, obj(nested + "task-token")),
+        ("deny", "instance i-1 writes its prefix at the run's depth", put, run_depth),
+        ("deny", "instance i-1 reads the run's request", get, obj("runs/r1/request.json")),
+        ("deny", "instance i-1 reads another run's request", get, obj("runs/r2/request.json")),
+        ("deny", "instance i-1 reads another run's plan", get, obj("runs/r2/c1/plan.json")),
+        ("deny", "instance i-1 rewrites its config's plan", put, obj("runs/r1/c1/plan.json")),
+        ("deny", "instance i-1 writes the series", put, obj("runs/r1/c1/series.json")),
+        ("deny", "instance i-1 writes its config's export", put, obj(export_of())),
+        ("deny", "instance i-1 reads the exports", get, obj(export_of())),
+        ("deny", "instance i-1 writes a report", put, obj("runs/r1/report.html")),
+        ("deny", "instance i-1 reads the agent", get, obj("agent/0.1.0/x.pyz")),
+        ("deny", "instance i-1 over plain HTTP", put, obj(mine + "agent/x"), PLAIN_HTTP),
+        ("allow", "the instance checks the bucket's encryption", "s3:GetEncryptionConfiguration", BUCKET),
+        ("allow", "the instance reports to Step Functions", "states:SendTaskSuccess", "*"),
     )
-    yield deny("instance i-1 reads the run's request", role, get, obj("runs/r1/request.json"), session=I1)
-    yield deny("instance i-1 reads another run's request", role, get, obj("runs/r2/request.json"), session=I1)
-    yield deny("instance i-1 reads another run's plan", role, get, obj("runs/r2/c1/plan.json"), session=I1)
-    yield deny("instance i-1 rewrites its config's plan", role, put, obj("runs/r1/c1/plan.json"), session=I1)
-    yield deny("instance i-1 writes the series", role, put, obj("runs/r1/c1/series.json"), session=I1)
-    yield deny("instance i-1 writes its config's export", role, put, obj(export_of()), session=I1)
-    yield deny("instance i-1 reads the exports", role, get, obj(export_of()), session=I1)
-    yield deny("instance i-1 writes a report", role, put, obj("runs/r1/report.html"), session=I1)
-    yield deny("instance i-1 reads the agent", role, get, obj("agent/0.1.0/x.pyz"), session=I1)
-    yield deny(
-        "instance i-1 over plain HTTP",
-        role,
-        put,
-        obj(mine + "agent/x"),
-        session=I1,
-        context={"aws:SecureTransport": "false"},
-    )
-    yield allow(
-        "the instance checks the bucket's encryption",
-        role,
-        "s3:GetEncryptionConfiguration",
-        BUCKET,
-        session=I1,
-    )
-    yield allow("the instance reports to Step Functions", role, "states:SendTaskSuccess", "*", session=I1)
 
 
 def _workflow() -> Iterator[Case]:
@@ -779,72 +602,40 @@ def _workflow() -> Iterator[Case]:
     execution = f"arn:aws:states:{R}:{A}:execution:{V.state_machine_name}:r1"
     other_execution = f"arn:aws:states:{R}:{A}:execution:someone-elses-workflow:r1"
     for role in ("ApiFunction", "SchedulerRole"):
-        yield allow(f"{role} starts the stack's runs", role, start, STATE_MACHINE)
-        yield deny(f"{role} cannot start another state machine", role, start, OTHER_STATE_MACHINE)
+        yield from case_table(
+            {"role": role, "action": start},
+            ("allow", f"{role} starts the stack's runs", STATE_MACHINE),
+            ("deny", f"{role} cannot start another state machine", OTHER_STATE_MACHINE),
+        )
     for role in ("ApiFunction", "JanitorFunction"):
-        yield allow(f"{role} stops the stack's runs", role, stop, execution)
-        yield deny(f"{role} cannot stop another state machine's runs", role, stop, other_execution)
-    yield allow(
-        "the API hands a stopped run to SweepRun",
-        "ApiFunction",
-        "lambda:InvokeFunction",
-        lambda_arn("SweepRunFunction"),
-    )
-    yield deny(
-        "the API cannot invoke Provision",
-        "ApiFunction",
-        "lambda:InvokeFunction",
-        lambda_arn("ProvisionFunction"),
+        yield from case_table(
+            {"role": role, "action": stop},
+            ("allow", f"{role} stops the stack's runs", execution),
+            ("deny", f"{role} cannot stop another state machine's runs", other_execution),
+        )
+    invoke = "lambda:InvokeFunction"
+    yield from case_table(
+        {"role": "ApiFunction", "action": invoke},
+        ("allow", "the API hands a stopped run to SweepRun", lambda_arn("SweepRunFunction")),
+        ("deny", "the API cannot invoke Provision", lambda_arn("ProvisionFunction")),
     )
     table, update = V.arn("dynamodb", f"table/{V.results_table}"), "dynamodb:UpdateItem"
-    yield allow(
-        "the API marks a run STOPPING before it stops the execution",
-        "ApiFunction",
-        update,
-        table,
-        context={"dynamodb:LeadingKeys": ["RUN#r1"]},
+    claim = f"OCCURRENCE#arn:aws:scheduler:{R}:{A}:schedule/g/n@2030-01-02T02:00:00Z"
+    keys = ("RUN#r1", "SPEND#2030-01-02", claim)
+    run_key, spend_key, claim_key = ({"dynamodb:LeadingKeys": [key]} for key in keys)
+    yield from case_table(
+        {"role": "ApiFunction", "action": update, "resource": table},
+        ("allow", "the API marks a run STOPPING before it stops the execution", run_key),
+        ("allow", "the API reserves the day's spend (the stack's budget)", spend_key),
+        ("deny", "the API cannot write a scheduled occurrence's claim", claim_key),
     )
-    yield allow(
-        "the API reserves the day's spend (the stack's budget)",
-        "ApiFunction",
-        update,
-        table,
-        context={"dynamodb:LeadingKeys": ["SPEND#2030-01-02"]},
-    )
-    yield deny(
-        "the API cannot write a scheduled occurrence's claim",
-        "ApiFunction",
-        update,
-        table,
-        context={
-            "dynamodb:LeadingKeys": [
-                f"OCCURRENCE#arn:aws:scheduler:{R}:{A}:schedule/g/n@2030-01-02T02:00:00Z"
-            ]
-        },
-    )
-    yield allow(
-        "the janitor schedule invokes the janitor",
-        "JanitorScheduleRole",
-        "lambda:InvokeFunction",
-        lambda_arn("JanitorFunction"),
-    )
-    yield deny(
-        "the janitor schedule cannot invoke SweepRun",
-        "JanitorScheduleRole",
-        "lambda:InvokeFunction",
-        lambda_arn("SweepRunFunction"),
-    )
-    yield allow(
-        "the state machine invokes its steps",
-        "BenchmarkStateMachine",
-        "lambda:InvokeFunction",
-        lambda_arn("CollectFunction"),
-    )
-    yield deny(
-        "the state machine cannot invoke the API",
-        "BenchmarkStateMachine",
-        "lambda:InvokeFunction",
-        lambda_arn("ApiFunction"),
+    schedule, machine = "JanitorScheduleRole", "BenchmarkStateMachine"
+    yield from case_table(
+        {"action": invoke},
+        ("allow", "the janitor schedule invokes the janitor", schedule, lambda_arn("JanitorFunction")),
+        ("deny", "the janitor schedule cannot invoke SweepRun", schedule, lambda_arn("SweepRunFunction")),
+        ("allow", "the state machine invokes its steps", machine, lambda_arn("CollectFunction")),
+        ("deny", "the state machine cannot invoke the API", machine, lambda_arn("ApiFunction")),
     )
 
 
@@ -871,46 +662,24 @@ def _services() -> Iterator[Case]:
     }
     for role, (service, source, elsewhere) in trusts.items():
         arn = V.role_arn(role)
-        yield allow(
-            f"{service} assumes {role}",
-            role,
-            assume,
-            arn,
-            service=service,
-            context={"aws:SourceAccount": A, "aws:SourceArn": source},
-        )
-        yield deny(
-            f"{service} assumes {role} for another source",
-            role,
-            assume,
-            arn,
-            service=service,
-            context={"aws:SourceAccount": A, "aws:SourceArn": elsewhere},
-        )
-        yield deny(
-            f"{service} assumes {role} for another account",
-            role,
-            assume,
-            arn,
-            service=service,
-            context={"aws:SourceAccount": OTHER_ACCOUNT, "aws:SourceArn": source},
+        elsewhere_in_account = {"aws:SourceAccount": A, "aws:SourceArn": elsewhere}
+        in_other_account = {"aws:SourceAccount": OTHER_ACCOUNT, "aws:SourceArn": source}
+        yield from case_table(
+            {"role": role, "action": assume, "resource": arn, "service": service},
+            ("allow", f"{service} assumes {role}", {"aws:SourceAccount": A, "aws:SourceArn": source}),
+            ("deny", f"{service} assumes {role} for another source", elsewhere_in_account),
+            ("deny", f"{service} assumes {role} for another account", in_other_account),
         )
     key = V.arn("kms", f"key/{V.notification_key_id}")
-    yield allow(
-        "CloudWatch alarms encrypt for the topic",
-        "NotificationKey",
-        "kms:GenerateDataKey",
-        key,
-        service="cloudwatch.amazonaws.com",
-        context={"aws:SourceAccount": A},
-    )
-    yield deny(
-        "another account's alarms cannot use the key",
-        "NotificationKey",
-        "kms:GenerateDataKey",
-        key,
-        service="cloudwatch.amazonaws.com",
-        context={"aws:SourceAccount": OTHER_ACCOUNT},
+    yield from case_table(
+        {
+            "role": "NotificationKey",
+            "action": "kms:GenerateDataKey",
+            "resource": key,
+            "service": "cloudwatch.amazonaws.com",
+        },
+        ("allow", "CloudWatch alarms encrypt for the topic", {"aws:SourceAccount": A}),
+        ("deny", "another account's alarms cannot use the key", {"aws:SourceAccount": OTHER_ACCOUNT}),
     )
 
 
@@ -921,27 +690,26 @@ def _distributed_map() -> Iterator[Case]:
     child = f"arn:aws:states:{R}:{A}:execution:{V.state_machine_name}/configs:0f1e2d3c-child"
     run = f"arn:aws:states:{R}:{A}:execution:{V.state_machine_name}:r1"
     others_child = f"arn:aws:states:{R}:{A}:execution:someone-elses-workflow/configs:0f1e2d3c-child"
-    yield allow(
-        "the Distributed Map starts children of its state machine",
-        role,
-        "states:StartExecution",
-        STATE_MACHINE,
-    )
-    yield deny(
-        "the Distributed Map cannot start another state machine",
-        role,
-        "states:StartExecution",
-        OTHER_STATE_MACHINE,
+    yield from case_table(
+        {"role": role, "action": "states:StartExecution"},
+        ("allow", "the Distributed Map starts children of its state machine", STATE_MACHINE),
+        ("deny", "the Distributed Map cannot start another state machine", OTHER_STATE_MACHINE),
     )
     for action in ("states:DescribeExecution", "states:StopExecution"):
         verb = action.removeprefix("states:")
-        yield allow(f"the Distributed Map calls {verb} on its children", role, action, child)
-        yield deny(f"the state machine cannot {verb} another machine's children", role, action, others_child)
-    yield deny("the state machine cannot stop a run (the API's job)", role, "states:StopExecution", run)
-    yield allow("the Distributed Map reads a run's work items", role, get, obj(work_items_key("r1")))
-    yield deny("the state machine cannot read a run's request", role, get, obj("runs/r1/request.json"))
-    yield deny("the state machine cannot read an agent's output", role, get, obj(prefix_of(I1) + "agent/x"))
-    yield deny("the state machine cannot write work items", role, "s3:PutObject", obj(work_items_key("r1")))
+        yield from case_table(
+            {"role": role, "action": action},
+            ("allow", f"the Distributed Map calls {verb} on its children", child),
+            ("deny", f"the state machine cannot {verb} another machine's children", others_child),
+        )
+    yield from case_table(
+        {"role": role},
+        ("deny", "the state machine cannot stop a run (the API's job)", "states:StopExecution", run),
+        ("allow", "the Distributed Map reads a run's work items", get, obj(work_items_key("r1"))),
+        ("deny", "the state machine cannot read a run's request", get, obj("runs/r1/request.json")),
+        ("deny", "the state machine cannot read an agent's output", get, obj(prefix_of(I1) + "agent/x")),
+        ("deny", "the state machine cannot write work items", "s3:PutObject", obj(work_items_key("r1"))),
+    )
 
 
 def _quotas() -> Iterator[Case]:
@@ -950,33 +718,26 @@ def _quotas() -> Iterator[Case]:
     standard = f"arn:aws:servicequotas:{R}:{A}:ec2/L-1216C47A"
     aws_default = f"arn:aws:servicequotas:{R}::ec2/L-1216C47A"  # AWS's own quotas carry no account
     get, default = "servicequotas:GetServiceQuota", "servicequotas:GetAWSDefaultServiceQuota"
+    spot = f"arn:aws:servicequotas:{R}:{A}:ec2/L-34B43A08"
+    vpc = f"arn:aws:servicequotas:{R}:{A}:vpc/L-F678F1CE"
+    elsewhere = f"arn:aws:servicequotas:eu-west-1:{A}:ec2/L-1216C47A"
+    increase = "servicequotas:RequestServiceQuotaIncrease"
     for role in ("PlanFunction", "ApiFunction"):
-        yield allow(f"{role} reads the Standard On-Demand vCPU quota", role, get, standard)
-        yield allow(
-            f"{role} reads a Spot vCPU quota", role, get, f"arn:aws:servicequotas:{R}:{A}:ec2/L-34B43A08"
+        yield from case_table(
+            {"role": role},
+            ("allow", f"{role} reads the Standard On-Demand vCPU quota", get, standard),
+            ("allow", f"{role} reads a Spot vCPU quota", get, spot),
+            ("allow", f"{role} reads an EC2 quota's AWS default ARN", get, aws_default),
+            ("allow", f"{role} reads AWS's default of a quota", default, "*"),
+            ("deny", f"{role} cannot read another service's quota", get, vpc),
+            ("deny", f"{role} cannot read another Region's quota", get, elsewhere),
+            ("deny", f"{role} cannot ask for a quota increase", increase, standard),
         )
-        yield allow(f"{role} reads an EC2 quota's AWS default ARN", role, get, aws_default)
-        yield allow(f"{role} reads AWS's default of a quota", role, default, "*")
-        yield deny(
-            f"{role} cannot read another service's quota",
-            role,
-            get,
-            f"arn:aws:servicequotas:{R}:{A}:vpc/L-F678F1CE",
-        )
-        yield deny(
-            f"{role} cannot read another Region's quota",
-            role,
-            get,
-            f"arn:aws:servicequotas:eu-west-1:{A}:ec2/L-1216C47A",
-        )
-        yield deny(
-            f"{role} cannot ask for a quota increase",
-            role,
-            "servicequotas:RequestServiceQuotaIncrease",
-            standard,
-        )
-    yield deny("Provision does not read quotas", "ProvisionFunction", get, standard)
-    yield deny("Provision does not read AWS's default quotas", "ProvisionFunction", default, "*")
+    yield from case_table(
+        {"role": "ProvisionFunction"},
+        ("deny", "Provision does not read quotas", get, standard),
+        ("deny", "Provision does not read AWS's default quotas", default, "*"),
+    )
 
 
 def _multi_attach() -> Iterator[Case]:
@@ -986,82 +747,32 @@ def _multi_attach() -> Iterator[Case]:
     role, create, tags = "ProvisionFunction", "ec2:CreateVolume", "ec2:CreateTags"
     tagged = request_tags(STACK, "storagebench:run-id", "Name")
     io2 = {"ec2:VolumeType": "io2"}
-    yield allow("CreateVolume: a tagged io2 volume", role, create, NEW_VOLUME, context={**tagged, **io2})
-    yield allow(
-        "CreateVolume: a tagged io1 volume",
-        role,
-        create,
-        NEW_VOLUME,
-        context={**tagged, "ec2:VolumeType": "io1"},
-    )
-    yield deny("CreateVolume: an untagged io2 volume", role, create, NEW_VOLUME, context=io2)
-    yield deny(
-        "CreateVolume: with another stack's tag",
-        role,
-        create,
-        NEW_VOLUME,
-        context={**request_tags(OTHER_STACK), **io2},
-    )
-    yield deny(
-        "CreateVolume: a gp3 volume outside a launch",
-        role,
-        create,
-        NEW_VOLUME,
-        context={**tagged, "ec2:VolumeType": "gp3"},
-    )
-    yield allow(
-        "CreateVolume: from this account's snapshot", role, create, SNAPSHOT, context={"ec2:Owner": A}
-    )
-    yield deny(
-        "CreateVolume: from another account's snapshot",
-        role,
-        create,
-        SNAPSHOT,
-        context={"ec2:Owner": OTHER_ACCOUNT},
-    )
-    yield allow(
-        "CreateTags while creating a Multi-Attach volume",
-        role,
-        tags,
-        NEW_VOLUME,
-        context={**tagged, "ec2:CreateAction": "CreateVolume"},
-    )
-    yield deny(
-        "CreateTags while creating a volume, with another stack's tag",
-        role,
-        tags,
-        NEW_VOLUME,
-        context={**request_tags(OTHER_STACK), "ec2:CreateAction": "CreateVolume"},
+    io1, gp3 = {"ec2:VolumeType": "io1"}, {"ec2:VolumeType": "gp3"}
+    others, by_create_volume = request_tags(OTHER_STACK), {"ec2:CreateAction": "CreateVolume"}
+    tagged_at_create, theirs = {**tagged, **by_create_volume}, {**others, **by_create_volume}
+    other_owner = {"ec2:Owner": OTHER_ACCOUNT}
+    yield from case_table(
+        {"role": role},
+        ("allow", "CreateVolume: a tagged io2 volume", create, NEW_VOLUME, {**tagged, **io2}),
+        ("allow", "CreateVolume: a tagged io1 volume", create, NEW_VOLUME, {**tagged, **io1}),
+        ("deny", "CreateVolume: an untagged io2 volume", create, NEW_VOLUME, io2),
+        ("deny", "CreateVolume: with another stack's tag", create, NEW_VOLUME, {**others, **io2}),
+        ("deny", "CreateVolume: a gp3 volume outside a launch", create, NEW_VOLUME, {**tagged, **gp3}),
+        ("allow", "CreateVolume: from this account's snapshot", create, SNAPSHOT, {"ec2:Owner": A}),
+        ("deny", "CreateVolume: from another account's snapshot", create, SNAPSHOT, other_owner),
+        ("allow", "CreateTags while creating a Multi-Attach volume", tags, NEW_VOLUME, tagged_at_create),
+        ("deny", "CreateTags while creating a volume, with another stack's tag", tags, NEW_VOLUME, theirs),
     )
     checking, attach = "CheckReadyFunction", "ec2:AttachVolume"
     for what, resource in (("instance", INSTANCE), ("volume", VOLUME)):
-        yield allow(
-            f"AttachVolume: the stack's {what}", checking, attach, resource, context=resource_tags(STACK)
-        )
-        yield deny(f"AttachVolume: an untagged {what}", checking, attach, resource)
-        yield deny(
-            f"AttachVolume: another stack's {what}",
-            checking,
-            attach,
-            resource,
-            context=resource_tags(OTHER_STACK),
-        )
+        labels = whose("AttachVolume: {} " + what)
+        yield from stacks_only({"role": checking, "action": attach, "resource": resource}, *labels)
     yield deny("Provision does not attach volumes", role, attach, VOLUME, context=resource_tags(STACK))
-    yield allow(
-        "CheckReady: the EBS key used through EC2 for an attachment",
-        checking,
-        "kms:CreateGrant",
-        KMS_KEY,
-        context={"kms:ViaService": f"ec2.{R}.amazonaws.com"},
-        variant="kms",
-    )
-    yield deny(
-        "CheckReady: the EBS key used directly",
-        checking,
-        "kms:CreateGrant",
-        KMS_KEY,
-        context={"kms:ViaService": f"s3.{R}.amazonaws.com"},
-        variant="kms",
+    via_ec2 = {"kms:ViaService": f"ec2.{R}.amazonaws.com"}
+    yield from case_table(
+        {"role": checking, "action": "kms:CreateGrant", "resource": KMS_KEY, "variant": "kms"},
+        ("allow", "CheckReady: the EBS key used through EC2 for an attachment", via_ec2),
+        ("deny", "CheckReady: the EBS key used directly", {"kms:ViaService": f"s3.{R}.amazonaws.com"}),
     )
 
 

@@ -7,6 +7,8 @@
 - ``fake_aws``: a fake AWS endpoint for the agent (stdlib and pytest: runs on Python 3.9 too)
 - ``api_stack``, ``api_events``, ``api_cli``: the API on moto, its events, and a SigV4-checking server
 - ``moto_env``: moto's credentials without the host's settings
+- ``processes``: the processes a test starts, killed and reaped when it ends
+- ``host``: what a root-tier test needs of the machine (root, tools, fio's nbd engine)
 - ``modules``: scripts and function apps loaded by path
 - ``data/invalid_requests.yaml``: the invalid-request table
 

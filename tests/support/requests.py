@@ -22,3 +22,27 @@ def file_gateway(
         "cache_volumes": [{"type": disk_type, "size_gib": cache_gib}],
         **fields,
     }
+
+
+def controllers(count: int, *, targets: list[dict[str, Any]] | None = None, **fields: Any) -> dict[str, Any]:
+    """A node group of ``count`` r5b.4xlarge controllers, as the virtual SAN study's: each with one
+    500 GiB io2 volume at 16,000 IOPS (``data``) unless ``targets`` says otherwise."""
+    data = {"id": "data", "kind": "ebs", "type": "io2", "size_gib": 500, "iops": 16000}
+    return {
+        "role": "controller",
+        "count": count,
+        "instance_type": "r5b.4xlarge",
+        "targets": [data] if targets is None else targets,
+        **fields,
+    }
+
+
+def virtual_san(nodes: list[dict[str, Any]], **fields: Any) -> dict[str, Any]:
+    """The virtual SAN config ``vsan``: a c5.4xlarge client measuring /mnt/vsan, served by ``nodes``."""
+    return {
+        "id": "vsan",
+        "instance_type": "c5.4xlarge",
+        "targets": [{"id": "vsan", "kind": "local", "path": "/mnt/vsan"}],
+        "nodes": nodes,
+        **fields,
+    }

@@ -23,6 +23,7 @@ import subprocess
 import sys
 import time
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -177,13 +178,28 @@ class AgentEnv:
                 continue
         return pids
 
-    def loops(self) -> list[str]:
-        listing = subprocess.run(
+    @contextlib.contextmanager
+    def reaping(self, agent: subprocess.Popen[bytes]) -> Iterator[None]:
+        """However the block ends, an agent it left running is killed and waited for."""
+        try:
+            yield
+        finally:
+            if agent.poll() is None:
+                agent.kill()
+                agent.wait()
+
+    @staticmethod
+    def loop_listing(check: bool = False) -> str:
+        """``losetup``'s NAME BACK-FILE lines (``check``: a failing losetup fails the test)."""
+        return subprocess.run(
             ["losetup", "--list", "--noheadings", "--output", "NAME,BACK-FILE"],
             capture_output=True,
             text=True,
-            check=False,
+            check=check,
         ).stdout
+
+    def loops(self) -> list[str]:
+        listing = self.loop_listing()
         loops = []
         for line in listing.splitlines():
             parts = line.split(None, 1)

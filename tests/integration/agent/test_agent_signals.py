@@ -63,15 +63,11 @@ def test_sigterm_mid_fio_tears_down_and_exits_130(agent_env: Any, tmp_path: Path
     marker = tmp_path / "teardown-ran"
     plan = long_fio_plan(agent_env, "raw", 256 * MIB, teardown=f'touch "{marker}"')
     agent = agent_env.start(plan, python=python39())
-    try:
+    with agent_env.reaping(agent):
         fio_pids = wait_until_fio_runs(agent_env, agent)
         sent = time.monotonic()
         agent.send_signal(signal.SIGTERM)
         code = agent.wait(timeout=30)
-    finally:
-        if agent.poll() is None:
-            agent.kill()
-            agent.wait()
     assert time.monotonic() - sent < 15
 
     assert code == 130, agent_env.stderr_path.read_text()
@@ -92,14 +88,10 @@ def test_sigterm_mid_fio_tears_down_and_exits_130(agent_env: Any, tmp_path: Path
 
 def sigkill_mid_fio(agent_env: Any) -> list[int]:
     agent = agent_env.start(long_fio_plan(agent_env, "xfs", 512 * MIB))
-    try:
+    with agent_env.reaping(agent):
         pids = wait_until_fio_runs(agent_env, agent)
         agent.kill()
         agent.wait(timeout=10)
-    finally:
-        if agent.poll() is None:
-            agent.kill()
-            agent.wait()
     assert agent_env.mounts()
     assert agent_env.loops()
     assert agent_env.cgroups()

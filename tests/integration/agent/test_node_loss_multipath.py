@@ -16,7 +16,6 @@ is this module's, not the kernel's.
 from __future__ import annotations
 
 import os
-import shutil
 import signal
 import socket
 import subprocess
@@ -27,6 +26,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from tests.support.host import fio_has_nbd
 
 from storagebench.agent.engines import PhaseContext, run_phase
 
@@ -57,13 +57,7 @@ def _wait_listening(port: int) -> None:
 
 @pytest.fixture
 def vsan(tmp_path: Path) -> Iterator[tuple[list[subprocess.Popen[bytes]], int]]:
-    if (
-        shutil.which("fio") is None
-        or "nbd"
-        not in subprocess.run(
-            ["fio", "--enghelp"], capture_output=True, text=True, check=False
-        ).stdout.split()
-    ):
+    if not fio_has_nbd():
         pytest.skip("needs fio with its nbd engine (libnbd)")
     volume = tmp_path / "volume.img"
     with volume.open("wb") as handle:

@@ -291,7 +291,7 @@ def test_sweep_after_a_killed_agent_leaves_nothing(agent_env: Any) -> None:
     target = ebs_target("vol", [volume], filesystem="xfs")
     job = {"rw": "randread", "bs": "4k", "iodepth": 16, "runtime": 60, "size": "16M"}
     agent = agent_env.start(agent_env.plan([target], [fio_step("s-long", "vol", {"rr": job}, time_based=1)]))
-    try:
+    with agent_env.reaping(agent):
 
         def measuring() -> bool:
             assert agent.poll() is None, f"the agent exited early: {agent_env.stderr_path.read_text()}"
@@ -303,10 +303,6 @@ def test_sweep_after_a_killed_agent_leaves_nothing(agent_env: Any) -> None:
         assert len(twins) == 1
         agent.kill()
         agent.wait(timeout=10)
-    finally:
-        if agent.poll() is None:
-            agent.kill()
-            agent.wait()
     (group,) = agent_env.cgroups()
     assert set(fio_of(agent_env)) <= set(agent_env.cgroup_pids())  # fio is found by the run's cgroup
     assert not any((group / name).exists() and (group / name).read_text().strip() for name in THROTTLE_FILES)
@@ -345,12 +341,7 @@ def test_sweep_finds_a_twins_loop_device_after_its_mount_is_gone(agent_env: Any)
     loop.twin.process.kill()
     loop.twin.process.wait(timeout=10)
     subprocess.run(["umount", "--lazy", loop.twin.mountpoint], check=True)
-    listing = subprocess.run(
-        ["losetup", "--list", "--noheadings", "--output", "NAME,BACK-FILE"],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
+    listing = agent_env.loop_listing(check=True)
     assert f"{loop.path} /volume" in " ".join(listing.split())  # its path no longer says whose it is
     assert agent_env.loops() == [f"{loop.path} (recorded twin)"]  # the leak check sees it too
     found = resources_of(agent_env.run_id, str(agent_env.mount_root), str(agent_env.volumes))

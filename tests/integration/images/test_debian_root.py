@@ -16,17 +16,16 @@ Slow tier (``slow``, ``root``): about a minute with the root cached, a few more 
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.support.host import missing_for_an_image
 
 from storagebench.planning.local import LocalOptions
-from storagebench_local.session import REPO, TOOLS, LocalSession
+from storagebench_local.session import REPO, LocalSession
 from storagebench_local.ssm.image_root import debian_root
 
 pytestmark = [pytest.mark.root, pytest.mark.slow]
@@ -35,14 +34,11 @@ MIB = 1 << 20
 
 
 def _missing() -> str | None:
-    if os.geteuid() != 0:
-        return "needs root: chroot, mount namespaces, loop devices"
-    for tool in ("debootstrap", "losetup", "unshare", "chroot"):
-        if shutil.which(tool) is None:
-            return f"{tool} is not installed (make setup installs debootstrap)"
-    if not (TOOLS / "bin" / "ec2-metadata-mock").exists():
-        return "ec2-metadata-mock missing (make setup)"
-    return None
+    return missing_for_an_image(
+        "chroot, mount namespaces, loop devices",
+        ("debootstrap", "losetup", "unshare", "chroot"),
+        "make setup installs debootstrap",
+    )
 
 
 @dataclass

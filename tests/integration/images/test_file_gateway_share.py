@@ -12,11 +12,10 @@ Slow tier (``slow``, ``root``): about two minutes with the Debian root cached.
 from __future__ import annotations
 
 import json
-import os
-import shutil
 from pathlib import Path
 
 import pytest
+from tests.support.host import missing_for_an_image
 
 from storagebench.planning.local import LocalOptions
 from storagebench_local.session import REPO, LocalSession, gateway_unavailable
@@ -28,13 +27,13 @@ MIB = 1 << 20
 
 
 def _missing() -> str | None:
-    if os.geteuid() != 0:
-        return "needs root: chroot, mount namespaces, FUSE, nfs-ganesha"
-    for tool in ("debootstrap", "unshare", "chroot", "fio"):
-        if shutil.which(tool) is None:
-            return f"{tool} is not installed (make setup installs it)"
-    if not (TOOLS / "bin" / "ec2-metadata-mock").exists():
-        return "ec2-metadata-mock missing (make setup)"
+    missing = missing_for_an_image(
+        "chroot, mount namespaces, FUSE, nfs-ganesha",
+        ("debootstrap", "unshare", "chroot", "fio"),
+        "make setup installs it",
+    )
+    if missing is not None:
+        return missing
     if not Path("/dev/fuse").exists():
         return "no /dev/fuse: the local NFS client mounts through FUSE"
     return gateway_unavailable()

@@ -22,14 +22,13 @@ dm-multipath, which this kernel lacks).
 
 from __future__ import annotations
 
-import shutil
 import socket
-import subprocess
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.support.host import fio_has_nbd
 
 from .conftest import SUMMARY, Bench, RunResult, request
 
@@ -123,13 +122,7 @@ def job_file(nbd_port: int) -> str:
 
 @pytest.fixture(scope="module")
 def lost(bench: Bench) -> RunResult:
-    if (
-        shutil.which("fio") is None
-        or "nbd"
-        not in subprocess.run(
-            ["fio", "--enghelp"], capture_output=True, text=True, check=False
-        ).stdout.split()
-    ):
+    if not fio_has_nbd():
         pytest.skip("needs fio with its nbd engine (libnbd)")
     nbd_port = _free_port()
     workload = {

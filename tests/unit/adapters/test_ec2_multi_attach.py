@@ -12,6 +12,7 @@ from typing import Any
 
 import boto3
 import pytest
+from tests.support.requests import controllers, virtual_san
 
 from storagebench.adapters.aws.ec2 import Ec2Compute
 from storagebench.adapters.aws.settings import AwsSettings
@@ -29,34 +30,18 @@ LABELS = {
     TAG_STACK: "storagebench-test",
     "Name": "storagebench run-1/vsan",
 }
-CONFIG = Config.model_validate(
-    {
-        "id": "vsan",
-        "instance_type": "c5.4xlarge",
-        "placement": "cluster",
-        "targets": [{"id": "vsan", "kind": "local", "path": "/mnt/vsan"}],
-        "nodes": [
-            {
-                "role": "controller",
-                "count": 2,
-                "instance_type": "r5b.4xlarge",
-                "targets": [
-                    {"id": "own", "kind": "ebs", "type": "gp3", "size_gib": 10, "filesystem": "raw"},
-                    {
-                        "id": "shared",
-                        "kind": "ebs",
-                        "type": "io2",
-                        "size_gib": 100,
-                        "iops": 5000,
-                        "filesystem": "raw",
-                        "prepare": False,
-                        "multi_attach": True,
-                    },
-                ],
-            }
-        ],
-    }
-)
+OWN = {"id": "own", "kind": "ebs", "type": "gp3", "size_gib": 10, "filesystem": "raw"}
+SHARED = {
+    "id": "shared",
+    "kind": "ebs",
+    "type": "io2",
+    "size_gib": 100,
+    "iops": 5000,
+    "filesystem": "raw",
+    "prepare": False,
+    "multi_attach": True,
+}
+CONFIG = Config.model_validate(virtual_san([controllers(2, targets=[OWN, SHARED])], placement="cluster"))
 
 
 @pytest.fixture

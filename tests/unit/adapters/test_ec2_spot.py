@@ -95,11 +95,28 @@ def _entry(zone: str, price: str, at: datetime, product: str = "Linux/UNIX") -> 
     }
 
 
-def test_history_asks_for_type_zone_product_and_lifetime_and_keeps_only_that_zone() -> None:
+LAUNCH = datetime(2026, 11, 1, 10, 0, tzinfo=UTC)  # the Spot instance the history tests price
+
+
+def _stubbed() -> tuple[Any, Stubber]:
     ec2 = boto3.client("ec2", region_name=REGION)
-    start = datetime(2026, 11, 1, 10, 0, tzinfo=UTC)
-    end = start + timedelta(hours=2)
-    stubber = Stubber(ec2)
+    return ec2, Stubber(ec2)
+
+
+def _asked(since: datetime, until: datetime) -> dict[str, Any]:
+    """The DescribeSpotPriceHistory an m6i.large in us-east-1a asks for: Linux, from since to until."""
+    return {
+        "InstanceTypes": ["m6i.large"],
+        "ProductDescriptions": ["Linux/UNIX", "Linux/UNIX (Amazon VPC)"],
+        "AvailabilityZone": "us-east-1a",
+        "StartTime": since,
+        "EndTime": until,
+    }
+
+
+def test_history_asks_for_type_zone_product_and_lifetime_and_keeps_only_that_zone() -> None:
+    ec2, stubber = _stubbed()
+    start, end = LAUNCH, LAUNCH + timedelta(hours=2)
     stubber.add_response(
         "describe_spot_price_history",
         {
@@ -110,13 +127,7 @@ def test_history_asks_for_type_zone_product_and_lifetime_and_keeps_only_that_zon
                 _entry("us-east-1a", "0.9000", start, "Windows"),  # another product
             ]
         },
-        {
-            "InstanceTypes": ["m6i.large"],
-            "ProductDescriptions": ["Linux/UNIX", "Linux/UNIX (Amazon VPC)"],
-            "AvailabilityZone": "us-east-1a",
-            "StartTime": start,
-            "EndTime": end,
-        },
+        _asked(start, end),
     )
     with stubber:
         points = Ec2SpotPriceHistory(ec2).history("m6i.large", "us-east-1a", start, end)
@@ -131,10 +142,8 @@ def test_history_asks_for_type_zone_product_and_lifetime_and_keeps_only_that_zon
 
 
 def test_history_looks_back_for_the_price_in_effect_at_launch() -> None:
-    ec2 = boto3.client("ec2", region_name=REGION)
-    start = datetime(2026, 11, 1, 10, 0, tzinfo=UTC)
-    end = start + timedelta(hours=1)
-    stubber = Stubber(ec2)
+    ec2, stubber = _stubbed()
+    start, end = LAUNCH, LAUNCH + timedelta(hours=1)
     stubber.add_response(
         "describe_spot_price_history",
         {"SpotPriceHistory": [_entry("us-east-1a", "0.0600", start + timedelta(minutes=30))]},
@@ -147,13 +156,7 @@ def test_history_looks_back_for_the_price_in_effect_at_launch() -> None:
                 _entry("us-east-1a", "0.0300", start - timedelta(days=1)),
             ]
         },
-        {
-            "InstanceTypes": ["m6i.large"],
-            "ProductDescriptions": ["Linux/UNIX", "Linux/UNIX (Amazon VPC)"],
-            "AvailabilityZone": "us-east-1a",
-            "StartTime": start - LOOKBACK,
-            "EndTime": start,
-        },
+        _asked(start - LOOKBACK, start),
     )
     with stubber:
         points = Ec2SpotPriceHistory(ec2).history("m6i.large", "us-east-1a", start, end)

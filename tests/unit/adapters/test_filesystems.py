@@ -78,16 +78,20 @@ def _request(log: Any, operation: str) -> dict[str, Any]:
     return next(params for name, params in log.calls if name == operation)
 
 
+def _created(filesystems: AwsFileSystems, call_log: Any, spec: Any) -> tuple[Any, dict[str, Any]]:
+    """The file system made from ``spec``, and the CreateFileSystem request its service was sent."""
+    log = call_log(filesystems.efs if spec.kind == "efs" else filesystems.fsx)
+    ref = filesystems.create(spec, None)
+    return ref, _request(log, "CreateFileSystem")
+
+
 # ------------------------------------------------------------------------ EFS on moto
 
 
 def test_efs_create_makes_the_file_system_and_its_mount_target(
     filesystems: AwsFileSystems, network: dict[str, str], call_log: Any
 ) -> None:
-    log = call_log(filesystems.efs)
-    ref = filesystems.create(efs_spec(network["fs_group"]), None)
-
-    request = _request(log, "CreateFileSystem")
+    ref, request = _created(filesystems, call_log, efs_spec(network["fs_group"]))
     assert request == {
         "CreationToken": "r1-efs-efs0",
         "PerformanceMode": "generalPurpose",
@@ -122,17 +126,10 @@ def test_efs_create_is_idempotent_by_creation_token(
 def test_one_zone_provisioned_efs_goes_in_the_subnet_zone(
     filesystems: AwsFileSystems, call_log: Any, network: dict[str, str]
 ) -> None:
-    log = call_log(filesystems.efs)
-    ref = filesystems.create(
-        efs_spec(
-            network["fs_group"],
-            throughput_mode="provisioned",
-            provisioned_throughput_mibps=128.0,
-            one_zone=True,
-        ),
-        None,
+    spec = efs_spec(
+        network["fs_group"], throughput_mode="provisioned", provisioned_throughput_mibps=128.0, one_zone=True
     )
-    request = _request(log, "CreateFileSystem")
+    ref, request = _created(filesystems, call_log, spec)
     assert request["AvailabilityZoneName"] == "us-east-1a"
     assert request["ThroughputMode"] == "provisioned"
     assert request["ProvisionedThroughputInMibps"] == 128.0
@@ -161,28 +158,30 @@ def test_efs_delete_removes_mount_targets_before_the_file_system(
 FS_ARN = f"arn:aws:elasticfilesystem:{REGION}:123456789012:file-system/fs-1"
 
 
+def described_fs_1(state: str) -> dict[str, Any]:
+    """DescribeFileSystems' answer for fs-1 (no mount target yet) in ``state``."""
+    return {
+        "FileSystems": [
+            {
+                "FileSystemId": "fs-1",
+                "FileSystemArn": FS_ARN,
+                "LifeCycleState": state,
+                "OwnerId": "1",
+                "CreationToken": "t",
+                "CreationTime": 0,
+                "NumberOfMountTargets": 0,
+                "SizeInBytes": {"Value": 0},
+                "PerformanceMode": "generalPurpose",
+                "Tags": [],
+            }
+        ]
+    }
+
+
 def test_efs_mount_target_waits_for_an_available_file_system(stack_env: dict[str, str]) -> None:
     efs = boto3.client("efs", region_name=REGION)
     filesystems = AwsFileSystems(efs, object(), stub_settings(), object())
     ref = FileSystemRef(target_id="efs0", kind="efs", file_system_id="fs-1", security_group_id=STUB_GROUP)
-
-    def file_system(state: str) -> dict[str, Any]:
-        return {
-            "FileSystems": [
-                {
-                    "FileSystemId": "fs-1",
-                    "FileSystemArn": FS_ARN,
-                    "LifeCycleState": state,
-                    "OwnerId": "1",
-                    "CreationToken": "t",
-                    "CreationTime": 0,
-                    "NumberOfMountTargets": 0,
-                    "SizeInBytes": {"Value": 0},
-                    "PerformanceMode": "generalPurpose",
-                    "Tags": [],
-                }
-            ]
-        }
 
     def mount_target(state: str) -> dict[str, Any]:
         return {
@@ -193,8 +192,8 @@ def test_efs_mount_target_waits_for_an_available_file_system(stack_env: dict[str
         }
 
     with Stubber(efs) as stub:
-        stub.add_response("describe_file_systems", file_system("creating"), {"FileSystemId": "fs-1"})
-        stub.add_response("describe_file_systems", file_system("available"), {"FileSystemId": "fs-1"})
+        stub.add_response("describe_file_systems", described_fs_1("creating"), {"FileSystemId": "fs-1"})
+        stub.add_response("describe_file_systems", described_fs_1("available"), {"FileSystemId": "fs-1"})
         stub.add_response("describe_mount_targets", {"MountTargets": []}, {"FileSystemId": "fs-1"})
         stub.add_response(  # the policy first: no client ever meets the default (public) policy
             "put_file_system_policy",
@@ -206,7 +205,7 @@ def test_efs_mount_target_waits_for_an_available_file_system(stack_env: dict[str
             mount_target("creating"),
             {"FileSystemId": "fs-1", "SubnetId": "subnet-0123abcd", "SecurityGroups": [STUB_GROUP]},
         )
-        stub.add_response("describe_file_systems", file_system("available"), {"FileSystemId": "fs-1"})
+        stub.add_response("describe_file_systems", described_fs_1("available"), {"FileSystemId": "fs-1"})
         stub.add_response(
             "describe_mount_targets", {"MountTargets": [mount_target("available")]}, {"FileSystemId": "fs-1"}
         )
@@ -233,22 +232,7 @@ def test_an_efs_ref_without_the_configs_group_gets_no_mount_target(stack_env: di
     efs = boto3.client("efs", region_name=REGION)
     filesystems = AwsFileSystems(efs, object(), stub_settings(), object())
     ref = FileSystemRef(target_id="efs0", kind="efs", file_system_id="fs-1")  # recorded before issue 27
-    available = {
-        "FileSystems": [
-            {
-                "FileSystemId": "fs-1",
-                "FileSystemArn": FS_ARN,
-                "LifeCycleState": "available",
-                "OwnerId": "1",
-                "CreationToken": "t",
-                "CreationTime": 0,
-                "NumberOfMountTargets": 0,
-                "SizeInBytes": {"Value": 0},
-                "PerformanceMode": "generalPurpose",
-                "Tags": [],
-            }
-        ]
-    }
+    available = described_fs_1("available")
     with Stubber(efs) as stub:
         stub.add_response("describe_file_systems", available, {"FileSystemId": "fs-1"})
         stub.add_response("describe_mount_targets", {"MountTargets": []}, {"FileSystemId": "fs-1"})
@@ -304,18 +288,13 @@ def test_efs_file_system_in_use_is_busy(stack_env: dict[str, str]) -> None:
 def test_fsx_create_sends_the_lustre_configuration(
     filesystems: AwsFileSystems, network: dict[str, str], call_log: Any
 ) -> None:
-    log = call_log(filesystems.fsx)
-    ref = filesystems.create(
-        fsx_spec(
-            network["fs_group"],
-            deployment_type="PERSISTENT_2",
-            per_unit_storage_throughput=250,
-            data_compression="LZ4",
-        ),
-        None,
+    spec = fsx_spec(
+        network["fs_group"],
+        deployment_type="PERSISTENT_2",
+        per_unit_storage_throughput=250,
+        data_compression="LZ4",
     )
-
-    request = _request(log, "CreateFileSystem")
+    ref, request = _created(filesystems, call_log, spec)
     assert request == {
         "ClientRequestToken": "r1-fsx-fsx0",
         "FileSystemType": "LUSTRE",

@@ -317,6 +317,23 @@ def expect_share(world: World) -> None:
     world.stub.add_response("describe_nfs_file_shares", share_info(world, "AVAILABLE"), listed)
 
 
+def expect_listed_by_name(world: World) -> None:
+    """ListGateways answers the config's gateway, active, under the name the plan gives it."""
+    world.stub.add_response(
+        "list_gateways",
+        {
+            "Gateways": [
+                {
+                    "GatewayARN": GATEWAY_ARN,
+                    "GatewayName": world.plan.gateway_name,
+                    "GatewayOperationalState": "ACTIVE",
+                }
+            ]
+        },
+        {},
+    )
+
+
 def expect_release(world: World, *, gateway: bool, share: bool) -> None:
     if not gateway:
         world.stub.add_response("list_gateways", {"Gateways": []}, {})
@@ -393,19 +410,7 @@ def test_a_poll_after_a_lost_answer_creates_nothing_twice(world: World) -> None:
     assert first.waiting_for is not None and "to connect" in first.waiting_for
     # The activation succeeded but its answer was lost: the next poll finds the gateway by name.
     lost = first.ref.model_copy(update={"gateway_arn": None})
-    world.stub.add_response(
-        "list_gateways",
-        {
-            "Gateways": [
-                {
-                    "GatewayARN": GATEWAY_ARN,
-                    "GatewayName": world.plan.gateway_name,
-                    "GatewayOperationalState": "ACTIVE",
-                }
-            ]
-        },
-        {},
-    )
+    expect_listed_by_name(world)
     world.stub.add_response(
         "list_local_disks",
         {
@@ -467,19 +472,7 @@ def test_a_missing_cache_disk_fails_the_config_and_leaves_nothing(world: World) 
 
 def _release_after_activation(world: World) -> list[str]:
     """Cleanup without a recorded ref: the gateway is found by its name."""
-    world.stub.add_response(
-        "list_gateways",
-        {
-            "Gateways": [
-                {
-                    "GatewayARN": GATEWAY_ARN,
-                    "GatewayName": world.plan.gateway_name,
-                    "GatewayOperationalState": "ACTIVE",
-                }
-            ]
-        },
-        {},
-    )
+    expect_listed_by_name(world)
     expect_release(world, gateway=True, share=False)
     report = release(None, world.plan, world.ports)
     world.client.terminate(Resources(), RUN, CONFIG)

@@ -68,6 +68,22 @@ def gateways() -> Iterator[tuple[StorageGateways, Stubber]]:
         stub.assert_no_pending_responses()
 
 
+def gateway_error(
+    stub: Stubber, operation: str, code: str, message: str, resource: str | None = None
+) -> None:
+    """Storage Gateway's error for ``operation``: InvalidGatewayRequestException, HTTP 400, its own
+    ``error.errorCode``; with ``resource``, only for the call on that ARN."""
+    expected = {"ResourceARN": resource} if resource is not None else None
+    stub.add_client_error(
+        operation,
+        service_error_code="InvalidGatewayRequestException",
+        service_message=message,
+        http_status_code=400,
+        modeled_fields={"error": {"errorCode": code}},
+        expected_params=expected,
+    )
+
+
 def expect_discovery(stub: Stubber) -> None:
     shares = [
         (share_arn("EXPIRED1"), EXPIRED, labels(PAST)),
@@ -114,13 +130,8 @@ def expect_discovery(stub: Stubber) -> None:
         stub.add_response(
             "list_tags_for_resource", {"ResourceARN": arn, "Tags": tags[arn]}, {"ResourceARN": arn}
         )
-    stub.add_client_error(
-        "list_tags_for_resource",
-        service_error_code="InvalidGatewayRequestException",
-        service_message="The specified gateway was not found.",
-        http_status_code=400,
-        modeled_fields={"error": {"errorCode": "GatewayNotFound"}},
-        expected_params={"ResourceARN": VANISHED},
+    gateway_error(
+        stub, "list_tags_for_resource", "GatewayNotFound", "The specified gateway was not found.", VANISHED
     )
 
 
@@ -176,13 +187,7 @@ def test_a_share_that_cannot_be_deleted_is_reported_and_the_sweep_goes_on(
 ) -> None:
     client, stub = gateways
     expect_discovery(stub)
-    stub.add_client_error(
-        "delete_file_share",
-        service_error_code="InvalidGatewayRequestException",
-        service_message="The gateway is not connected.",
-        http_status_code=400,
-        modeled_fields={"error": {"errorCode": "GatewayNotConnected"}},
-    )
+    gateway_error(stub, "delete_file_share", "GatewayNotConnected", "The gateway is not connected.")
     stub.add_response("delete_gateway", {"GatewayARN": EXPIRED}, {"GatewayARN": EXPIRED})
     resources = AwsTaggedResources(
         Ec2Compute.from_settings(settings), AwsFileSystems.from_settings(settings), client

@@ -379,14 +379,20 @@ def test_finalize_only_compares_configs_that_measured(fakes: Any) -> None:
     assert fakes.store.get_regressions("now") == []
 
 
-def test_a_store_error_in_regressions_never_fails_the_run(fakes: Any) -> None:
+def finalized_while_failing(fakes: Any, method: str, error: Exception) -> Any:
+    """Finalize of a succeeded gp3 over the seeded history while the store's ``method`` raises ``error``."""
     seed(fakes, iops=500.0)
 
-    def throttled(*_: Any, **__: Any) -> Any:
-        raise ThrottledError("query GSI2: ProvisionedThroughputExceededException")
+    def failing(*_: Any, **__: Any) -> Any:
+        raise error
 
-    fakes.store.metric_history = throttled
-    summary = finalize("now", "nightly", day(9), [result("gp3", "succeeded")], fakes.services)
+    setattr(fakes.store, method, failing)
+    return finalize("now", "nightly", day(9), [result("gp3", "succeeded")], fakes.services)
+
+
+def test_a_store_error_in_regressions_never_fails_the_run(fakes: Any) -> None:
+    throttled = ThrottledError("query GSI2: ProvisionedThroughputExceededException")
+    summary = finalized_while_failing(fakes, "metric_history", throttled)
     assert summary.status == "SUCCEEDED" and summary.regressions == []
     assert summary.regression_notes == [
         "regressions not computed: ThrottledError: query GSI2: ProvisionedThroughputExceededException"
@@ -395,13 +401,7 @@ def test_a_store_error_in_regressions_never_fails_the_run(fakes: Any) -> None:
 
 
 def test_a_failed_record_of_the_verdicts_keeps_them_in_the_summary(fakes: Any) -> None:
-    seed(fakes, iops=500.0)
-
-    def refuse(*_: Any, **__: Any) -> int:
-        raise RuntimeError("item too large")
-
-    fakes.store.record_regressions = refuse
-    summary = finalize("now", "nightly", day(9), [result("gp3", "succeeded")], fakes.services)
+    summary = finalized_while_failing(fakes, "record_regressions", RuntimeError("item too large"))
     assert [r.metric for r in summary.regressions] == ["iops", "bw_mibps"]
     assert (
         summary.regression_notes[-1] == "regressions not recorded in the store: RuntimeError: item too large"

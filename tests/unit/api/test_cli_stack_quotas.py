@@ -31,10 +31,15 @@ def _account(tmp_path: Path, standard: float) -> RecordedQuotas:
     return RecordedQuotas(path)
 
 
-def _dry_run(url: str) -> Any:
-    return cli(
-        "run", "--suite", str(EVENTS / "local-demo.json"), "--api-url", url, "--region", REGION, "--dry-run"
-    )
+def _dry_run_with_quota(stack: Stack, url: str, tmp_path: Path, standard: float) -> Any:
+    """The stack's dry run of local-demo with the account's Standard vCPU quota at ``standard``."""
+    stack.service.quotas = _account(tmp_path, standard)
+    return _dry_run(url)
+
+
+def _dry_run(url: str, *extra: str) -> Any:
+    suite = str(EVENTS / "local-demo.json")
+    return cli("run", "--suite", suite, "--api-url", url, "--region", REGION, "--dry-run", *extra)
 
 
 def _joined(text: str) -> str:
@@ -44,9 +49,7 @@ def _joined(text: str) -> str:
 def test_the_dry_run_refuses_a_run_over_a_quota_naming_it(
     stack: Stack, served: tuple[str, Signed], tmp_path: Path
 ) -> None:
-    url, _ = served
-    stack.service.quotas = _account(tmp_path, 40)
-    result = _dry_run(url)
+    result = _dry_run_with_quota(stack, served[0], tmp_path, 40)
     assert result.exit_code == 2, result.output
     out, err = _joined(result.stdout), _joined(result.stderr)
     # rich may wrap the long path anywhere: compare without whitespace
@@ -60,7 +63,9 @@ def test_the_dry_run_refuses_a_run_over_a_quota_naming_it(
         f"more than the account's {NAME} quota {STANDARD} of 40 vCPUs" in err
     )
     assert "or run at most 2 config(s) at once (max_concurrency)" in err
-    started = cli("run", "--suite", str(EVENTS / "local-demo.json"), "--api-url", url, "--region", REGION)
+    started = cli(
+        "run", "--suite", str(EVENTS / "local-demo.json"), "--api-url", served[0], "--region", REGION
+    )
     assert started.exit_code == 2 and "422 over_limit" in started.stderr and STANDARD in started.stderr
     assert stack.launcher.started == []
 
@@ -68,9 +73,7 @@ def test_the_dry_run_refuses_a_run_over_a_quota_naming_it(
 def test_the_dry_run_warns_at_80_percent_of_a_quota(
     stack: Stack, served: tuple[str, Signed], tmp_path: Path
 ) -> None:
-    url, _ = served
-    stack.service.quotas = _account(tmp_path, 60)
-    result = _dry_run(url)
+    result = _dry_run_with_quota(stack, served[0], tmp_path, 60)
     assert result.exit_code == 0, result.output
     assert "48 vCPUs needed at once (3 config(s)), quota 60 (recorded): 80 % of the quota" in _joined(
         result.stdout
@@ -81,25 +84,11 @@ def test_the_dry_run_warns_at_80_percent_of_a_quota(
 
 
 def test_the_dry_run_within_a_quota_says_ok(stack: Stack, served: tuple[str, Signed], tmp_path: Path) -> None:
-    url, _ = served
-    stack.service.quotas = _account(tmp_path, 5000)
-    result = _dry_run(url)
+    result = _dry_run_with_quota(stack, served[0], tmp_path, 5000)
     assert result.exit_code == 0, result.output
     assert "quota 5,000 (recorded): ok (1 %)" in _joined(result.stdout)
     assert "quota" not in result.stderr
-    preview = json.loads(
-        cli(
-            "run",
-            "--suite",
-            str(EVENTS / "local-demo.json"),
-            "--api-url",
-            url,
-            "--region",
-            REGION,
-            "--dry-run",
-            "--json",
-        ).stdout
-    )["preview"]
+    preview = json.loads(_dry_run(served[0], "--json").stdout)["preview"]
     assert preview["vcpu_quotas"]["lines"][0]["needed_vcpus"] == 48
     assert preview["vcpu_quotas"]["lines"][0]["status"] == "ok"
 

@@ -173,23 +173,20 @@ def test_provisioned_iops_and_hdd_rules() -> None:
 
 
 def test_published_ebs_optimized_rows() -> None:
-    c5 = instance_type("c5.large")
-    assert c5 is not None
-    assert (c5.ebs_baseline_mbps, c5.ebs_baseline_iops, c5.ebs_max_mbps, c5.ebs_max_iops) == (
-        81.25,
-        4000,
-        593.75,
-        20000,
-    )
-    assert c5.ebs_burst_minutes_per_day == 30
-    r5b = instance_type("r5b.large")
-    assert r5b is not None
-    assert (r5b.ebs_baseline_mbps, r5b.ebs_baseline_iops, r5b.ebs_max_mbps, r5b.ebs_max_iops) == (
-        156.25,
-        5417,
-        1250,
-        43333,
-    )
+    def ebs_optimized(name: str) -> tuple[float, int, float, int, int | None]:
+        """Baseline MB/s and IOPS, maximum MB/s and IOPS, burst minutes a day."""
+        row = instance_type(name)
+        assert row is not None, name
+        return (
+            row.ebs_baseline_mbps,
+            row.ebs_baseline_iops,
+            row.ebs_max_mbps,
+            row.ebs_max_iops,
+            row.ebs_burst_minutes_per_day,
+        )
+
+    assert ebs_optimized("c5.large") == (81.25, 4000, 593.75, 20000, 30)
+    assert ebs_optimized("r5b.large")[:4] == (156.25, 5417, 1250, 43333)
     big = instance_type("r5b.24xlarge")
     assert big is not None
     assert (big.ebs_max_mbps, big.ebs_max_iops, big.ebs_burst_minutes_per_day) == (7500, 260000, None)

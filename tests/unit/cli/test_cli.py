@@ -9,6 +9,7 @@ from typing import Any
 
 import jsonschema
 import pytest
+from click.testing import Result
 from typer.testing import CliRunner
 
 # Imported here, at collection: Progress binds sys.stderr as a default argument when its module is
@@ -362,28 +363,27 @@ def test_agent_suite_invalid_request(runner: CliRunner, tmp_path: Path) -> None:
     assert "configs[0].targets[0].iops" in result.stderr
 
 
-@pytest.mark.usefixtures("as_root")
-def test_agent_suite_with_an_aws_only_target(runner: CliRunner, tmp_path: Path) -> None:
+def _agent_on_efs(runner: CliRunner, tmp_path: Path) -> Result:
+    """The agent given a request whose config alpha's one target is EFS, which only AWS has."""
     document = {
         "name": "t",
         "configs": [{"id": "alpha", "instance_type": "c5.large", "targets": [{"kind": "efs"}]}],
         "workloads": [{"profile": "std-randread-4k"}],
     }
     path = write(tmp_path / "efs.json", document)
-    result = runner.invoke(app, ["agent", "--suite", str(path), "--out", str(tmp_path / "o")])
+    return runner.invoke(app, ["agent", "--suite", str(path), "--out", str(tmp_path / "o")])
+
+
+@pytest.mark.usefixtures("as_root")
+def test_agent_suite_with_an_aws_only_target(runner: CliRunner, tmp_path: Path) -> None:
+    result = _agent_on_efs(runner, tmp_path)
     assert result.exit_code == 2
     assert "config alpha, targets[0] (efs): needs AWS and cannot be emulated" in result.stderr
 
 
 @pytest.mark.usefixtures("as_root")
 def test_agent_error_keeps_the_config_id(runner: CliRunner, tmp_path: Path) -> None:
-    document = {
-        "name": "t",
-        "configs": [{"id": "alpha", "instance_type": "c5.large", "targets": [{"kind": "efs"}]}],
-        "workloads": [{"profile": "std-randread-4k"}],
-    }
-    path = write(tmp_path / "efs.json", document)
-    result = runner.invoke(app, ["agent", "--suite", str(path), "--out", str(tmp_path / "o")])
+    result = _agent_on_efs(runner, tmp_path)
     assert "config alpha, targets[0]" in result.stderr
 
 
@@ -457,25 +457,17 @@ def test_parse_params_errors(item: str) -> None:
 # --------------------------------------------------------------------------- agent: a real run
 
 
-def test_agent_runs_dd_in_a_directory(runner: CliRunner, tmp_path: Path) -> None:
+def _agent_dd(runner: CliRunner, tmp_path: Path, *extra: str) -> tuple[Result, Path, Path]:
+    """The agent's dd write at scale 0.001 in a fresh directory: its result, the directory and --out."""
     work = tmp_path / "work"
     work.mkdir()
     out = tmp_path / "out"
-    result = runner.invoke(
-        app,
-        [
-            "agent",
-            "-w",
-            "dd-seq-write-1m-dsync",
-            "--dir",
-            str(work),
-            "--scale",
-            "0.001",
-            "--out",
-            str(out),
-            "--json",
-        ],
-    )
+    args = ["agent", "-w", "dd-seq-write-1m-dsync", "--dir", str(work), "--scale", "0.001"]
+    return runner.invoke(app, [*args, *extra, "--out", str(out)]), work, out
+
+
+def test_agent_runs_dd_in_a_directory(runner: CliRunner, tmp_path: Path) -> None:
+    result, work, out = _agent_dd(runner, tmp_path, "--json")
     assert result.exit_code == 0, result.stderr
     document = json.loads(result.stdout)
     assert document["output"] == str(out)
@@ -498,25 +490,7 @@ def test_agent_runs_dd_in_a_directory(runner: CliRunner, tmp_path: Path) -> None
 
 
 def test_agent_text_output_with_repetitions(runner: CliRunner, tmp_path: Path) -> None:
-    work = tmp_path / "work"
-    work.mkdir()
-    out = tmp_path / "out"
-    result = runner.invoke(
-        app,
-        [
-            "agent",
-            "-w",
-            "dd-seq-write-1m-dsync",
-            "--dir",
-            str(work),
-            "--scale",
-            "0.001",
-            "--repetitions",
-            "2",
-            "--out",
-            str(out),
-        ],
-    )
+    result, _, out = _agent_dd(runner, tmp_path, "--repetitions", "2")
     assert result.exit_code == 0, result.stderr
     assert "raw output and manifest:" in result.stdout  # the table wraps names at 80 columns
     plan = json.loads((out / "plan.json").read_text(encoding="utf-8"))
@@ -528,9 +502,6 @@ def test_agent_text_output_with_repetitions(runner: CliRunner, tmp_path: Path) -
 
 
 def test_agent_progress_goes_to_the_current_stderr(runner: CliRunner, tmp_path: Path) -> None:
-    work = tmp_path / "work"
-    work.mkdir()
-    args = ["agent", "-w", "dd-seq-write-1m-dsync", "--dir", str(work), "--scale", "0.001"]
-    result = runner.invoke(app, [*args, "--out", str(tmp_path / "out"), "--json"])
+    result, _, _ = _agent_dd(runner, tmp_path, "--json")
     assert result.exit_code == 0
     assert "preparing target local0 (directory)" in result.stderr

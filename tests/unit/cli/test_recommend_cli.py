@@ -123,35 +123,20 @@ def test_an_unknown_run_exits_2() -> None:
 # ------------------------------------------------------------------------------ run --require
 
 
+def run_demo_requiring(requirement: str, *where: str) -> Any:
+    """``storagebench run`` of the local demo ``where`` it is told, with ``--require requirement``."""
+    suite = str(EVENTS / "local-demo.json")
+    return CliRunner().invoke(app, ["run", *where, "--suite", suite, "--require", requirement])
+
+
 def test_run_refuses_a_bad_requirement_before_anything_runs() -> None:
-    result = CliRunner().invoke(
-        app,
-        [
-            "run",
-            "--local",
-            "--suite",
-            str(EVENTS / "local-demo.json"),
-            "--require",
-            "std-randread-4k:iops=>1",
-        ],
-    )
+    result = run_demo_requiring("std-randread-4k:iops=>1", "--local")
     assert result.exit_code == 2
     assert "did you mean >=" in result.stderr
 
 
 def test_run_on_a_stack_refuses_require_since_it_only_starts_the_run() -> None:
-    result = CliRunner().invoke(
-        app,
-        [
-            "run",
-            "--stack",
-            "s",
-            "--suite",
-            str(EVENTS / "local-demo.json"),
-            "--require",
-            "std-randread-4k:iops>=1",
-        ],
-    )
+    result = run_demo_requiring("std-randread-4k:iops>=1", "--stack", "s")
     assert result.exit_code == 2
     assert "storagebench recommend --stack" in " ".join(result.stderr.split())
 

@@ -250,46 +250,17 @@ def test_io2_raid0_members_are_tiered_each() -> None:
 
 def test_gp3_extras_only_above_3000_iops_and_125_mibps() -> None:
     book = ReferenceBook()
-    included = monthly_cost(
-        config({"targets": [{"id": "g", "kind": "ebs", "type": "gp3", "size_gib": 100}]}), book
-    )
-    explicit = monthly_cost(
-        config(
-            {
-                "targets": [
-                    {
-                        "id": "g",
-                        "kind": "ebs",
-                        "type": "gp3",
-                        "size_gib": 100,
-                        "iops": 3000,
-                        "throughput_mibps": 125,
-                    }
-                ]
-            }
-        ),
-        book,
-    )
+
+    def gp3_100g(**performance: int) -> ConfigCost:
+        target = {"id": "g", "kind": "ebs", "type": "gp3", "size_gib": 100, **performance}
+        return monthly_cost(config({"targets": [target]}), book)
+
+    included = gp3_100g()
+    explicit = gp3_100g(iops=3000, throughput_mibps=125)
     for cost in (included, explicit):
         assert [c.name for c in cost.components if c.target_id == "g"] == ["ebs-storage"]
         assert cost.by_target()["g"] == pytest.approx(8.00)
-    tuned = monthly_cost(
-        config(
-            {
-                "targets": [
-                    {
-                        "id": "g",
-                        "kind": "ebs",
-                        "type": "gp3",
-                        "size_gib": 100,
-                        "iops": 6000,
-                        "throughput_mibps": 250,
-                    }
-                ]
-            }
-        ),
-        book,
-    )
+    tuned = gp3_100g(iops=6000, throughput_mibps=250)
     assert component_usd(tuned, "ebs-iops") == pytest.approx(3_000 * 0.005) == pytest.approx(15.00)
     assert component_usd(tuned, "ebs-throughput") == pytest.approx(125 * 0.04) == pytest.approx(5.00)
     assert tuned.by_target()["g"] == pytest.approx(28.00)
@@ -460,23 +431,16 @@ def test_the_bundled_snapshot_prices_study1_like_the_reference() -> None:
 
 
 def test_price_request_keeps_request_order() -> None:
-    document = copy.deepcopy(
+    configs = [
         {
-            "name": "order",
-            "configs": [
-                {
-                    "id": "b",
-                    "instance_type": "c5.large",
-                    "targets": [{"kind": "ebs", "type": "gp3", "size_gib": 10}],
-                },
-                {
-                    "id": "a",
-                    "instance_type": "c5.large",
-                    "targets": [{"kind": "ebs", "type": "gp2", "size_gib": 10}],
-                },
-            ],
-            "workloads": [{"profile": "std-randread-4k"}],
+            "id": config_id,
+            "instance_type": "c5.large",
+            "targets": [{"kind": "ebs", "type": kind, "size_gib": 10}],
         }
+        for config_id, kind in (("b", "gp3"), ("a", "gp2"))
+    ]
+    document = copy.deepcopy(
+        {"name": "order", "configs": configs, "workloads": [{"profile": "std-randread-4k"}]}
     )
     request: BenchmarkRequest = parse_request(document)
     assert list(price_request(request, ReferenceBook())) == ["b", "a"]

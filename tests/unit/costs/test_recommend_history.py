@@ -82,14 +82,15 @@ def test_storage_options_are_the_keys_results_are_stored_under() -> None:
     ]
 
 
-def test_the_cheapest_config_meeting_the_requirement_on_its_newest_run() -> None:
-    answer, sources = recommend_from_history(
-        demo_request(),
-        history(),
-        since="2026-10-01",
-        requirements=["std-randread-4k:iops>=3500"],
-        prices=PRICES,
+def since_october(requirement: str) -> tuple[Any, Any]:
+    """The demo's recommendation, at PRICES, from the stored history since October for one requirement."""
+    return recommend_from_history(
+        demo_request(), history(), since="2026-10-01", requirements=[requirement], prices=PRICES
     )
+
+
+def test_the_cheapest_config_meeting_the_requirement_on_its_newest_run() -> None:
+    answer, sources = since_october("std-randread-4k:iops>=3500")
     assert answer.recommended is not None and answer.recommended.config_id == "io1"
     assert answer.run_id is None
     io1 = next(s for s in sources if s.config_id == "io1")
@@ -100,13 +101,7 @@ def test_the_cheapest_config_meeting_the_requirement_on_its_newest_run() -> None
 
 
 def test_nights_are_never_pooled_and_none_meets_a_higher_bar() -> None:
-    answer, _ = recommend_from_history(
-        demo_request(),
-        history(),
-        since="2026-10-01",
-        requirements=["std-randread-4k:iops>=5000"],
-        prices=PRICES,
-    )
+    answer, _ = since_october("std-randread-4k:iops>=5000")
     # pooled with the old 9,000-IOPS night, io1's mean would pass 5,000
     assert answer.recommended is None
     assert {v.config_id for v in answer.failed} == {"gp2", "gp3", "io1"}

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 from reference_book import ReferenceBook
+from tests.support.requests import controllers, virtual_san
 
 from storagebench.core.state import ConfigState
 from storagebench.costs.monthly import monthly_cost
@@ -262,34 +263,18 @@ def test_bad_durations_are_refused() -> None:
 def _controllers(multi_attach: bool) -> Any:
     from storagebench.request.model import Config
 
-    return Config.model_validate(
-        {
-            "id": "vsan",
-            "instance_type": "c5.4xlarge",
-            "placement": "cluster",
-            "targets": [{"id": "vsan", "kind": "local", "path": "/mnt/vsan"}],
-            "nodes": [
-                {
-                    "role": "controller",
-                    "count": 3,
-                    "instance_type": "r5b.4xlarge",
-                    "targets": [
-                        {
-                            "id": "data",
-                            "kind": "ebs",
-                            "type": "io2",
-                            "size_gib": 500,
-                            "iops": 16000,
-                            "count": 2,
-                            "layout": "jbod",
-                            "filesystem": "raw",
-                            "multi_attach": multi_attach,
-                        }
-                    ],
-                }
-            ],
-        }
-    )
+    data = {
+        "id": "data",
+        "kind": "ebs",
+        "type": "io2",
+        "size_gib": 500,
+        "iops": 16000,
+        "count": 2,
+        "layout": "jbod",
+        "filesystem": "raw",
+        "multi_attach": multi_attach,
+    }
+    return Config.model_validate(virtual_san([controllers(3, targets=[data])], placement="cluster"))
 
 
 def test_a_multi_attach_volume_is_priced_once_for_the_group_monthly_and_by_the_run() -> None:

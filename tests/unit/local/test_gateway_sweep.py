@@ -10,18 +10,14 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from tests.support.processes import started_processes
 
 from storagebench_local.gateway_sweep import ganesha_under, sweep_gateways, write_owner
 
 
 @pytest.fixture
 def servers() -> Iterator[list[subprocess.Popen[bytes]]]:
-    started: list[subprocess.Popen[bytes]] = []
-    yield started
-    for process in started:
-        if process.poll() is None:
-            process.kill()
-        process.wait()
+    yield from started_processes()
 
 
 def fake_ganesha(directory: Path, started: list[subprocess.Popen[bytes]]) -> subprocess.Popen[bytes]:

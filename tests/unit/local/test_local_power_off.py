@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from tests.support.processes import started_processes
 
 from storagebench_local.ssm.agent import _stopped
 from storagebench_local.ssm.instance import POWER
@@ -22,12 +23,7 @@ ADDRESS = "http://127.0.0.1:1"  # an address only this test's processes carry
 
 @pytest.fixture
 def processes() -> Iterator[list[subprocess.Popen[bytes]]]:
-    started: list[subprocess.Popen[bytes]] = []
-    yield started
-    for process in started:
-        if process.poll() is None:
-            process.kill()
-            process.wait()
+    yield from started_processes()
 
 
 def _sleeper(env: dict[str, str], started: list[subprocess.Popen[bytes]]) -> subprocess.Popen[bytes]:

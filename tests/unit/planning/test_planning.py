@@ -62,60 +62,32 @@ def step_keys(req: BenchmarkRequest) -> list[tuple[str, str, str, int]]:
 # --------------------------------------------------------------------------- step order
 
 
+# two targets (a, b) and two workloads, each run twice
+TWO_BY_TWO = (
+    [dict(GP3, id="a"), dict(LOCAL, id="b")],
+    [{"profile": "std-randread-4k"}, {"profile": "std-seqread-1m"}],
+)
+WORKLOADS = ("std-randread-4k", "std-seqread-1m")
+
+
 def test_sequential_runs_every_repetition_before_the_next_workload() -> None:
-    req = request(
-        [dict(GP3, id="a"), dict(LOCAL, id="b")],
-        [{"profile": "std-randread-4k"}, {"profile": "std-seqread-1m"}],
-        repetitions=2,
-    )
-    assert step_keys(req) == [
-        ("std-randread-4k", "a", "", 1),
-        ("std-randread-4k", "a", "", 2),
-        ("std-randread-4k", "b", "", 1),
-        ("std-randread-4k", "b", "", 2),
-        ("std-seqread-1m", "a", "", 1),
-        ("std-seqread-1m", "a", "", 2),
-        ("std-seqread-1m", "b", "", 1),
-        ("std-seqread-1m", "b", "", 2),
-    ]
+    req = request(*TWO_BY_TWO, repetitions=2)
+    # workload, then target, then repetition
+    assert step_keys(req) == [(w, t, "", r) for w in WORKLOADS for t in ("a", "b") for r in (1, 2)]
 
 
 def test_interleaved_runs_repetition_one_of_everything_first() -> None:
-    req = request(
-        [dict(GP3, id="a"), dict(LOCAL, id="b")],
-        [{"profile": "std-randread-4k"}, {"profile": "std-seqread-1m"}],
-        repetitions=2,
-        order="interleaved",
-    )
-    assert step_keys(req) == [
-        ("std-randread-4k", "a", "", 1),
-        ("std-randread-4k", "b", "", 1),
-        ("std-seqread-1m", "a", "", 1),
-        ("std-seqread-1m", "b", "", 1),
-        ("std-randread-4k", "a", "", 2),
-        ("std-randread-4k", "b", "", 2),
-        ("std-seqread-1m", "a", "", 2),
-        ("std-seqread-1m", "b", "", 2),
-    ]
+    req = request(*TWO_BY_TWO, repetitions=2, order="interleaved")
+    # repetition, then workload, then target
+    assert step_keys(req) == [(w, t, "", r) for r in (1, 2) for w in WORKLOADS for t in ("a", "b")]
 
 
 def test_sweep_variants_are_ordered_within_a_workload() -> None:
-    req = request([GP3], [{"profile": "reportcard-oltp-8k-randread"}], repetitions=2)
-    assert step_keys(req) == [
-        ("reportcard-oltp-8k-randread", "ebs0", "numjobs=16", 1),
-        ("reportcard-oltp-8k-randread", "ebs0", "numjobs=16", 2),
-        ("reportcard-oltp-8k-randread", "ebs0", "numjobs=32", 1),
-        ("reportcard-oltp-8k-randread", "ebs0", "numjobs=32", 2),
-    ]
-    interleaved = request(
-        [GP3], [{"profile": "reportcard-oltp-8k-randread"}], repetitions=2, order="interleaved"
-    )
-    assert [k[2:] for k in step_keys(interleaved)] == [
-        ("numjobs=16", 1),
-        ("numjobs=32", 1),
-        ("numjobs=16", 2),
-        ("numjobs=32", 2),
-    ]
+    oltp = "reportcard-oltp-8k-randread"  # a sweep of numjobs 16 and 32
+    req = request([GP3], [{"profile": oltp}], repetitions=2)
+    assert step_keys(req) == [(oltp, "ebs0", f"numjobs={n}", r) for n in (16, 32) for r in (1, 2)]
+    interleaved = request([GP3], [{"profile": oltp}], repetitions=2, order="interleaved")
+    assert [k[2:] for k in step_keys(interleaved)] == [(f"numjobs={n}", r) for r in (1, 2) for n in (16, 32)]
 
 
 def test_per_workload_repetitions_override() -> None:
@@ -529,13 +501,14 @@ def test_aws_only_kinds_cannot_be_emulated(target: dict[str, Any], kind: str, in
 # --------------------------------------------------------------------------- target context
 
 
+def one_target(target: dict[str, Any], instance_type: str) -> tuple[BenchmarkRequest, Any]:
+    """A request of std-randread-4k on one target, and that target's context."""
+    req = request([target], [{"profile": "std-randread-4k"}], instance_type=instance_type)
+    return req, target_context(req.configs[0], req.configs[0].targets[0])
+
+
 def test_target_context_is_capped_by_the_instance() -> None:
-    req = request(
-        [{"kind": "ebs", "type": "io2", "size_gib": 1000, "iops": 100000}],
-        [{"profile": "std-randread-4k"}],
-        instance_type="c5.large",
-    )
-    ctx = target_context(req.configs[0], req.configs[0].targets[0])
+    req, ctx = one_target({"kind": "ebs", "type": "io2", "size_gib": 1000, "iops": 100000}, "c5.large")
     assert (ctx.mode, ctx.media, ctx.devices) == ("filesystem", "ssd", 1)
     assert ctx.expected_iops == 20000  # c5.large's EBS maximum, not the volume's 100,000
     steps = plan_steps(req, req.configs[0])
@@ -543,22 +516,15 @@ def test_target_context_is_capped_by_the_instance() -> None:
 
 
 def test_target_context_on_a_big_instance_follows_the_volume() -> None:
-    req = request(
-        [{"kind": "ebs", "type": "gp3", "size_gib": 100, "iops": 3000}],
-        [{"profile": "std-randread-4k"}],
-        instance_type="c5.4xlarge",
-    )
-    ctx = target_context(req.configs[0], req.configs[0].targets[0])
+    _, ctx = one_target({"kind": "ebs", "type": "gp3", "size_gib": 100, "iops": 3000}, "c5.4xlarge")
     assert ctx.expected_iops == 3000
 
 
 def test_target_context_of_a_stripe() -> None:
-    req = request(
-        [{"kind": "ebs", "type": "gp3", "size_gib": 100, "iops": 4000, "count": 4, "filesystem": "raw"}],
-        [{"profile": "std-randread-4k"}],
-        instance_type="c5.4xlarge",
+    _, ctx = one_target(
+        {"kind": "ebs", "type": "gp3", "size_gib": 100, "iops": 4000, "count": 4, "filesystem": "raw"},
+        "c5.4xlarge",
     )
-    ctx = target_context(req.configs[0], req.configs[0].targets[0])
     assert (ctx.mode, ctx.devices, ctx.expected_iops) == ("raw", 4, 16000)
 
 

@@ -5,7 +5,7 @@ public code had them, constructed otherwise: see the README there)."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -88,6 +88,23 @@ def clock() -> FakeClock:
     return FakeClock()
 
 
+Answering = Callable[[Any, "str | dict[str, Any]", str], ApiPriceBook]
+
+
+@pytest.fixture
+def answering(pricing: tuple[Any, Stubber], clock: FakeClock, tmp_path: Path) -> Answering:
+    """An API price book in a region whose one GetProducts call, for the query, answers the file
+    (a path under tests/data/pricing) or the response given."""
+
+    def book(query: Any, answer: str | dict[str, Any], region: str) -> ApiPriceBook:
+        client, stubber = pricing
+        answered = response(answer) if isinstance(answer, str) else answer
+        stubber.add_response("get_products", answered, request(query))
+        return ApiPriceBook(client, region, tmp_path, clock)
+
+    return book
+
+
 # ------------------------------------------------------------------------------ PriceListClient
 
 
@@ -125,18 +142,11 @@ def test_errors_become_workflow_errors(pricing: tuple[Any, Stubber]) -> None:
 # ------------------------------------------------------------------------------ ApiPriceBook
 
 
-def test_instance_hour_from_a_recorded_response(
-    pricing: tuple[Any, Stubber], clock: FakeClock, tmp_path: Path
-) -> None:
-    client, stubber = pricing
+def test_instance_hour_from_a_recorded_response(answering: Answering) -> None:
     query = pl.ec2_instance_query("us-east-1", "m5.large")
-    stubber.add_response(
-        "get_products", response("recorded/cloudlint-getproducts-m5-large-us-east-1.json"), request(query)
-    )
+    book = answering(query, "recorded/cloudlint-getproducts-m5-large-us-east-1.json", "us-east-1")
 
-    price = ApiPriceBook(client, "us-east-1", tmp_path, clock).price(
-        PriceKey("ec2_instance_hour", ("m5.large",))
-    )
+    price = book.price(PriceKey("ec2_instance_hour", ("m5.large",)))
 
     assert (price.usd, price.unit, price.sku) == (0.096, "Hrs", "6C86BEPQVG73ZGGR")
     assert (price.source, price.region, price.as_of) == (
@@ -146,13 +156,9 @@ def test_instance_hour_from_a_recorded_response(
     )
 
 
-def test_io2_tiers_and_the_region_prefix_in_us_east_2(
-    pricing: tuple[Any, Stubber], clock: FakeClock, tmp_path: Path
-) -> None:
-    client, stubber = pricing
-    query = pl.ebs_iops_query("us-east-2")
-    stubber.add_response("get_products", response("constructed/ebs-iops-us-east-2.json"), request(query))
-    book = ApiPriceBook(client, "us-east-2", tmp_path, clock)
+def test_io2_tiers_and_the_region_prefix_in_us_east_2(answering: Answering) -> None:
+    query, answer = pl.ebs_iops_query("us-east-2"), "constructed/ebs-iops-us-east-2.json"
+    book = answering(query, answer, "us-east-2")
 
     io2 = book.price(TierKey("ebs_iops", ("io2",)))  # one GetProducts call answers io1, io2 and gp3
     assert [(t.begin, t.end, t.price.usd) for t in io2] == [
@@ -166,15 +172,10 @@ def test_io2_tiers_and_the_region_prefix_in_us_east_2(
     assert book.price(TierKey("ebs_iops", ("gp2",))) == []  # no IOPS charge, no API call
 
 
-def test_gp3_throughput_in_mibps_month(
-    pricing: tuple[Any, Stubber], clock: FakeClock, tmp_path: Path
-) -> None:
-    client, stubber = pricing
+def test_gp3_throughput_in_mibps_month(answering: Answering) -> None:
     query = pl.ebs_throughput_query("us-east-1")
-    stubber.add_response(
-        "get_products", response("constructed/ebs-throughput-gp3-us-east-1.json"), request(query)
-    )
-    [tier] = ApiPriceBook(client, "us-east-1", tmp_path, clock).price(TierKey("ebs_throughput", ("gp3",)))
+    book = answering(query, "constructed/ebs-throughput-gp3-us-east-1.json", "us-east-1")
+    [tier] = book.price(TierKey("ebs_throughput", ("gp3",)))
     assert (tier.begin, tier.end, tier.price.unit) == (125, None, "MiBps-Mo")
     assert tier.price.usd == pytest.approx(40.96 / 1024)
 
@@ -219,36 +220,25 @@ def test_the_cache_key_is_service_region_and_filters() -> None:
     assert cache_key(pl.efs_query("us-east-2")).startswith("AmazonEFS-us-east-2-")
 
 
-def test_a_corrupt_cache_file_is_read_again(
-    pricing: tuple[Any, Stubber], clock: FakeClock, tmp_path: Path
-) -> None:
-    client, stubber = pricing
+def test_a_corrupt_cache_file_is_read_again(answering: Answering, tmp_path: Path) -> None:
     query = pl.stepfunctions_query("us-east-1")
     (tmp_path / cache_key(query)).write_text("{not json", encoding="utf-8")
-    stubber.add_response("get_products", response("constructed/states-us-east-1.json"), request(query))
-    price = ApiPriceBook(client, "us-east-1", tmp_path, clock).price(PriceKey("stepfunctions_transition"))
+    book = answering(query, "constructed/states-us-east-1.json", "us-east-1")
+    price = book.price(PriceKey("stepfunctions_transition"))
     assert (price.usd, price.unit) == (0.000025, "Transition")
 
 
-def test_a_missing_product_says_what_where_and_how_it_was_asked(
-    pricing: tuple[Any, Stubber], clock: FakeClock, tmp_path: Path
-) -> None:
-    client, stubber = pricing
+def test_a_missing_product_says_what_where_and_how_it_was_asked(answering: Answering) -> None:
     query = pl.ec2_instance_query("eu-west-3", "r3.4xlarge")
-    stubber.add_response("get_products", response("constructed/empty-page.json"), request(query))
+    book = answering(query, "constructed/empty-page.json", "eu-west-3")
     with pytest.raises(PriceNotFound) as caught:
-        ApiPriceBook(client, "eu-west-3", tmp_path, clock).price(
-            PriceKey("ec2_instance_hour", ("r3.4xlarge",))
-        )
+        book.price(PriceKey("ec2_instance_hour", ("r3.4xlarge",)))
     message = str(caught.value)
     assert "EC2 r3.4xlarge on-demand Linux" in message and "eu-west-3" in message
     assert "instanceType=r3.4xlarge" in message and "none of the 0 product(s)" in message
 
 
-def test_ambiguous_price_list_data_is_a_price_not_found_with_the_reason(
-    pricing: tuple[Any, Stubber], clock: FakeClock, tmp_path: Path
-) -> None:
-    client, stubber = pricing
+def test_ambiguous_price_list_data_is_a_price_not_found_with_the_reason(answering: Answering) -> None:
     query = pl.efs_query("us-east-1")
     efs = response("constructed/efs-us-east-1.json")
     standard = json.loads(efs["PriceList"][0])  # a second Standard product at another price
@@ -256,8 +246,7 @@ def test_ambiguous_price_list_data_is_a_price_not_found_with_the_reason(
     dimension = next(iter(next(iter(standard["terms"]["OnDemand"].values()))["priceDimensions"].values()))
     dimension["pricePerUnit"]["USD"] = "0.3300000000"
     efs["PriceList"].append(json.dumps(standard))
-    stubber.add_response("get_products", efs, request(query))
-    book = ApiPriceBook(client, "us-east-1", tmp_path, clock)
+    book = answering(query, efs, "us-east-1")
     with pytest.raises(PriceNotFound, match=r"unusable Price List data.*different prices"):
         book.price(PriceKey("efs_storage", (False,)))
     assert book.price(PriceKey("efs_storage", (True,))).usd == 0.16  # the rest of the answer is usable
@@ -429,34 +418,22 @@ def test_refresh_writes_a_snapshot_and_keeps_other_regions(
 
 
 def test_the_ebs_optimized_fee_is_its_own_usage_type_not_the_instance_listed_beside_it(
-    pricing: tuple[Any, Stubber], clock: FakeClock, tmp_path: Path
+    answering: Answering,
 ) -> None:
-    client, stubber = pricing
     query = pl.ec2_ebs_optimized_query("us-east-1", "r3.4xlarge")
-    stubber.add_response(
-        "get_products", response("constructed/ec2-ebs-optimized-r3-4xlarge-us-east-1.json"), request(query)
-    )
-    fee = ApiPriceBook(client, "us-east-1", tmp_path, clock).price(
-        PriceKey("ec2_ebs_optimized_hour", ("r3.4xlarge",))
-    )
+    book = answering(query, "constructed/ec2-ebs-optimized-r3-4xlarge-us-east-1.json", "us-east-1")
+    fee = book.price(PriceKey("ec2_ebs_optimized_hour", ("r3.4xlarge",)))
     assert (fee.usd, fee.unit, fee.sku) == (0.1, "Hrs", "TESTEBSOPTR34XL")
 
 
-def test_the_rhel_hour_is_read_with_the_linux_filters_but_rhel(
-    pricing: tuple[Any, Stubber], clock: FakeClock, tmp_path: Path
-) -> None:
-    client, stubber = pricing
+def test_the_rhel_hour_is_read_with_the_linux_filters_but_rhel(answering: Answering) -> None:
     query = pl.ec2_os_instance_query("us-east-1", "m5.large", "RHEL")
     assert dict(query.filters)["operatingSystem"] == "RHEL"
     assert {k: v for k, v in query.filters if k != "operatingSystem"} == {
         k: v for k, v in pl.ec2_instance_query("us-east-1", "m5.large").filters if k != "operatingSystem"
     }
-    stubber.add_response(
-        "get_products", response("constructed/ec2-rhel-m5-large-us-east-1.json"), request(query)
-    )
-    hour = ApiPriceBook(client, "us-east-1", tmp_path, clock).price(
-        PriceKey("ec2_os_instance_hour", ("m5.large", "RHEL"))
-    )
+    book = answering(query, "constructed/ec2-rhel-m5-large-us-east-1.json", "us-east-1")
+    hour = book.price(PriceKey("ec2_os_instance_hour", ("m5.large", "RHEL")))
     assert (hour.usd, hour.sku) == (0.1248, "TESTRHELM5LARGE")
 
 

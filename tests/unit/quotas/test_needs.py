@@ -21,22 +21,24 @@ def _event(name: str) -> dict[str, Any]:
     return document
 
 
+def _configs(**a_changes: Any) -> list[dict[str, Any]]:
+    """Config a on a c5.4xlarge (16 vCPUs) and b on an m5.large (2), each with a 100 GiB gp3 volume;
+    ``a_changes`` are set on a."""
+
+    def gp3() -> list[dict[str, Any]]:
+        return [{"kind": "ebs", "type": "gp3", "size_gib": 100}]
+
+    return [
+        {"id": "a", "instance_type": "c5.4xlarge", "targets": gp3(), **a_changes},
+        {"id": "b", "instance_type": "m5.large", "targets": gp3()},
+    ]
+
+
 def _request(**changes: Any) -> Any:
     document = {
         "name": "quota-needs",
         "region": "us-east-1",
-        "configs": [
-            {
-                "id": "a",
-                "instance_type": "c5.4xlarge",
-                "targets": [{"kind": "ebs", "type": "gp3", "size_gib": 100}],
-            },
-            {
-                "id": "b",
-                "instance_type": "m5.large",
-                "targets": [{"kind": "ebs", "type": "gp3", "size_gib": 100}],
-            },
-        ],
+        "configs": _configs(),
         "workloads": [{"suite": "standard"}],
         **changes,
     }
@@ -64,21 +66,7 @@ def test_at_once_is_the_largest_configs_the_concurrency_runs_together() -> None:
 
 
 def test_a_spot_config_draws_on_the_spot_quota_only() -> None:
-    request = _request(
-        configs=[
-            {
-                "id": "a",
-                "instance_type": "c5.4xlarge",
-                "purchase": "spot",
-                "targets": [{"kind": "ebs", "type": "gp3", "size_gib": 100}],
-            },
-            {
-                "id": "b",
-                "instance_type": "m5.large",
-                "targets": [{"kind": "ebs", "type": "gp3", "size_gib": 100}],
-            },
-        ]
-    )
+    request = _request(configs=_configs(purchase="spot"))
     needs = {n.code: n for n in vcpu_needs(request, 2, "on-demand")[0]}
     assert needs[STANDARD_SPOT].per_config == {"a": 16} and needs[STANDARD_SPOT].market == "spot"
     assert needs[STANDARD].per_config == {"b": 2}

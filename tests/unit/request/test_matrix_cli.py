@@ -47,12 +47,17 @@ def assert_fits(text: str, width: int) -> None:
     assert "…" not in text
 
 
-@pytest.mark.parametrize("width", WIDTHS)
-def test_validate_lists_the_expansion_and_each_skipped_point(width: int) -> None:
-    result = run(["validate", "--suite", "request.json"], width)
+def shown_fitting(args: list[str], width: int) -> str:
+    """The command's output, which must succeed and fit ``width`` columns, joined into one line."""
+    result = run(args, width)
     assert result.exit_code == 0, result.output
     assert_fits(result.stdout, width)
-    text = joined(result.stdout)
+    return joined(result.stdout)
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_validate_lists_the_expansion_and_each_skipped_point(width: int) -> None:
+    text = shown_fitting(["validate", "--suite", "request.json"], width)
     assert (
         "matrix configs[0] gp3: size_gib 20/100/500 x iops 3000/12000/40000 x throughput_mibps 250/1000 = "
         "18 point(s): 11 config(s), 7 skipped" in text
@@ -99,10 +104,7 @@ def test_validate_refuses_every_invalid_point_by_default(tmp_path: Path, width: 
 
 @pytest.mark.parametrize("width", WIDTHS)
 def test_cost_prices_the_generated_configs_and_lists_the_skipped_points(width: int) -> None:
-    result = run(["cost", "--suite", "request.json"], width)
-    assert result.exit_code == 0, result.output
-    assert_fits(result.stdout, width)
-    text = joined(result.stdout)
+    text = shown_fitting(["cost", "--suite", "request.json"], width)
     assert "11 config(s), 7 skipped" in text
     assert "skipped gp3-100g-3000iops-1000mibps: throughput_mibps 1000:" in text
     document = json.loads(run(["cost", "--suite", "request.json", "--json"]).stdout)

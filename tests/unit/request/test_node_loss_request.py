@@ -6,17 +6,12 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from tests.support.requests import controllers, virtual_san
 
 from storagebench.planning.steps import plan_steps
 from storagebench.request import RequestError, parse_request
 
-CONTROLLER: dict[str, Any] = {
-    "role": "controller",
-    "count": 2,
-    "instance_type": "r5b.4xlarge",
-    "ports": ["tcp/4420"],
-    "targets": [{"id": "data", "kind": "ebs", "type": "io2", "size_gib": 500, "iops": 16000}],
-}
+CONTROLLER = controllers(2, ports=["tcp/4420"])
 LOSS = {"role": "controller", "index": 1, "after_s": 60}
 
 
@@ -24,15 +19,7 @@ def request_with(workload: dict[str, Any], **config: Any) -> dict[str, Any]:
     return {
         "name": "ctrl-loss",
         "region": "us-east-1",
-        "configs": [
-            {
-                "id": "vsan",
-                "instance_type": "c5.4xlarge",
-                "nodes": [CONTROLLER],
-                "targets": [{"id": "vsan", "kind": "local", "path": "/mnt/vsan"}],
-                **config,
-            }
-        ],
+        "configs": [virtual_san(**{"nodes": [CONTROLLER], **config})],
         "workloads": [workload],
         "repetitions": 1,
     }

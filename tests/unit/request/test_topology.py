@@ -10,6 +10,7 @@ import copy
 from typing import Any
 
 import pytest
+from tests.support.requests import controllers
 
 from storagebench.kinds import storage_option
 from storagebench.request import RequestError, parse_request
@@ -17,13 +18,7 @@ from storagebench.request.privilege import privileged_content
 from storagebench.request.purchase import effective_purchase
 from storagebench.request.topology import PortRange, parse_port
 
-CONTROLLER: dict[str, Any] = {
-    "role": "controller",
-    "count": 3,
-    "instance_type": "r5b.4xlarge",
-    "ports": ["tcp/4420"],
-    "targets": [{"id": "data", "kind": "ebs", "type": "io2", "size_gib": 500, "iops": 16000}],
-}
+CONTROLLER = controllers(3, ports=["tcp/4420"])
 
 # A volume shared by every controller (EBS Multi-Attach), as the virtual SAN study's io2 was.
 SHARED: dict[str, Any] = {

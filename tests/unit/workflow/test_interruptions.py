@@ -131,14 +131,21 @@ def test_cleanup_releases_then_relaunches_and_provision_starts_the_next_attempt(
     assert [i.attempt for i in result.interruptions] == [1]
 
 
-def test_an_instance_reclaimed_before_it_is_ready_is_relaunched(state_of: StateOf, fakes: Any) -> None:
-    state = provision(state_of("alpha"), fakes.services)
-    fakes.compute.status_value = ComputeStatus(
+def terminated(reason_code: str, reason: str | None = None) -> ComputeStatus:
+    """What EC2 says of an instance terminated for ``reason_code``: checks failed, volumes detached."""
+    return ComputeStatus(
         instance_state="terminated",
         status_checks_ok=False,
         volumes_in_use=False,
-        reason="Server.SpotInstanceTermination: Spot instance termination",
-        reason_code=SPOT_TERMINATION_CODE,
+        reason=reason,
+        reason_code=reason_code,
+    )
+
+
+def test_an_instance_reclaimed_before_it_is_ready_is_relaunched(state_of: StateOf, fakes: Any) -> None:
+    state = provision(state_of("alpha"), fakes.services)
+    fakes.compute.status_value = terminated(
+        SPOT_TERMINATION_CODE, reason="Server.SpotInstanceTermination: Spot instance termination"
     )
     with pytest.raises(SpotInterruptionError, match="reclaimed for Spot"):
         check_ready(state, fakes.services)
@@ -156,12 +163,7 @@ def test_an_instance_reclaimed_before_it_is_ready_is_relaunched(state_of: StateO
 
 def test_lost_heartbeats_of_a_reclaimed_instance_are_an_interruption(state_of: StateOf, fakes: Any) -> None:
     state = started(state_of, fakes)
-    fakes.compute.status_value = ComputeStatus(
-        instance_state="terminated",
-        status_checks_ok=False,
-        volumes_in_use=False,
-        reason_code=SPOT_TERMINATION_CODE,
-    )
+    fakes.compute.status_value = terminated(SPOT_TERMINATION_CODE)
     state = record_failure(state, {"Error": "States.HeartbeatTimeout", "Cause": ""}, fakes.services)
     assert state.errors == [] and state.interruptions[0].detected_by == "instance-state"
     assert state.interruptions[0].stage == "agent"
@@ -169,12 +171,7 @@ def test_lost_heartbeats_of_a_reclaimed_instance_are_an_interruption(state_of: S
 
 def test_a_user_terminated_instance_stays_a_failure(state_of: StateOf, fakes: Any) -> None:
     state = started(state_of, fakes)
-    fakes.compute.status_value = ComputeStatus(
-        instance_state="terminated",
-        status_checks_ok=False,
-        volumes_in_use=False,
-        reason_code="Client.UserInitiatedShutdown",
-    )
+    fakes.compute.status_value = terminated("Client.UserInitiatedShutdown")
     state = record_failure(state, {"Error": "States.HeartbeatTimeout", "Cause": ""}, fakes.services)
     assert state.interruptions == [] and [e.error for e in state.errors] == ["States.HeartbeatTimeout"]
 

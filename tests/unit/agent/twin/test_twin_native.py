@@ -364,18 +364,24 @@ def qd1_reads(kernel: Kernel, count: int, pause_s: float = 0.0) -> None:
         time.sleep(pause_s)
 
 
+def calibrated_then_paused(kernel: Kernel, track: str) -> None:
+    """100 QD1 reads turned around at once (the calibration), then the overhead at 0.1 ms, the
+    model, tracking ``track`` (on or off), and 150 QD1 reads with 1 ms before each next request."""
+    qd1_reads(kernel, 100)
+    kernel.command("overhead 0.0001")
+    kernel.command("model")
+    kernel.command(f"track {track}")
+    kernel.exchange(STATFS)
+    qd1_reads(kernel, 150, pause_s=0.001)
+
+
 def test_tracking_moves_the_path_taken_off_by_how_far_the_turnaround_moved(tmp_path: Path) -> None:
     """Calibration: QD1 reads answered at once, turned around by this test at once. Then, with
     tracking on, the test waits 1 ms before each next request: the turnaround grew by about 1 ms,
     which the twin takes as path up to its bound (0.5 ms above the calibrated 0.1 ms)."""
     kernel = start(tmp_path, FAST)
     try:
-        qd1_reads(kernel, 100)
-        kernel.command("overhead 0.0001")
-        kernel.command("model")
-        kernel.command("track on")
-        kernel.exchange(STATFS)
-        qd1_reads(kernel, 150, pause_s=0.001)
+        calibrated_then_paused(kernel, "on")
         state = kernel.stop()
     finally:
         if kernel.process.poll() is None:
@@ -388,12 +394,7 @@ def test_tracking_moves_the_path_taken_off_by_how_far_the_turnaround_moved(tmp_p
 def test_without_tracking_the_calibrated_path_is_kept(tmp_path: Path) -> None:
     kernel = start(tmp_path, FAST)
     try:
-        qd1_reads(kernel, 100)
-        kernel.command("overhead 0.0001")
-        kernel.command("model")
-        kernel.command("track off")
-        kernel.exchange(STATFS)
-        qd1_reads(kernel, 150, pause_s=0.001)
+        calibrated_then_paused(kernel, "off")
         kernel.command("track maybe")
         assert kernel.line() == "error track 'maybe': on or off expected"
         state = kernel.stop()

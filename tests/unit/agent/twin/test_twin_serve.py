@@ -66,36 +66,36 @@ def pipe() -> Iterator[Pipe]:
 # ---------------------------------------------------------------- Control
 
 
-def test_overhead_sets_the_paths_round_trip(twin: Twin, pipe: Pipe) -> None:
+def sent(twin: Twin, pipe: Pipe, lines: str) -> Control:
+    """The twin's control channel after it read ``lines`` (one poll)."""
     control = Control(twin, pipe)
-    pipe.send("overhead 0.000123\n")
+    pipe.send(lines)
     control.poll()
+    return control
+
+
+def test_overhead_sets_the_paths_round_trip(twin: Twin, pipe: Pipe) -> None:
+    control = sent(twin, pipe, "overhead 0.000123\n")
     assert twin.overhead_s == pytest.approx(0.000123)
     assert not control.stopped
 
 
 @pytest.mark.parametrize(("argument", "kept"), [("-0.5", 0.0), ("0.25", 0.01), ("0.01", 0.01), ("0", 0.0)])
 def test_overhead_is_clamped_to_0_to_10_ms(twin: Twin, pipe: Pipe, argument: str, kept: float) -> None:
-    control = Control(twin, pipe)
-    pipe.send(f"overhead {argument}\n")
-    control.poll()
+    sent(twin, pipe, f"overhead {argument}\n")
     assert twin.overhead_s == kept
 
 
 def test_a_malformed_overhead_answers_an_error_and_keeps_the_old_value(
     twin: Twin, pipe: Pipe, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    control = Control(twin, pipe)
-    pipe.send("overhead 0.0002\noverhead soon\n")
-    control.poll()
+    sent(twin, pipe, "overhead 0.0002\noverhead soon\n")
     assert twin.overhead_s == pytest.approx(0.0002)
     assert capsys.readouterr().out == "error overhead 'soon': seconds expected\n"
 
 
 def test_delay_answers_unmodelled_io_that_late_until_the_model_starts(twin: Twin, pipe: Pipe) -> None:
-    control = Control(twin, pipe)
-    pipe.send("delay 0.0003\n")
-    control.poll()
+    control = sent(twin, pipe, "delay 0.0003\n")
     due, _ = twin.handle(0, 4096, False, None, 10.0)
     assert due == pytest.approx(10.0003)
     pipe.send("delay 0\n")
@@ -116,18 +116,14 @@ def test_model_switches_the_model_on_and_starts_the_clock(twin: Twin, pipe: Pipe
 def test_an_unknown_command_answers_an_error_line(
     twin: Twin, pipe: Pipe, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    control = Control(twin, pipe)
-    pipe.send("faster please\n\n")
-    control.poll()
+    control = sent(twin, pipe, "faster please\n\n")
     expected = "error unknown command 'faster': overhead, delay, model, track or stop expected\n"
     assert capsys.readouterr().out == expected
     assert not control.stopped  # an empty line is ignored, a bad one does not stop the twin
 
 
 def test_stop_and_end_of_input_stop(twin: Twin, pipe: Pipe) -> None:
-    control = Control(twin, pipe)
-    pipe.send("stop\n")
-    control.poll()
+    control = sent(twin, pipe, "stop\n")
     assert control.stopped
     other = Pipe()
     try:
@@ -140,9 +136,7 @@ def test_stop_and_end_of_input_stop(twin: Twin, pipe: Pipe) -> None:
 
 
 def test_commands_split_across_reads_are_joined(twin: Twin, pipe: Pipe) -> None:
-    control = Control(twin, pipe)
-    pipe.send("over")
-    control.poll()
+    control = sent(twin, pipe, "over")
     assert twin.overhead_s == 0.0
     pipe.send("head 0.0004\nmod")
     control.poll()

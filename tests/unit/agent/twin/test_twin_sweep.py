@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Iterator, List
 
 import pytest
+from tests.support.processes import started_processes
 
 from storagebench.agent.sweep import resources_of, sweep
 
@@ -37,12 +38,7 @@ def fake_twin(mountpoint: Path) -> subprocess.Popen[bytes]:
 
 @pytest.fixture
 def started() -> Iterator[List[subprocess.Popen[bytes]]]:
-    processes: List[subprocess.Popen[bytes]] = []
-    yield processes
-    for process in processes:  # only what this test started, by its own handle
-        if process.poll() is None:
-            process.kill()
-        process.wait(timeout=10)
+    yield from started_processes()  # only what this test started, by its own handle
 
 
 def wait_for_argv(process: subprocess.Popen[bytes]) -> None:
