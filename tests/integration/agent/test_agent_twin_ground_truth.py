@@ -234,9 +234,12 @@ def test_bimodal_twin_is_flagged_end_to_end(agent_env: Any, fidelity: dict[str, 
         assert 0.25 <= found.high_mass <= 0.40 + moved, f"QD{iodepth}: {moved:.3f} explained by CPU waits"
         # Each mode where fio measured its I/O: the fast one (70 % of I/O) between fio's p20 and
         # p50, the slow one (the last 30 %) between p80 and p95, whatever the twin's timing error.
+        # Fast I/O that CPU waits moved up (the mass found past 30 %, bounded above) widens the slow
+        # mode's share of fio's distribution by as much: its lower edge is then that percentile.
         measured = fio_percentiles_us(agent_env.fio_json(f"s-qd{iodepth}"))
         assert measured[20.0] <= found.low_mode_us <= measured[50.0]
-        assert measured[80.0] <= found.high_mode_us <= measured[95.0]
+        slow_from = max(p for p in measured if p <= 80.0 - 100 * max(0.0, found.high_mass - 0.30))
+        assert measured[slow_from] <= found.high_mode_us <= measured[95.0], f"slow mode from p{slow_from:g}"
         fidelity[
             f"twin bimodal QD{iodepth}: modes us (configured 300, 4000), slow-mode share, "
             "share CPU waits can have moved"
