@@ -13,12 +13,14 @@ share of its own latency): a busy machine makes replies late, never early.
 from __future__ import annotations
 
 import errno
+import fcntl
 import json
 import select
 import signal
 import socket
 import struct
 import subprocess
+import termios
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -77,6 +79,16 @@ class Kernel:
         length, error, unique = OUT_HEADER.unpack_from(message)
         assert length == len(message)
         return error, unique, message[OUT_HEADER.size :]
+
+    def read_by_twin(self, timeout_s: float = 10.0) -> None:
+        """Until the twin has read every request sent (the socket's send queue, SIOCOUTQ, is empty)."""
+        deadline = time.monotonic() + timeout_s
+        while True:
+            queued = struct.unpack("i", fcntl.ioctl(self.sock, termios.TIOCOUTQ, b"\0" * 4))[0]
+            if queued == 0:
+                return
+            assert time.monotonic() < deadline, f"{queued} bytes of requests unread after {timeout_s} s"
+            time.sleep(0.001)
 
     def exchange(self, opcode: int, body: bytes = b"", node: int = ROOT) -> tuple[int, bytes]:
         unique = self.send(opcode, body, node)
@@ -343,7 +355,7 @@ def test_a_stall_of_the_twin_is_reported_and_forgiven(tmp_path: Path) -> None:
         kernel.command("model")
         kernel.exchange(STATFS)
         uniques = [kernel.send(READ, read_body(i * MIB, 4096), node=FILE) for i in range(4)]
-        time.sleep(0.005)  # read by the twin before it stops
+        kernel.read_by_twin()  # admitted before it stops: due while it is stopped
         kernel.process.send_signal(signal.SIGSTOP)
         time.sleep(0.3)
         kernel.process.send_signal(signal.SIGCONT)
