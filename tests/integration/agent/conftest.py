@@ -34,7 +34,6 @@ from storagebench.agent.cli import main
 from storagebench.agent.sweep import is_twin_argv, sweep
 from storagebench.agent.throttle import V1_ROOT, V2_ROOTS
 from storagebench.agent.twin.loop_record import recorded_loops
-from storagebench_local.ssm.instance import INSTANCE_NICE
 
 REPO = Path(__file__).resolve().parents[3]
 AGENT_SOURCE = REPO / "layers" / "storagebench"
@@ -120,21 +119,12 @@ class AgentEnv:
         return code, self.manifest()
 
     def start(self, plan: dict[str, Any], python: str | None = None) -> subprocess.Popen[bytes]:
-        """The agent as a subprocess (``python -m storagebench.agent``), from the source tree only, at
-        a local instance's priority (``INSTANCE_NICE``: what else runs here is not the instance's)."""
+        """The agent as a subprocess (``python -m storagebench.agent``), from the source tree only."""
         env = dict(os.environ, PYTHONPATH=str(AGENT_SOURCE), PYTHONDONTWRITEBYTECODE="1")
         self.stderr_path = self.tmp / "agent.stderr"
         with self.stderr_path.open("wb") as stderr:
             return subprocess.Popen(
-                [
-                    "nice",
-                    "-n",
-                    str(INSTANCE_NICE),
-                    python or sys.executable,
-                    "-m",
-                    "storagebench.agent",
-                    *self.args(plan),
-                ],
+                [python or sys.executable, "-m", "storagebench.agent", *self.args(plan)],
                 cwd=str(self.tmp),
                 env=env,
                 stdin=subprocess.DEVNULL,
