@@ -191,8 +191,7 @@ ASIDE_TESTS := tests/integration/packaging tests/integration/store tests/integra
 # 1. the static checks two at a time (a broken tree fails in a minute or two);
 # 2. three streams at once:
 #    - integration, e2e, browser and IAM's root-marked run, one test at a time (root, loop devices,
-#      mounts, local stacks, timing; their local instances run at nice -10 as on cores of their
-#      own), less ASIDE_TESTS;
+#      mounts, local stacks, timing), less ASIDE_TESTS;
 #    - ASIDE_TESTS, one at a time (pip install, DynamoDB Local, the store's patterns);
 #    - under SCHED_IDLE (chrt --idle: only CPU nothing else wants), the unit and IAM tiers less
 #      tests/unit/agent over every core, then the unit tier on 3.13 less tests/unit/agent; then

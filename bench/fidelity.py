@@ -61,7 +61,6 @@ from storagebench.results.collect import collect
 from storagebench.results.fio_logs import read_timeseries
 from storagebench.results.records import ResultRecord
 from storagebench_local.native_twin import with_native_twin
-from storagebench_local.ssm.instance import INSTANCE_NICE
 
 ROOT = Path(__file__).resolve().parent.parent
 PROFILES = {  # profile -> the dimension it is held to at the limit (None: QD1, latency only)
@@ -104,7 +103,7 @@ class AgentRun:
 
 
 def run_agent(plan: Plan, workdir: Path, nice: int) -> AgentRun:
-    """The agent run as a local instance runs it, at ``nice`` (``INSTANCE_NICE``; 0: this machine's own)."""
+    """The agent run at ``nice`` (0, as a local instance runs it; --agent-nice measures another)."""
     out = workdir / f"{plan['config_id']}-{int(time.time() * 1000)}"
     plan_file = workdir / f"{out.name}.plan.json"
     plan_file.write_text(json.dumps(plan))
@@ -553,8 +552,8 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument(
         "--agent-nice",
         type=int,
-        default=INSTANCE_NICE,
-        help=f"the agents' nice value (default {INSTANCE_NICE}, a local instance's; 0: this machine's own)",
+        default=0,
+        help="the agents' nice value (default 0, a local instance's; -10 measures them ahead of the hog)",
     )
     parser.add_argument("--predict-ios", type=int, default=200_000, help="I/Os the model simulates per shape")
     args = parser.parse_args()

@@ -10,9 +10,6 @@ separately, so configs that run at once cannot collide:
   ``AWS_EC2_METADATA_SERVICE_ENDPOINT``, the variable for a non-default address);
 * AWS endpoints: ``AWS_ENDPOINT_URL`` points every call at the local server (moto's server mode),
   as the instance's network would route them to AWS;
-* its own CPUs: an instance's processes (the agent, fio, a twin) run at ``INSTANCE_NICE``, ahead of
-  this machine's other work (the workflow, moto, a test suite, a hog), as an EC2 instance's vCPUs
-  are its own; instances running at once still share this machine's cores with each other;
 * its power button: ``systemctl poweroff`` (a node removing itself, ``agent.power``) freezes the
   instance's own processes, found by its metadata address, instead of powering off the host
   (``ssm/power/systemctl``, bound over ``/usr/local/sbin``; the host's ``systemctl`` stays hidden
@@ -49,10 +46,6 @@ POWER = Path(__file__).with_name("power")
 """The machine's power button: a ``systemctl`` whose ``poweroff`` stops this instance's processes,
 bound over ``/usr/local/sbin`` (first on ``SYSTEM_PATH``) in the instance's mount namespace, so the
 agent's ``systemctl poweroff`` (``agent.power``, a node_loss) stops this instance, never the host."""
-INSTANCE_NICE = -10
-"""The nice value of every process of a local instance (CFS weight 9,548 against 1,024 at 0: about
-90 % of a core it contends for). Without it, a client starved by this machine's other work measures
-fewer IOPS and longer tails than its volume gives, a difference EBS on its own vCPUs would not see."""
 STOP_GRACE_S = 30.0
 IMDS_START_S = 10.0
 NO_SPOT_NOTICE = "2999-12-31T23:59:59Z"
@@ -288,9 +281,6 @@ class LocalInstance:
         with stdout.open("wb") as out, stderr.open("wb") as err:
             process = subprocess.Popen(
                 [
-                    "nice",
-                    "-n",
-                    str(INSTANCE_NICE),
                     "unshare",
                     "--mount",
                     "--propagation",
