@@ -25,6 +25,7 @@ import json
 import threading
 import time
 import urllib.request
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -133,8 +134,8 @@ class LocalSsmAgents(SsmAgents):
             delay = max(1.0, heartbeat_s * 0.75)
             if fault.kind == "instance_died":
                 timer = threading.Thread(
-                    target=self._die_once_reporting,
-                    args=(state.resources.instance_id, output_prefix, delay),
+                    target=self._die_once,
+                    args=(state.resources.instance_id, lambda: self._reported(output_prefix), delay),
                     daemon=True,
                 )
             else:
@@ -169,27 +170,12 @@ class LocalSsmAgents(SsmAgents):
             if fault is not None and fault.kind == "instance_died":  # the node's machine goes mid-run
                 address = _control_address(plan)
                 killer = threading.Thread(
-                    target=self._die_once_ready,
-                    args=(instance_id, address, fault.after_s or 1.0),
+                    target=self._die_once,
+                    args=(instance_id, lambda: _says_ready(address), fault.after_s or 1.0),
                     daemon=True,
                 )
                 killer.start()
         return run
-
-    def _die_once_ready(self, instance_id: str, address: str, after_s: float) -> None:
-        """The node dies ``after_s`` seconds after it says ready: mid-run whatever this machine's
-        load (a fixed delay from the start could land before its agent even answered)."""
-        deadline = time.monotonic() + NODE_READY_WAIT_S
-        while time.monotonic() < deadline:
-            try:
-                with urllib.request.urlopen(f"http://{address}/status", timeout=2) as response:
-                    if json.loads(response.read()).get("state") == "ready":
-                        break
-            except (OSError, ValueError):
-                pass  # not up yet: asked again
-            time.sleep(0.2)
-        time.sleep(after_s)
-        self._die(instance_id)
 
     def _world(self, fault: Fault | None) -> dict[str, str]:
         """The instance's environment for this command: as booted, or broken as the fault says."""
@@ -268,12 +254,12 @@ class LocalSsmAgents(SsmAgents):
         instance = self.host.instances.get(instance_id)
         reclaim(self.host.ec2, instance, instance_id, self.settings.region, scratch or [])
 
-    def _die_once_reporting(self, instance_id: str, output_prefix: str, after_s: float) -> None:
-        """The machine dies mid-run: ``after_s`` after its agent's output first reached the bucket
-        (its manifest, uploaded each heartbeat), whatever this machine's load; a fixed delay from the
-        command's start could land before the agent ran at all, a different fault."""
+    def _die_once(self, instance_id: str, started: Callable[[], bool], after_s: float) -> None:
+        """The machine dies ``after_s`` seconds after ``started()`` first holds (a node says ready,
+        the agent's output first reached the bucket): mid-run whatever this machine's load, where a
+        fixed delay from the command's start could land before the agent ran at all."""
         deadline = time.monotonic() + NODE_READY_WAIT_S
-        while time.monotonic() < deadline and not self._reported(output_prefix):
+        while time.monotonic() < deadline and not started():
             time.sleep(0.2)
         time.sleep(after_s)
         self._die(instance_id)
@@ -294,6 +280,15 @@ class LocalSsmAgents(SsmAgents):
             self.host.cancel(resources.instance_id)
         report = sweep(run_id, self.mount_root, self.volumes_dir, config_id)
         return list(report["leftovers"])
+
+
+def _says_ready(address: str) -> bool:
+    """Whether the node's control endpoint answers that it is ready (not up yet: False)."""
+    try:
+        with urllib.request.urlopen(f"http://{address}/status", timeout=2) as response:
+            return bool(json.loads(response.read()).get("state") == "ready")
+    except (OSError, ValueError):
+        return False
 
 
 def _control_address(plan: Plan) -> str:
