@@ -102,16 +102,12 @@ class AgentRun:
     wall_s: float
 
 
-def run_agent(plan: Plan, workdir: Path, nice: int) -> AgentRun:
-    """The agent run at ``nice`` (0, as a local instance runs it; --agent-nice measures another)."""
+def run_agent(plan: Plan, workdir: Path) -> AgentRun:
     out = workdir / f"{plan['config_id']}-{int(time.time() * 1000)}"
     plan_file = workdir / f"{out.name}.plan.json"
     plan_file.write_text(json.dumps(plan))
     env = dict(os.environ, PYTHONPATH=str(ROOT / "layers" / "storagebench"))
     command = [
-        "nice",
-        "-n",
-        str(nice),
         sys.executable,
         "-m",
         "storagebench.agent",
@@ -360,10 +356,10 @@ class Hog:
         self.process.wait(timeout=10)
 
 
-def agents_at_once(plans: list[Plan], workdir: Path, nice: int) -> list[AgentRun]:
+def agents_at_once(plans: list[Plan], workdir: Path) -> list[AgentRun]:
     """Every plan's agent started together (as the demo runs its configs), each in its own thread."""
     with ThreadPoolExecutor(max_workers=len(plans)) as pool:
-        return list(pool.map(lambda plan: run_agent(plan, workdir, nice), plans))
+        return list(pool.map(lambda plan: run_agent(plan, workdir), plans))
 
 
 @dataclass
@@ -399,7 +395,6 @@ def bench_profiles(
     emulators: tuple[str, ...],
     predict_ios: int,
     loads: tuple[str, ...],
-    nice: int,
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[Footprint]]:
     """Quiet: one volume at a time. Busy: the three volumes' agents at once beside a CPU hog."""
     workloads = [{"profile": p, "scale": scale} for p in PROFILES]
@@ -412,9 +407,9 @@ def bench_profiles(
             planned = [volume_plan(v, workloads, "none", options, emulator) for v in VOLUMES]
             if load == "busy":
                 with Hog():
-                    runs = agents_at_once([p.plan for p in planned], workdir, nice)
+                    runs = agents_at_once([p.plan for p in planned], workdir)
             else:
-                runs = [run_agent(p.plan, workdir, nice) for p in planned]
+                runs = [run_agent(p.plan, workdir) for p in planned]
             label = column(emulator, load)
             for planned_volume, run in zip(planned, runs, strict=True):
                 name, limits, latency = planned_volume.name, planned_volume.limits, planned_volume.latency
@@ -455,7 +450,7 @@ def prewarm_row(
 
 
 def bench_prewarm(
-    workdir: Path, options: LocalOptions, emulators: tuple[str, ...], loads: tuple[str, ...], nice: int
+    workdir: Path, options: LocalOptions, emulators: tuple[str, ...], loads: tuple[str, ...]
 ) -> list[dict[str, Any]]:
     """Each volume read end to end by dd and by fio; busy: the three volumes at once beside a hog."""
     rows = []
@@ -466,9 +461,9 @@ def bench_prewarm(
                 plans = [volume_plan(v, workloads, method, options, emulator).plan for v in VOLUMES]
                 if load == "busy":
                     with Hog():
-                        runs = agents_at_once(plans, workdir, nice)
+                        runs = agents_at_once(plans, workdir)
                 else:
-                    runs = [run_agent(plan, workdir, nice) for plan in plans]
+                    runs = [run_agent(plan, workdir) for plan in plans]
                 for volume, run in zip(VOLUMES, runs, strict=True):
                     require_emulator(run, emulator)
                     rows.append(prewarm_row(volume, emulator, load, method, run))
@@ -479,7 +474,7 @@ def bench_prewarm(
 
 
 def bench_knee(
-    workdir: Path, knee_s: float, options: LocalOptions, emulator: str, nice: int
+    workdir: Path, knee_s: float, options: LocalOptions, emulator: str
 ) -> tuple[dict[str, Any], Footprint]:
     volume = {"type": "gp2", "size_gib": 100}
     runtime = knee_s * 1.6
@@ -494,7 +489,7 @@ def bench_knee(
         options, knee_seconds=knee_s, emulator=agent_emulator(emulator), twin_program=program
     )
     targets = local_targets(config, knee_options)
-    run = run_agent(build_plan(request, config.id, "fidelity", targets), workdir, nice)
+    run = run_agent(build_plan(request, config.id, "fidelity", targets), workdir)
     require_emulator(run, emulator)
     step_dir = next((run.out / "steps").iterdir())
     series = read_timeseries(step_dir / "run" / "ts").iops["read"]
@@ -549,12 +544,6 @@ def parse_args() -> argparse.Namespace:
         default=",".join(LOADS),
         help="comma-separated: quiet (one volume at a time), busy (three at once beside a CPU hog)",
     )
-    parser.add_argument(
-        "--agent-nice",
-        type=int,
-        default=0,
-        help="the agents' nice value (default 0, a local instance's; -10 measures them ahead of the hog)",
-    )
     parser.add_argument("--predict-ios", type=int, default=200_000, help="I/Os the model simulates per shape")
     args = parser.parse_args()
     args.emulators = parse_list("--emulators", args.emulators, EMULATORS)
@@ -565,7 +554,6 @@ def parse_args() -> argparse.Namespace:
 
 def main() -> None:
     args = parse_args()
-    nice = args.agent_nice
     emulators, parts, loads = args.emulators, args.parts, args.loads
     if os.geteuid() != 0:
         raise SystemExit(
@@ -582,15 +570,13 @@ def main() -> None:
         workdir = Path(scratch)
         if "profiles" in parts:
             volumes, rows, footprints = bench_profiles(
-                workdir, args.scale, options, emulators, args.predict_ios, loads, nice
+                workdir, args.scale, options, emulators, args.predict_ios, loads
             )
         if "prewarm" in parts:
-            prewarm = bench_prewarm(
-                workdir, replace(options, capacity_bytes=PREWARM_BYTES), emulators, loads, nice
-            )
+            prewarm = bench_prewarm(workdir, replace(options, capacity_bytes=PREWARM_BYTES), emulators, loads)
         if "knee" in parts:
             for emulator in emulators:
-                knee, knee_footprint = bench_knee(workdir, args.knee_seconds, options, emulator, nice)
+                knee, knee_footprint = bench_knee(workdir, args.knee_seconds, options, emulator)
                 knees.append(knee)
                 footprints.append(knee_footprint)
     peak_rss_mb = max((f.peak_rss_kib for f in footprints), default=0) / 1024
@@ -610,7 +596,6 @@ def main() -> None:
             "knee_seconds": args.knee_seconds,
             "emulators": list(emulators),
             "loads": list(loads),
-            "agent_nice": nice,
             "busy_load": "the three volumes' agents at once, beside a process spinning on CPU 0",
             "twin_program": options.twin_program,
             "predict_ios": args.predict_ios,
