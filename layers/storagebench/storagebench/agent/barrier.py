@@ -99,6 +99,8 @@ def wait_ready(
                 seen[name] = str(exc)
                 continue
             answered.add(name)
+            if seen.get(name) != f"state {answer['state']}" and answer["state"] not in (READY, FAILED):
+                say(f"{name} answers: {answer['state']}")  # when each node came up, in the log
             seen[name] = f"state {answer['state']}"
             if answer["state"] == READY:
                 waiting.remove(machine)

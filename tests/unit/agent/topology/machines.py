@@ -162,6 +162,14 @@ class Cluster:
             time.sleep(0.05)
         raise AssertionError(f"{machine['role']}-{machine['index']} never said {state} (last: {seen})")
 
+    def await_log(self, agent: Agent, line: str, timeout: float = 30) -> None:
+        """Until ``agent``'s log holds ``line`` (what it has seen, not a guess at how long that takes)."""
+        deadline = time.monotonic() + timeout
+        while line not in agent.log():
+            if agent.process.poll() is not None or time.monotonic() > deadline:
+                raise AssertionError(f"{agent.name} never logged {line!r}; its log:\n{agent.log()}")
+            time.sleep(0.05)
+
     def close(self) -> None:
         for agent in self.agents:
             if agent.process.poll() is None:
