@@ -13,6 +13,7 @@ import json
 import os
 import signal
 import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,7 @@ from typing import Any
 import pytest
 from agent_plans import MIB, ebs_target, fio_step
 from tests.support.cpu_wait import CpuWait, children
+from tests.support.hung_io import hung_io_report
 
 from storagebench.agent.emulate import EmulatedFleet, EmulationError, LoopDevice, cgroup_name, destroy_loop
 from storagebench.agent.sweep import resources_of, sweep
@@ -112,7 +114,13 @@ def fio_read(
     )
     watched = [fio.pid] if twin_pid is None else [fio.pid, twin_pid]
     with CpuWait(lambda: [*watched, *children(fio.pid)]) as wait:
-        out, err = fio.communicate(timeout=60)
+        try:
+            out, err = fio.communicate(timeout=60)
+        except subprocess.TimeoutExpired as exc:
+            report = hung_io_report([*watched, *children(fio.pid)])
+            fio.kill()
+            out, err = fio.communicate()
+            raise AssertionError(f"fio did not exit in 60 s; stdout:\n{out}\n{report}") from exc
     assert fio.returncode == 0, err
     job = json.loads(out)["jobs"][0]["read"]
     percentiles = job["clat_ns"]["percentile"]
@@ -197,6 +205,8 @@ def test_twin_life_cycle_and_latency_through_the_fleet(
             except EmulationError as exc:
                 problems.append(str(exc))
         problems += fleet.stop()
+        if sys.exc_info()[0] is not None:  # a failure: what each twin saw, for its message
+            print(json.dumps(fleet.twin_reports(), indent=1, default=str))
     assert problems == []
     assert_nothing_left(agent_env)
     reports = fleet.twin_reports()
@@ -208,6 +218,8 @@ def test_twin_life_cycle_and_latency_through_the_fleet(
         assert state["ios"] >= measured["ios"] > 0
         assert state["events"] == []  # gp3: no credits
         assert state["cpu_s"] > 0
+        if implementation == "native":  # every I/O answered at its time, none left for the stop
+            assert state["loop"]["answered_at_stop"] == 0
         assert report["implementation"] == implementation
         assert state.get("implementation", "python") == implementation
 
