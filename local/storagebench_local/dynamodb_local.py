@@ -49,6 +49,8 @@ from pathlib import Path
 from types import TracebackType
 from typing import IO, Any, NoReturn
 
+from storagebench_local.cpu_wait import ProgressClock
+
 __all__ = [
     "DYNAMODB_LOCAL_VERSION",
     "MAIN_CLASS",
@@ -64,6 +66,9 @@ MAIN_CLASS = "com.amazonaws.services.dynamodbv2.local.main.ServerRunner"  # Main
 DEPENDENCY_PLUGIN = "org.apache.maven.plugins:maven-dependency-plugin:3.6.1"
 MAVEN_CENTRAL = ("repo.maven.apache.org", 443)
 CACHE_VARIABLE = "STORAGEBENCH_DYNAMODB_LOCAL_CACHE"
+# Past this many times its start-up budget of wall time, a JVM that has not answered is given up
+# on whatever the load: it waits on something other than a CPU.
+STARTUP_WALL_FACTOR = 10
 REGION = "us-east-1"
 
 _POM = """<?xml version="1.0" encoding="UTF-8"?>
@@ -279,6 +284,7 @@ class DynamoDBLocal:
         self.version = version
         self.port: int | None = None
         self.startup_s: float | None = None  # Popen to the first ListTables answer
+        self.startup_waited_s: float | None = None  # of which the JVM waited for a CPU
         self.install_s: float | None = None
         self._process: subprocess.Popen[bytes] | None = None
         self._stdout: IO[bytes] | None = None
@@ -368,7 +374,9 @@ class DynamoDBLocal:
             self, _cleanup, process, [self._stdout, self._stderr], self._tmpdir
         )
         endpoint = self.endpoint_url
-        deadline = started + self.startup_timeout_s
+        # The deadline counts the JVM's own progress, not the wall: on a busy machine its start
+        # waits for a CPU (cpu_wait), and that wait is this machine's load, not a failure to start.
+        clock = ProgressClock(process.pid)
         while True:
             if process.poll() is not None:
                 message = (
@@ -377,12 +385,16 @@ class DynamoDBLocal:
                 self._fail("startup", message)
             if _list_tables(endpoint):
                 self.startup_s = time.perf_counter() - started
+                self.startup_waited_s = clock.waited_s()
                 return
-            if time.perf_counter() > deadline:
+            progress, wall = clock.progress_s(), clock.wall_s()
+            if progress > self.startup_timeout_s or wall > STARTUP_WALL_FACTOR * self.startup_timeout_s:
                 self._fail(
                     "startup",
-                    f"DynamoDB Local did not answer ListTables on port {port} "
-                    f"within {self.startup_timeout_s:.0f} s",
+                    f"DynamoDB Local did not answer ListTables on port {port} within "
+                    f"{self.startup_timeout_s:g} s of its own progress (wall {wall:.0f} s, of which "
+                    f"it waited {clock.waited_s():.0f} s for a CPU; at most "
+                    f"{STARTUP_WALL_FACTOR * self.startup_timeout_s:g} s of wall)",
                 )
             time.sleep(0.1)
 

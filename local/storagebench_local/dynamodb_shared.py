@@ -66,7 +66,10 @@ STATE_FILE = "dynamodb-local.json"
 LOCK_FILE = "dynamodb-local.lock"
 LOG_FILE = "dynamodb-local.log"
 LEASES = "dynamodb-local.leases"
-START_TIMEOUT_S = 90.0
+# The keeper's JVM has its own start deadline, counted in its progress (DynamoDBLocal's, which on
+# a busy machine may take minutes of wall): the keeper reports that failure by exiting. This one
+# only ends the wait for a keeper that neither answers nor exits.
+START_TIMEOUT_S = 900.0
 
 
 class InvalidIdleTimeout(ValueError):  # noqa: N818 - reads as the problem it names

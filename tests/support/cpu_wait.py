@@ -19,22 +19,9 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from types import TracebackType
 
+from storagebench_local.cpu_wait import run_delay_ns
+
 PROC = Path("/proc")
-
-
-def run_delay_ns(pid: int) -> dict[int, int]:
-    """Each live task of ``pid``: its run queue delay so far (ns); {} when the process is gone."""
-    delays: dict[int, int] = {}
-    try:
-        tasks = list((PROC / str(pid) / "task").iterdir())
-    except OSError:
-        return delays
-    for task in tasks:
-        try:
-            delays[int(task.name)] = int((task / "schedstat").read_text().split()[1])
-        except (OSError, IndexError, ValueError):
-            continue
-    return delays
 
 
 def children(pid: int) -> list[int]:

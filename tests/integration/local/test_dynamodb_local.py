@@ -170,6 +170,21 @@ def test_a_jvm_that_exits_is_reported_with_its_stderr(tmp_path: Path, lib_dir: P
     assert not db.running
 
 
+def test_a_jvm_that_never_answers_fails_after_its_budget_of_progress(tmp_path: Path, lib_dir: Path) -> None:
+    java = tmp_path / "java"  # starts, binds nothing and waits: no CPU wanted, so progress = wall
+    java.write_text("#!/bin/sh\nexec sleep 60\n")
+    java.chmod(0o755)
+    db = DynamoDBLocal(tmp_path, cache_dir=lib_dir.parent, java=str(java), startup_timeout_s=1.5)
+    started = time.monotonic()
+    with pytest.raises(DynamoDBLocalUnavailable) as raised:
+        db.start()
+    assert time.monotonic() - started >= 1.5
+    assert raised.value.missing == "startup"
+    assert "within 1.5 s of its own progress (wall " in str(raised.value)
+    assert "for a CPU; at most 15 s of wall)" in str(raised.value)
+    assert not db.running
+
+
 def test_missing_java_is_named(tmp_path: Path) -> None:
     with pytest.raises(DynamoDBLocalUnavailable) as raised:
         DynamoDBLocal(tmp_path, java="no-such-java-here").start()
