@@ -121,7 +121,10 @@ def test_io1_counts_a_1mib_read_as_four_256kib_ios(agent_env: Any, fidelity: dic
     limits = {"iops": 400, "mibps": 150}
     ssd = ebs_target("io1", [emulated("io1", 512 * MIB, **limits)])
     hdd_unit = ebs_target("io1-1m", [emulated("io1", 512 * MIB, **dict(limits, io_size_kib=1024))])
-    job = {"rw": "read", "bs": "1M", "iodepth": 8, "runtime": 3}
+    # A fresh blk-throttle slice passes up to 100 ms worth at once (docs/agent.md): the throttle's
+    # first split move (a tick, 0.25 s in) falls in the ramp; fio's drain at the ramp's end opens
+    # one more, up to the queue (8 MiB), +1.3 % over 6 s (+2.7 % over the 3 s this ran before).
+    job = {"rw": "read", "bs": "1M", "iodepth": 8, "runtime": 6, "ramp_time": 1.5}
     steps = [
         fio_step("s-256k", "io1", {"seq": job}, time_based=1),
         fio_step("s-1m", "io1-1m", {"seq": job}, time_based=1),
