@@ -25,6 +25,7 @@ import socket
 import struct
 import sys
 import threading
+import time
 from collections.abc import Sequence
 
 NBD_MAGIC = b"NBDMAGIC"
@@ -37,6 +38,12 @@ REP_ACK, REP_INFO, REP_ERR_UNSUP = 1, 3, 0x80000001
 FLAG_HAS_FLAGS, FLAG_SEND_FLUSH = 1, 4
 CMD_READ, CMD_WRITE, CMD_DISC, CMD_FLUSH = 0, 1, 2, 3
 EIO = 5
+
+
+def _say(message: str) -> None:
+    now = time.time()
+    stamp = time.strftime("%H:%M:%S", time.localtime(now)) + f".{int(now % 1 * 1000):03d}"
+    print(f"{stamp} nbd_multipath: {message}", file=sys.stderr, flush=True)
 
 
 def _exact(sock: socket.socket, size: int) -> bytes:
@@ -110,12 +117,16 @@ class Paths:
             self.sock = sock
         return self.sock
 
-    def _fail(self) -> None:
+    def _fail(self, reason: OSError) -> None:
         if self.sock is not None:
             self.sock.close()
         self.sock = None
+        failed = self.active
         self.active = (self.active + 1) % len(self.addresses)
         self.failovers += 1
+        # what an operator reads in a multipath daemon's log: which path, why, and where I/O goes now
+        host, port = self.addresses[failed]
+        _say(f"path {failed} ({host}:{port}) failed: {reason!r}; I/O goes to path {self.active}")
 
     def request(self, op: bytes, offset: int, length: int, data: bytes = b"") -> tuple[int, bytes]:
         """Send one request, failing over until a path answers (a lost path stalls the I/O)."""
@@ -125,8 +136,8 @@ class Paths:
                 sock.sendall(struct.pack(">cQI", op, offset, length) + data)
                 (status,) = struct.unpack(">I", _exact(sock, 4))
                 return status, _exact(sock, length) if op == b"R" and status == 0 else b""
-            except OSError:
-                self._fail()
+            except OSError as exc:
+                self._fail(exc)
 
 
 def _handshake(conn: socket.socket, size: int) -> bool:
@@ -190,8 +201,9 @@ def multipath(
         if ready is not None:
             ready.set()
         while True:
-            conn, _ = server.accept()
+            conn, peer = server.accept()
             conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            _say(f"NBD client {peer[0]}:{peer[1]} connected")
             threading.Thread(target=_serve_nbd, args=(conn, paths, size, lock), daemon=True).start()
 
 
