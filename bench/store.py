@@ -551,6 +551,8 @@ def main() -> None:
             "every_read_is_a_query": all(layout["every_read_is_a_query"] for layout in layouts.values()),
             "dynamodb_local_peak_rss_mb": round((server.peak_rss_bytes() or 0) / 2**20, 1),
             "dynamodb_local_startup_s": round(server.startup_s or 0.0, 2),
+            # of which the JVM waited for a CPU: what this machine's load added to its start
+            "dynamodb_local_startup_waited_s": round(server.startup_waited_s or 0.0, 2),
         }
     finally:
         server.stop()
