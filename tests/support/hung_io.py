@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
+from tests.support.processes import task_state
+
 PROC = Path("/proc")
 
 
@@ -41,11 +43,7 @@ def blocked_tasks() -> list[int]:
     """Every process with a task in uninterruptible sleep (D): loop workers, FUSE waiters."""
     found: list[int] = []
     for stat in PROC.glob("[0-9]*/task/[0-9]*/stat"):
-        try:
-            state = stat.read_text().rsplit(")", 1)[1].split()[0]
-        except (OSError, IndexError):
-            continue
-        if state == "D":
+        if task_state(stat) == "D":
             found.append(int(stat.parent.parent.parent.name))
     return sorted(set(found))
 

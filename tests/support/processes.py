@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import subprocess
 from collections.abc import Iterator
+from pathlib import Path
 
 
 def started_processes() -> Iterator[list[subprocess.Popen[bytes]]]:
@@ -18,3 +19,18 @@ def started_processes() -> Iterator[list[subprocess.Popen[bytes]]]:
         if process.poll() is None:
             process.kill()
         process.wait(timeout=10)
+
+
+def task_state(stat: Path) -> str | None:
+    """The state letter (R, S, D, Z, ...) of a process or task from its ``stat`` file, or None
+    once it is gone. The command name may hold spaces and parentheses: the state follows the last
+    ``)`` (proc(5), field 3)."""
+    try:
+        return stat.read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return None
+
+
+def process_state(pid: int) -> str | None:
+    """:func:`task_state` of process ``pid``."""
+    return task_state(Path(f"/proc/{pid}/stat"))

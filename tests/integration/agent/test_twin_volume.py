@@ -22,6 +22,7 @@ import pytest
 from agent_plans import MIB, ebs_target, fio_step
 from tests.support.cpu_wait import CpuWait, children
 from tests.support.hung_io import hung_io_report
+from tests.support.processes import process_state
 
 from storagebench.agent.emulate import EmulatedFleet, EmulationError, LoopDevice, cgroup_name, destroy_loop
 from storagebench.agent.sweep import resources_of, sweep
@@ -144,11 +145,7 @@ def assert_nothing_left(env: Any) -> None:
 
 
 def process_gone(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[-1].split()[0]
-    except (OSError, IndexError):
-        return True
-    return state == "Z"
+    return process_state(pid) in (None, "Z")
 
 
 # ---------------------------------------------------------------- life cycle and fidelity
