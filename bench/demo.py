@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from demo_fidelity import DemoArtifactsError, agent_dir, judge_run, recommended
+from storagebench_local.cpu_wait import HostSteal
 
 REQUIREMENT = "std-randread-4k:iops>=3500"  # docs/results.md's example: io1 (4,000 IOPS) is the answer
 
@@ -115,6 +116,7 @@ def run_once(suite: str) -> dict[str, Any]:
     """One demo: wall time, memory, time split, and what the emulated volumes delivered."""
     command = [str(ROOT / ".venv" / "bin" / "storagebench"), "run", "--local", "--suite", suite, "--json"]
     started = time.monotonic()
+    steal = HostSteal()  # what the hypervisor took from this VM meanwhile: the twins' pacing needs a CPU
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT)
     sampler = Sampler(process.pid)
     sampler.start()
@@ -122,6 +124,7 @@ def run_once(suite: str) -> dict[str, Any]:
     sampler.stop.set()
     sampler.join()
     wall = time.monotonic() - started
+    steal.sample()
     if not stdout:
         raise SystemExit(f"the demo printed nothing (exit {process.returncode}): {stderr.decode()[-2000:]}")
     record = json.loads(stdout)
@@ -143,6 +146,7 @@ def run_once(suite: str) -> dict[str, Any]:
         "wall_s": round(wall, 1),
         "execution_s": record["execution"]["wall_s"],
         "peak_rss_mib": round(sampler.peak_kib / 1024, 1),
+        "host_steal_pct": round(100 * steal.share(), 1),
         "rss_samples": sampler.samples,
         "configs": breakdown(artifacts, run_id, record.get("configs", [])),
         "results": len(record.get("results", [])),
@@ -173,7 +177,7 @@ def main() -> None:
             f"demo {number}/{args.runs}: {run['run_status']} in {run['wall_s']} s, worst mean "
             f"{worst['config']} {worst['workload']} {worst['mean_to_limit']:.3f} of its limit, widest "
             f"spread {max(v['spread'] for v in run['volumes']):.1%}, recommend -> {run['recommend']['named']}"
-            f" (exit {run['recommend']['exit_code']})",
+            f" (exit {run['recommend']['exit_code']}), host steal {run['host_steal_pct']} %",
             file=sys.stderr,
         )
     goals = sorted({goal for run in runs for goal in run["goals"]})

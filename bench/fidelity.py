@@ -310,6 +310,7 @@ def profile_row(
         },
         "twin_cpu": step_twin_cpu(run, window, records) if window and emulator.startswith("twin") else None,
         "cpu_pressure_some_pct": run.sampler.cpu_pressure_pct(*window) if window else None,
+        "host_steal_pct": run.sampler.host_steal_pct(*window) if window else None,
         "twin_stalls": stalls_within(run.manifest, window) if window else None,
         "meets_goals": latency_ok and (limit is None or bool(limit["within_3pct"])),
     }

@@ -24,6 +24,7 @@ from typing import Any
 
 from fidelity_latency import FidelityError
 from storagebench.agent.sweep import is_twin_argv
+from storagebench_local.cpu_wait import cpu_ticks
 
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 CPU_DEFINITION = (
@@ -107,6 +108,9 @@ class RunSampler:
         self.period_s = period_s
         self.twin_cpu: list[tuple[float, float]] = []
         self.cpu_pressure: list[tuple[float, float]] = []
+        # per CPU: (epoch seconds, busy ticks) and (epoch seconds, stolen ticks), cumulative
+        self.cpu_busy: list[list[tuple[float, float]]] = []
+        self.cpu_stolen: list[list[tuple[float, float]]] = []
         self._last: dict[int, float] = {}  # twin pid -> last CPU reading
         self._not_twins: set[int] = set()
         self._stop = threading.Event()
@@ -152,6 +156,12 @@ class RunSampler:
         pressure = cpu_pressure_s()
         if pressure is not None:
             self.cpu_pressure.append((now, pressure))
+        ticks = cpu_ticks()
+        if len(self.cpu_busy) != len(ticks):  # the first sample (CPUs do not come and go mid-run here)
+            self.cpu_busy, self.cpu_stolen = [[] for _ in ticks], [[] for _ in ticks]
+        for n, (busy, stolen) in enumerate(ticks):
+            self.cpu_busy[n].append((now, float(busy)))
+            self.cpu_stolen[n].append((now, float(stolen)))
 
     def _run(self) -> None:
         while True:
@@ -169,6 +179,18 @@ class RunSampler:
         """Share of a window during which some runnable task waited for a CPU (None: no PSI)."""
         pressure = delta_between(self.cpu_pressure, start, end)
         return round(100 * pressure / (end - start), 1) if pressure is not None else None
+
+    def host_steal_pct(self, start: float, end: float) -> float | None:
+        """The most-stolen CPU's steal as a share of the time it wanted to run in a window
+        (storagebench_local.cpu_wait.HostSteal): what the hypervisor took; None unsampled."""
+        shares: list[float] = []
+        for busy_series, stolen_series in zip(self.cpu_busy, self.cpu_stolen, strict=True):
+            busy, stolen = delta_between(busy_series, start, end), delta_between(stolen_series, start, end)
+            if busy is None or stolen is None:
+                return None
+            if busy + stolen > 0:
+                shares.append(stolen / (busy + stolen))
+        return round(100 * max(shares, default=0.0), 1)
 
 
 def delta_between(samples: Sequence[tuple[float, float]], start: float, end: float) -> float | None:

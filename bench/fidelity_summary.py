@@ -66,6 +66,10 @@ def summarize(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
                 ),
                 default=None,
             ),
+            "max_host_steal_pct": max(
+                (row["host_steal_pct"] for row in mine if row.get("host_steal_pct") is not None),
+                default=None,
+            ),
         }
     return summary
 
@@ -134,7 +138,7 @@ def table(rows: list[dict[str, Any]]) -> list[str]:
     """One line per row and direction: limit ratio, p50/p95/p99 measured/model and error, CPU, pressure."""
     lines = [
         f"{'volume':<13}{'profile':<22}{'emulator':<14}{'dir':<6}{'limit':>7}{'p50 ms meas/model':>22}"
-        f"{'p95 ms meas/model':>22}{'p99 ms meas/model':>22}{'cpu%/1k':>8}{'psi%':>6}"
+        f"{'p95 ms meas/model':>22}{'p99 ms meas/model':>22}{'cpu%/1k':>8}{'psi%':>6}{'steal%':>7}"
     ]
     for row in rows:
         for direction, graded in row["latency"]["directions"].items():
@@ -145,8 +149,10 @@ def table(rows: list[dict[str, Any]]) -> list[str]:
             ratio = f"{row['limit']['ratio']:.3f}" if row["limit"] else "-"
             cpu = row["twin_cpu"]["pct_of_one_core_per_1000_iops"] if row["twin_cpu"] else None
             pressure = row.get("cpu_pressure_some_pct")
+            steal = row.get("host_steal_pct")
             lines.append(
                 f"{row['volume']:<13}{row['profile']:<22}{column_of(row):<14}{direction:<6}{ratio:>7}"
                 f"{cells}{cpu if cpu is not None else '-':>8}{pressure if pressure is not None else '-':>6}"
+                f"{steal if steal is not None else '-':>7}"
             )
     return lines

@@ -553,6 +553,7 @@ def main() -> None:
             "dynamodb_local_startup_s": round(server.startup_s or 0.0, 2),
             # of which the JVM waited for a CPU: what this machine's load added to its start
             "dynamodb_local_startup_waited_s": round(server.startup_waited_s or 0.0, 2),
+            "dynamodb_local_startup_stolen_s": round(server.startup_stolen_s or 0.0, 2),
         }
     finally:
         server.stop()

@@ -284,7 +284,8 @@ class DynamoDBLocal:
         self.version = version
         self.port: int | None = None
         self.startup_s: float | None = None  # Popen to the first ListTables answer
-        self.startup_waited_s: float | None = None  # of which the JVM waited for a CPU
+        self.startup_waited_s: float | None = None  # of which the JVM waited for a CPU (run queue)
+        self.startup_stolen_s: float | None = None  # and the hypervisor ran something else (steal)
         self.install_s: float | None = None
         self._process: subprocess.Popen[bytes] | None = None
         self._stdout: IO[bytes] | None = None
@@ -386,6 +387,7 @@ class DynamoDBLocal:
             if _list_tables(endpoint):
                 self.startup_s = time.perf_counter() - started
                 self.startup_waited_s = clock.waited_s()
+                self.startup_stolen_s = clock.stolen_s()
                 return
             progress, wall = clock.progress_s(), clock.wall_s()
             if progress > self.startup_timeout_s or wall > STARTUP_WALL_FACTOR * self.startup_timeout_s:
@@ -393,7 +395,8 @@ class DynamoDBLocal:
                     "startup",
                     f"DynamoDB Local did not answer ListTables on port {port} within "
                     f"{self.startup_timeout_s:g} s of its own progress (wall {wall:.0f} s, of which "
-                    f"it waited {clock.waited_s():.0f} s for a CPU; at most "
+                    f"it waited {clock.waited_s():.0f} s for a CPU and the hypervisor took "
+                    f"{clock.stolen_s():.0f} s; at most "
                     f"{STARTUP_WALL_FACTOR * self.startup_timeout_s:g} s of wall)",
                 )
             time.sleep(0.1)
