@@ -37,6 +37,7 @@ from storagebench.agent.twin.fuse import MAX_IO, FuseError
 from storagebench.agent.twin.loop_record import remove_record, write_record
 from storagebench.agent.twin.model import RESTORE_SHARE
 from storagebench.agent.twin.volume import TwinError, TwinVolume, native_problem, twin_unavailable
+from storagebench.agent.twin.wake import WakeLatencyHold
 from storagebench.protocol.plan import EMULATORS, Emulation, EmulationLimits, Phase
 
 MIB = 1 << 20
@@ -449,6 +450,7 @@ class EmulatedFleet:
         self.specs: List[Emulation] = []
         self.throttle: Optional[Throttle] = None
         self.governor: Optional[Governor] = None
+        self.wake: Optional[WakeLatencyHold] = None  # the CPUs kept awake while twins serve
 
     def add(self, name: str, spec: Emulation) -> LoopDevice:
         """A loop device for one volume, on the emulator its spec asks for (``auto`` by default)."""
@@ -465,6 +467,8 @@ class EmulatedFleet:
                 self.python_twin_reason = problem
             try:
                 loop = create_twin_loop(backing_file, spec, program=None if problem else program)
+                if self.wake is None:
+                    self.wake = WakeLatencyHold()  # twins wake on time only on an awake CPU (twin.wake)
             except EmulationError as exc:
                 if choice == "twin":
                     raise EmulationError(f"EBS twin: {exc}") from None
@@ -548,6 +552,8 @@ class EmulatedFleet:
     def stop(self) -> List[str]:
         """Stop throttling and remove the cgroup; returns what could not be undone."""
         problems: List[str] = []
+        if self.wake is not None:
+            self.wake.release()  # the twins have stopped (the targets' teardown)
         if self.governor is not None:
             self.governor.stop()
         if self.throttle is not None:

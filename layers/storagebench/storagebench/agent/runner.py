@@ -454,6 +454,8 @@ class Runner:
             emulation["twins"] = twins
             emulation["fallback_reason"] = self.fleet.fallback_reason
             emulation["python_twin_reason"] = self.fleet.python_twin_reason
+            if self.fleet.wake is not None:
+                emulation["cpu_wake"] = self.fleet.wake.summary()
             for twin in twins:
                 state = twin["state"]
                 events = state.get("events", []) if isinstance(state, dict) else []
