@@ -77,6 +77,9 @@ VOLUMES = [
     {"type": "gp2", "size_gib": 1000},
 ]
 EMULATORS = ("twin", "twin-python", "throttle")
+# Not in the default run: the compiled twin with idle CPUs left to halt (plan cpu_wake "free"), to
+# measure what keeping them awake (agent.twin.wake) is worth, side by side with "twin".
+OPTIONAL_EMULATORS = ("twin-halting",)
 # twin-python: the EBS twin on its Python data path (the fallback where the compiled one is not
 # built), measured beside the compiled one so its CPU and fidelity are compared in one run.
 LOADS = ("quiet", "busy")  # busy: the three volumes at once beside a process spinning on one core
@@ -204,9 +207,11 @@ def agent_emulator(emulator: str) -> str:
 
 
 def emulated_by(options: LocalOptions, emulator: str) -> LocalOptions:
-    """Local options for a bench column: its agent emulator, and the compiled twin but for twin-python."""
+    """Local options for a bench column: its agent emulator, the compiled twin but for twin-python,
+    and the CPUs kept awake but for twin-halting."""
     program = None if emulator == "twin-python" else options.twin_program
-    return replace(options, emulator=agent_emulator(emulator), twin_program=program)
+    wake = "free" if emulator == "twin-halting" else "hold"
+    return replace(options, emulator=agent_emulator(emulator), twin_program=program, cpu_wake=wake)
 
 
 def require_emulator(run: AgentRun, emulator: str) -> None:
@@ -215,10 +220,15 @@ def require_emulator(run: AgentRun, emulator: str) -> None:
     devices = emulated_devices(run.manifest)
     used = sorted({str(device.get("emulator")) for device in devices})
     paths = sorted({str(device.get("twin_implementation")) for device in devices})
-    wanted = {"twin": ["native"], "twin-python": ["python"]}.get(emulator)
+    wanted = {"twin": ["native"], "twin-halting": ["native"], "twin-python": ["python"]}.get(emulator)
     if wanted is not None and paths != wanted:
         reason = run.manifest.get("emulation", {}).get("python_twin_reason")
         raise SystemExit(f"{run.out}: asked for the {emulator} data path, the agent used {paths} ({reason})")
+    if emulator.startswith("twin"):  # the CPUs kept awake for every twin column but twin-halting
+        wake = run.manifest.get("emulation", {}).get("cpu_wake")
+        held = isinstance(wake, dict) and wake.get("cpu_wake_latency_us") == 0
+        if held != (emulator != "twin-halting"):
+            raise SystemExit(f"{run.out}: {emulator}: the agent's CPU wake request was {wake!r}")
     if used != [agent_emulator(emulator)]:
         reason = run.manifest.get("emulation", {}).get("fallback_reason")
         raise SystemExit(f"{run.out}: asked for the {emulator} emulator, the agent used {used} ({reason})")
@@ -485,10 +495,7 @@ def bench_knee(
         "none",
     )
     config = request.configs[0]
-    program = None if emulator == "twin-python" else options.twin_program
-    knee_options = replace(
-        options, knee_seconds=knee_s, emulator=agent_emulator(emulator), twin_program=program
-    )
+    knee_options = replace(emulated_by(options, emulator), knee_seconds=knee_s)
     targets = local_targets(config, knee_options)
     run = run_agent(build_plan(request, config.id, "fidelity", targets), workdir)
     require_emulator(run, emulator)
@@ -537,7 +544,8 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument(
         "--emulators",
         default=",".join(EMULATORS),
-        help="comma-separated, measured side by side: twin (compiled), twin-python, throttle",
+        help="comma-separated, measured side by side: twin (compiled), twin-python, throttle; also "
+        "twin-halting (the compiled twin with idle CPUs left to halt)",
     )
     parser.add_argument("--parts", default=",".join(PARTS), help=f"comma-separated: {','.join(PARTS)}")
     parser.add_argument(
@@ -547,7 +555,7 @@ def parse_args() -> argparse.Namespace:
     )
     parser.add_argument("--predict-ios", type=int, default=200_000, help="I/Os the model simulates per shape")
     args = parser.parse_args()
-    args.emulators = parse_list("--emulators", args.emulators, EMULATORS)
+    args.emulators = parse_list("--emulators", args.emulators, EMULATORS + OPTIONAL_EMULATORS)
     args.parts = parse_list("--parts", args.parts, PARTS)
     args.loads = parse_list("--loads", args.loads, LOADS)
     return args

@@ -108,8 +108,7 @@ class RunSampler:
         self.period_s = period_s
         self.twin_cpu: list[tuple[float, float]] = []
         self.cpu_pressure: list[tuple[float, float]] = []
-        # per CPU: (epoch seconds, busy ticks) and (epoch seconds, stolen ticks), cumulative
-        self.cpu_busy: list[list[tuple[float, float]]] = []
+        # per CPU: (epoch seconds, stolen ticks), cumulative
         self.cpu_stolen: list[list[tuple[float, float]]] = []
         self._last: dict[int, float] = {}  # twin pid -> last CPU reading
         self._not_twins: set[int] = set()
@@ -157,10 +156,9 @@ class RunSampler:
         if pressure is not None:
             self.cpu_pressure.append((now, pressure))
         ticks = cpu_ticks()
-        if len(self.cpu_busy) != len(ticks):  # the first sample (CPUs do not come and go mid-run here)
-            self.cpu_busy, self.cpu_stolen = [[] for _ in ticks], [[] for _ in ticks]
-        for n, (busy, stolen) in enumerate(ticks):
-            self.cpu_busy[n].append((now, float(busy)))
+        if len(self.cpu_stolen) != len(ticks):  # the first sample (CPUs do not come and go mid-run here)
+            self.cpu_stolen = [[] for _ in ticks]
+        for n, (_, stolen) in enumerate(ticks):
             self.cpu_stolen[n].append((now, float(stolen)))
 
     def _run(self) -> None:
@@ -181,16 +179,14 @@ class RunSampler:
         return round(100 * pressure / (end - start), 1) if pressure is not None else None
 
     def host_steal_pct(self, start: float, end: float) -> float | None:
-        """The most-stolen CPU's steal as a share of the time it wanted to run in a window
-        (storagebench_local.cpu_wait.HostSteal): what the hypervisor took; None unsampled."""
-        shares: list[float] = []
-        for busy_series, stolen_series in zip(self.cpu_busy, self.cpu_stolen, strict=True):
-            busy, stolen = delta_between(busy_series, start, end), delta_between(stolen_series, start, end)
-            if busy is None or stolen is None:
-                return None
-            if busy + stolen > 0:
-                shares.append(stolen / (busy + stolen))
-        return round(100 * max(shares, default=0.0), 1)
+        """The most-stolen CPU's steal as a share of a window's wall time: what the hypervisor took
+        from it (None: unsampled). Of the wall, not of the time the CPU wanted to run: the guest's
+        busy time is tick-sampled, which at a row's few percent of a core swings the latter wildly."""
+        stolen = [delta_between(series, start, end) for series in self.cpu_stolen]
+        if not stolen or any(ticks is None for ticks in stolen):
+            return None
+        worst = max(ticks for ticks in stolen if ticks is not None)
+        return round(100 * worst / CLOCK_TICKS / (end - start), 1)
 
 
 def delta_between(samples: Sequence[tuple[float, float]], start: float, end: float) -> float | None:

@@ -2,9 +2,18 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
-from fidelity_cpu import cpu_figures, delta_between, stalls_within, twin_cpu_from_state
+from fidelity_cpu import (
+    CLOCK_TICKS,
+    RunSampler,
+    cpu_figures,
+    delta_between,
+    stalls_within,
+    twin_cpu_from_state,
+)
 from fidelity_latency import FidelityError
 
 
@@ -67,3 +76,16 @@ def test_stalls_are_counted_in_the_window_they_happened_in() -> None:
     manifest = {"emulation": {"twins": twins}}
     assert stalls_within(manifest, (1004.0, 1010.5)) == {"count": 2, "late_ms": 86.0}
     assert stalls_within(manifest, (1011.0, 1020.0)) == {"count": 0, "late_ms": 0}
+
+
+def test_steal_is_the_most_stolen_cpus_share_of_the_window() -> None:
+    sampler = RunSampler(os.getpid(), period_s=60)
+    sampler.stop()
+    # over 10 s cpu0 lost 1 s to the hypervisor, cpu1 3 s
+    sampler.cpu_stolen = [
+        [(0.0, 0.0), (10.0, 1.0 * CLOCK_TICKS)],
+        [(0.0, 0.0), (10.0, 3.0 * CLOCK_TICKS)],
+    ]
+    assert sampler.host_steal_pct(0.0, 10.0) == 30.0
+    assert sampler.host_steal_pct(5.0, 10.0) == 30.0  # interpolated: 1.5 s of 5
+    assert sampler.host_steal_pct(5.0, 11.0) is None  # past the last sample

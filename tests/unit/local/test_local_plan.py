@@ -53,3 +53,12 @@ def test_an_nfs_mount_stays_as_on_aws_where_the_instance_has_the_nfs_client() ->
 def test_an_nfs_mount_is_refused_on_an_instance_without_the_nfs_client() -> None:
     with pytest.raises(AgentError, match=r"target share \(nfs 127\.42\.1\.7:/sb-share\).*image debian-12"):
         rebind(_nfs_plan(), LocalOptions())
+
+
+def test_the_cpus_are_kept_awake_unless_asked_otherwise() -> None:
+    held = rebind(_plan(), LocalOptions())["targets"][0]["emulate"][0]
+    assert "cpu_wake" not in held  # the agent's default: hold (agent.twin.wake)
+    freed = rebind(_plan(), LocalOptions(cpu_wake="free"))["targets"][0]["emulate"][0]
+    assert freed["cpu_wake"] == "free"
+    striped = rebind(_plan(count=2), LocalOptions(cpu_wake="free", can_stripe=False))["targets"][0]
+    assert [e["cpu_wake"] for e in striped["emulate"]] == ["free"]  # the summed stand-in too

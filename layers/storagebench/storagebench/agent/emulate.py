@@ -467,7 +467,7 @@ class EmulatedFleet:
                 self.python_twin_reason = problem
             try:
                 loop = create_twin_loop(backing_file, spec, program=None if problem else program)
-                if self.wake is None:
+                if self.wake is None and spec.get("cpu_wake", "hold") == "hold":
                     self.wake = WakeLatencyHold()  # twins wake on time only on an awake CPU (twin.wake)
             except EmulationError as exc:
                 if choice == "twin":

@@ -37,6 +37,8 @@ class LocalOptions:
     # The compiled EBS twin this machine provides (local sessions fill it in where make setup
     # built it); None: twins run on the Python data path, labelled so in the manifest.
     twin_program: str | None = None
+    # protocol.plan.CPU_WAKE: whether the agent keeps the CPUs awake while twins serve ("hold")
+    cpu_wake: str = "hold"
 
 
 def _summed(limits: EmulationLimits, count: int) -> EmulationLimits:
@@ -68,6 +70,8 @@ def emulated_ebs(target: EbsTarget, options: LocalOptions) -> TargetSpec:
     }
     if options.twin_program:
         one["twin_program"] = options.twin_program
+    if options.cpu_wake != "hold":  # the default is left out: plans read as before
+        one["cpu_wake"] = options.cpu_wake
     spec = disk_spec(target)
     if target.count > 1 and target.layout == "raid0" and not options.can_stripe:
         merged: Emulation = {
@@ -80,6 +84,8 @@ def emulated_ebs(target: EbsTarget, options: LocalOptions) -> TargetSpec:
         }
         if options.twin_program:
             merged["twin_program"] = options.twin_program
+        if options.cpu_wake != "hold":
+            merged["cpu_wake"] = options.cpu_wake
         spec["emulate"] = [merged]
         spec["count"] = 1
     else:

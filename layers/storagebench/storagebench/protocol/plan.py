@@ -49,6 +49,9 @@ class EmulationLimits(TypedDict, total=False):
 
 EMULATORS = ("auto", "twin", "throttle")
 """``auto``: the EBS twin where this machine can run one, else the throttle (with the reason)."""
+CPU_WAKE = ("hold", "free")
+"""While twins serve: keep every CPU awake (``hold``, the default: agent.twin.wake) or let idle CPUs
+halt (``free``: twins then wake as late as this machine's idle CPUs do)."""
 
 
 class _EmulationOptional(TypedDict, total=False):
@@ -60,6 +63,8 @@ class _EmulationOptional(TypedDict, total=False):
     # Local mode: the compiled twin (storagebench-twin) this machine provides; without it, or
     # where it is missing, twins run on the Python data path (manifest: python_twin_reason).
     twin_program: str
+    # CPU_WAKE: "hold" (absent) keeps the CPUs awake while twins serve, "free" lets them halt.
+    cpu_wake: str
 
 
 class Emulation(_EmulationOptional):
@@ -295,6 +300,10 @@ def _check_target(problems: List[str], path: str, target: Dict[str, Any]) -> Non
                 problems.append(
                     f"{path}.emulate[{i}].emulator: {emulator!r}, one of {', '.join(EMULATORS)} expected"
                 )
+            wake = emu.get("cpu_wake", "hold")
+            if wake not in CPU_WAKE:
+                expected = ", ".join(CPU_WAKE)
+                problems.append(f"{path}.emulate[{i}].cpu_wake: {wake!r}, one of {expected} expected")
             if "latency" in emu:
                 try:
                     latency_modes(emu["latency"])

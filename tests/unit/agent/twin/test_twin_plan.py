@@ -72,6 +72,19 @@ def test_an_unknown_emulator_is_refused_with_its_path(emulator: Any) -> None:
     ]
 
 
+@pytest.mark.parametrize("wake", ["hold", "free"])
+def test_the_cpus_may_be_kept_awake_or_left_to_halt(wake: str) -> None:
+    plan = plan_with(cpu_wake=wake)
+    assert check_plan(plan) is plan
+
+
+@pytest.mark.parametrize("wake", ["awake", "", None, 0])
+def test_an_unknown_cpu_wake_is_refused_with_its_path(wake: Any) -> None:
+    assert problems_of(plan_with(cpu_wake=wake)) == [
+        f"targets[0].emulate[0].cpu_wake: {wake!r}, one of hold, free expected"
+    ]
+
+
 @pytest.mark.parametrize(
     ("latency", "problem"),
     [
