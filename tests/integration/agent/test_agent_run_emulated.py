@@ -157,16 +157,17 @@ def test_gp2_burst_bucket_empties_into_the_knee(agent_env: Any, fidelity: dict[s
     fidelity["gp2 knee: share of the run fio and the twin waited for a CPU"] = round(wait.share(), 3)
 
     events = manifest["emulation_events"]
-    assert [e["event"] for e in events] == ["burst-exhausted"]
+    log = iops_log(agent_env.phase_dir("s-knee", "p") / "ts" / "sb_iops.1.log")
+    fidelity["gp2 per-second IOPS"] = [round(v) for _, v in log]
+    # what a missing knee needs to be explained (seen once beside a hog, 2026-12-08: no event)
+    seen = f"per-second IOPS {fidelity['gp2 per-second IOPS']}, emulation {manifest.get('emulation')}"
+    assert [e["event"] for e in events] == ["burst-exhausted"], seen
     (event,) = events
     assert event["ceiling_iops"] == 300
     assert event["ceiling_mibps"] == 75
     fidelity["gp2 knee: burst-exhausted elapsed_s (bucket sized for 6 s)"] = event["elapsed_s"]
     assert 5.5 <= event["elapsed_s"] <= 8.0 / kept  # a bucket drained slower lasts longer
 
-    log = iops_log(agent_env.phase_dir("s-knee", "p") / "ts" / "sb_iops.1.log")
-    values = [v for _, v in log]
-    fidelity["gp2 per-second IOPS"] = [round(v) for v in values]
     knee = next(at for at, v in log if v < 2000) / 1000
     fidelity["gp2 knee: first second under 2000 IOPS ends at s"] = knee
     assert 6 <= knee <= 8 / kept
